@@ -1,0 +1,44 @@
+"""The store layer against the real Neo4j: schema, read-only generated queries, caps, EXPLAIN."""
+
+from __future__ import annotations
+
+import pytest
+
+from sgr.errors import CypherError
+
+
+def test_schema_is_idempotent(clean_store):
+    clean_store.ensure_schema()
+    rows = clean_store.read("SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names")
+    assert {"entity_id", "relation_name", "source_path"} <= set(rows[0]["names"])
+    idx = clean_store.read("SHOW INDEXES YIELD name, type WHERE type = 'FULLTEXT' RETURN collect(name) AS n")
+    assert "entity_name" in idx[0]["n"]
+
+
+def test_generated_query_is_read_only(clean_store):
+    with pytest.raises(CypherError, match="read"):
+        clean_store.run_generated("CREATE (:Entity {id: 'x'})")
+    assert clean_store.read("MATCH (n) RETURN count(n) AS n")[0]["n"] == 0
+
+
+def test_generated_query_row_cap_and_timeout(clean_store):
+    res = clean_store.run_generated("UNWIND range(1, 5000) AS i RETURN i", row_cap=25)
+    assert len(res.rows) == 25 and res.truncated
+    with pytest.raises(CypherError):
+        clean_store.run_generated(
+            "UNWIND range(1, 1000000000) AS i WITH i WHERE i % 7 = 99 RETURN count(i)", timeout_s=0.5)
+
+
+def test_explain_reports_unknown_relationship_type(webqsp_graph):
+    notes = webqsp_graph.explain("MATCH (e:Entity)-[:`no.such.relation`]->(x) RETURN x")
+    assert any("UnknownRelationshipType" in n["code"] for n in notes)
+    assert webqsp_graph.explain(
+        "MATCH (e:Entity)-[:`location.country.languages_spoken`]->(x) RETURN x") == []
+    with pytest.raises(CypherError):
+        webqsp_graph.explain("MATCH (e RETURN e")
+
+
+def test_graph_version_changes_with_data(clean_store):
+    v0 = clean_store.graph_version()
+    clean_store.write("CREATE (:Entity {id: 'a', name: 'a'})")
+    assert clean_store.graph_version() != v0
