@@ -85,6 +85,29 @@ def neo4j_status() -> None:
                   + (f" browser {info.browser_url}" if info.browser_url else ""))
 
 
+@app.command("query")
+def query(
+    cypher: str = typer.Argument(..., help="a read-only Cypher query"),
+    limit: int = typer.Option(50, help="row cap"),
+    timeout: float = typer.Option(30.0, help="seconds before Neo4j stops the query"),
+) -> None:
+    """Run a read-only Cypher query (READ access, timeout, row cap) and print the rows."""
+    from sgr.store import GraphStore
+
+    with GraphStore.from_settings() as store:
+        store.verify()
+        result = store.run_generated(cypher, timeout_s=timeout, row_cap=limit)
+    if not result.rows:
+        console.print("(no rows)")
+        return
+    table = Table(*result.rows[0].keys())
+    for row in result.rows:
+        table.add_row(*(str(v) for v in row.values()))
+    console.print(table)
+    if result.truncated:
+        console.print(f"[yellow]only the first {limit} rows are shown (--limit)[/]")
+
+
 # --------------------------------------------------------------------------------------------
 # load / stats (loaders/)
 # --------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import hashlib
 import logging
 import re
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,7 +199,10 @@ class GraphStore:
             self.query_seconds += time.perf_counter() - t0
             self.query_count += 1
         notes = []
-        for n in summary.summary_notifications:
+        with warnings.catch_warnings():  # driver 6 deprecates it for gql_status_objects; codes are clearer
+            warnings.simplefilter("ignore", DeprecationWarning)
+            found = list(summary.summary_notifications)
+        for n in found:
             notes.append({"code": n.code, "title": n.title, "description": n.description,
                           "severity": str(n.severity_level)})
         return notes

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Run sgr's test suite against a real Neo4j 5.26 (started here on a free port, stopped at the end)
+# and the real local LLM. Extra arguments go to pytest, e.g. `bash scripts/test.sh tests/loaders -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SGR_HOME="${SGR_TEST_HOME:-$(mktemp -d -t sgr-test-XXXXXX)}"
+export SGR_REQUIRE_LLM="${SGR_REQUIRE_LLM:-1}"
+export PYTHONUNBUFFERED=1
+.venv/bin/sgr neo4j start --heap 2g --pagecache 512m
+export NEO4J_URI="$(.venv/bin/python -c 'import json,os;print(json.load(open(os.environ["SGR_HOME"]+"/neo4j/server.json"))["uri"])')"
+trap '.venv/bin/sgr neo4j stop >/dev/null 2>&1 || true; .venv/bin/sgr llm stop >/dev/null 2>&1 || true' EXIT
+set +e
+.venv/bin/python -m pytest -q "$@"
+rc=$?
+set -e
+# pytest exits 5 when it collected no test: that is a failure here too.
+exit $rc
