@@ -211,15 +211,27 @@ class LLM:
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
+    def from_endpoint(cls, base_url: str, model: str, *, api_key: str | None = None, cache_dir: Path | None = None,
+                      dialect: str = "none", logprobs: bool = True, temperature: float = 0.0, timeout_s: float = 120.0,
+                      transport_retries: int = 2) -> "LLM":
+        """An :class:`LLM` over ``ChatOpenAI`` for any OpenAI-compatible endpoint (``base_url`` ends in ``/v1``)."""
+        from langchain_openai import ChatOpenAI
+
+        if dialect not in DIALECTS:
+            raise LLMError(f"unknown constraint dialect {dialect!r} (SGR_LLM_CONSTRAINT; known: {', '.join(DIALECTS)})")
+        chat = ChatOpenAI(base_url=base_url, model=model, api_key=api_key or "local", temperature=temperature,
+                          timeout=timeout_s, max_retries=0)
+        return cls(chat, name=model, cache_dir=cache_dir, constrained=dialect != "none", logprobs=logprobs,
+                   dialect=dialect, transport_retries=transport_retries, base_url=base_url)
+
+    @classmethod
     def from_settings(cls, settings: LLMSettings | None = None, *, cache: bool = True) -> "LLM":
         """The configured model: ``SGR_LLM_BASE_URL``/``SGR_LLM_MODEL``/``OPENAI_API_KEY``, else the local server.
 
         ``SGR_LLM_CONSTRAINT`` (``llamacpp`` | ``openai`` | ``none``) picks how constraints are sent; the default is
         ``llamacpp`` for the local server and ``none`` for other endpoints. ``SGR_LLM_LOGPROBS=0`` says an endpoint
-        gives no log-probabilities.
+        gives no log-probabilities. Raises :class:`LLMError` with a one-line hint when no endpoint is usable.
         """
-        from langchain_openai import ChatOpenAI
-
         s = settings or LLMSettings()
         if s.base_url:
             base_url = s.base_url.rstrip("/")
@@ -235,16 +247,14 @@ class LLM:
                                "(or set SGR_LLM_BASE_URL and SGR_LLM_MODEL for another OpenAI-compatible server)")
             if not local_llm.models_endpoint_ready(info.base_url):
                 raise LLMError(f"the local LLM server (pid {info.pid}) does not answer at {info.base_url}: "
-                               "restart it with `sgr llm stop && sgr llm serve` (log: " + info.log + ")")
+                               f"restart it with `sgr llm stop && sgr llm serve` (log: {info.log})")
             base_url, model, local = info.base_url, s.model or info.model, True
         dialect = os.environ.get("SGR_LLM_CONSTRAINT", "llamacpp" if local else "none").strip().lower()
         logprobs = os.environ.get("SGR_LLM_LOGPROBS", "1").strip().lower() not in ("0", "false", "no")
-        chat = ChatOpenAI(base_url=base_url, model=model, api_key=s.api_key or "local",
-                          temperature=s.temperature, timeout=s.timeout_s, max_retries=0)
-        return cls(chat, name=model, cache_dir=default_cache_dir("llm") if (cache and s.cache) else None,
-                   constrained=dialect != "none", logprobs=logprobs,
-                   dialect=dialect if dialect in DIALECTS else "none", transport_retries=s.max_retries,
-                   base_url=base_url)
+        return cls.from_endpoint(base_url, model, api_key=s.api_key,
+                                 cache_dir=default_cache_dir("llm") if (cache and s.cache) else None,
+                                 dialect=dialect, logprobs=logprobs, temperature=s.temperature,
+                                 timeout_s=s.timeout_s, transport_retries=s.max_retries)
 
     # -- accounting ----------------------------------------------------------------------------
     def _usage(self) -> LLMUsage:

@@ -17,8 +17,20 @@ from sgr.types import Answerer
 
 METHODS: dict[str, str] = {
     # baselines without an LLM (sgr/baselines.py)
+    "oracle-paths": "sgr.baselines:create_oracle_paths",
+    "neighbors": "sgr.baselines:create_neighbors",
     # SGR and its ablations (sgr/pipeline.py)
+    "sgr": "sgr.pipeline:make_sgr",
+    "sgr-direct": "sgr.pipeline:make_sgr_direct",
+    "sgr-no-schema": "sgr.pipeline:make_sgr_no_schema",
+    "cypher-only": "sgr.pipeline:make_cypher_only",
+    "llm-only": "sgr.pipeline:make_llm_only",
+    "sgr-compiled": "sgr.pipeline:make_sgr_compiled",
     # SCR (sgr/scr/)
+    "scr": "sgr.scr.method:create_scr",
+    "scr+llm": "sgr.scr.method:create_scr_llm",
+    "scr-greedy": "sgr.scr.method:create_scr_greedy",
+    "scr-single-step": "sgr.scr.method:create_scr_single_step",
     # RCR (sgr/rcr.py)
 }
 

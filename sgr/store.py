@@ -244,7 +244,8 @@ class GraphStore:
             "OPTIONAL MATCH (s:Source) WITH s ORDER BY s.path "
             "RETURN collect(coalesce(s.sha256, '') + ':' + toString(coalesce(s.triples, 0))) AS sources")
         counts = self.read("MATCH (e:Entity) RETURN count(e) AS n")[0]["n"]
-        rels = self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN count(*) AS n")[0]["n"]
+        rels = self.read("CALL db.relationshipTypes() YIELD relationshipType "
+                         "WHERE NOT relationshipType STARTS WITH 'SGR_' RETURN count(*) AS n")[0]["n"]
         blob = "|".join(rows[0]["sources"]) + f"|{counts}|{rels}"
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

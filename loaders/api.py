@@ -1,0 +1,253 @@
+"""Loading files into Neo4j: the one function the CLI (``sgr load``) and the benchmark call.
+
+:func:`load_files` checks every path first (a missing file fails before anything is written),
+checks that Neo4j answers, then for each file in turn:
+
+1. skips it when a ``(:Source {path})`` with the same SHA-256 says it is already loaded
+   (``force=True`` loads it again; the writer's ``MERGE`` path keeps counts unchanged);
+2. parses it with the parser of its format (:mod:`loaders.detect`) into a :class:`GraphBatch`,
+   counting malformed lines against the run's ``max_errors`` budget: past the budget the load
+   stops with :class:`LoadError` before that file is written (files before it stay loaded);
+3. writes the batch (:func:`loaders.writer.write_graph`) and, once all of it is committed,
+   records the ``(:Source {path, sha256, triples, loaded_at})`` node.
+
+A load killed at any point is completed by running the same command again (see
+:mod:`loaders.writer` for why the counts are then exact).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neo4j.exceptions import Neo4jError
+
+from loaders import ntriples, rog, triples
+from loaders.detect import detect_format
+from loaders.records import LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file
+from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, GraphBatch, WriteStats, record_source, write_graph
+from sgr.errors import InputError, LoadError, Neo4jUnavailable
+from sgr.store import GraphStore, is_mid
+
+#: Default error budget: malformed lines tolerated in one run before it stops.
+DEFAULT_MAX_ERRORS = 100
+#: Malformed lines kept (and shown) per file; the rest are only counted.
+KEEP_MALFORMED = 20
+
+
+class LoadProgress:
+    """Callbacks for a progress display; the default does nothing."""
+
+    def file_started(self, path: Path, fmt: str, size_bytes: int) -> None: ...
+    def parsed_bytes(self, position: int) -> None: ...
+    def write_started(self, triples: int) -> None: ...
+    def written(self, triples: int) -> None: ...
+    def file_done(self, report: "FileReport") -> None: ...
+
+
+@dataclass
+class FileReport:
+    """What happened to one file."""
+
+    path: str
+    format: str
+    sha256: str
+    status: str = "loaded"  # loaded | unchanged (already loaded, same sha256)
+    lines: int = 0
+    triples: int = 0  # distinct triples in the file
+    entities: int = 0
+    cvts: int = 0
+    names: int = 0
+    literals: int = 0
+    new_entities: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    malformed_count: int = 0
+    malformed: list[str] = field(default_factory=list)  # first KEEP_MALFORMED, as "file:line: reason"
+    parse_seconds: float = 0.0
+    write_seconds: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        return self.parse_seconds + self.write_seconds
+
+    @property
+    def triples_per_s(self) -> float:
+        return self.triples / self.seconds if self.seconds else 0.0
+
+    @property
+    def skipped_count(self) -> int:
+        return sum(self.skipped.values())
+
+
+@dataclass
+class LoadReport:
+    """What :func:`load_files` did, file by file."""
+
+    files: list[FileReport]
+    seconds: float
+
+    @property
+    def triples(self) -> int:
+        return sum(f.triples for f in self.files if f.status == "loaded")
+
+    @property
+    def triples_per_s(self) -> float:
+        return self.triples / self.seconds if self.seconds else 0.0
+
+    @property
+    def malformed_count(self) -> int:
+        return sum(f.malformed_count for f in self.files)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seconds": self.seconds, "triples": self.triples, "triples_per_s": self.triples_per_s,
+                "files": [asdict(f) for f in self.files]}
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def iter_records(path: Path, fmt: str, keep_all: bool = False,
+                 reader: LineReader | None = None) -> Iterator[Record]:
+    """The records of ``path`` read with the parser of ``fmt``."""
+    if fmt == "triples":
+        return triples.parse(path, reader)
+    if fmt == "ntriples":
+        return ntriples.parse(path, keep_all, reader)
+    if fmt == "rog":
+        return rog.parse(path, reader)
+    raise InputError(f"unknown format {fmt!r}")
+
+
+def parse_file(path: Path, fmt: str, keep_all: bool = False, error_budget: int | None = None,
+               progress: LoadProgress | None = None) -> tuple[GraphBatch, FileReport]:
+    """Parse one file into a :class:`GraphBatch`; raise :class:`LoadError` past ``error_budget`` bad lines."""
+    t0 = time.perf_counter()
+    report = FileReport(path=str(path), format=fmt, sha256="")
+    batch = GraphBatch()
+    skipped: Counter[str] = Counter()
+    reader = None if (fmt == "rog" and rog.is_parquet(path)) else LineReader(path)
+    records = iter_records(path, fmt, keep_all, reader)
+    add_triple, names = batch.add_triple, batch.names
+    n = 0
+    for n, rec in enumerate(records, start=1):
+        kind = type(rec)
+        if kind is Triple:
+            add_triple(rec.head, rec.relation, rec.tail)
+        elif kind is Name:
+            report.names += 1
+            if names.get(rec.entity) is None:
+                names[rec.entity] = rec.name
+        elif kind is Literal:
+            report.literals += 1
+            batch.add_property(rec.entity, rec.key, rec.value)
+        elif kind is Skipped:
+            skipped[rec.what] += 1
+        elif kind is Malformed:
+            report.malformed_count += 1
+            if len(report.malformed) < KEEP_MALFORMED:
+                report.malformed.append(str(rec))
+            if error_budget is not None and report.malformed_count > error_budget:
+                shown = "\n  ".join(report.malformed[:5])
+                raise LoadError(
+                    f"{path}: stopped after {report.malformed_count} malformed lines (over the --max-errors "
+                    f"budget); nothing from this file was written (is it really {fmt}? try --format). "
+                    f"First bad lines:\n  {shown}")
+        if progress is not None and reader is not None and n % 16384 == 0:
+            progress.parsed_bytes(reader.position)
+    if progress is not None:
+        progress.parsed_bytes(path.stat().st_size)
+    report.lines = reader_lines(reader, n)
+    report.triples = len(batch.triples)
+    report.entities = len(batch.names)
+    report.cvts = sum(1 for eid, name in batch.names.items() if name is None and is_mid(eid))
+    report.skipped = dict(skipped.most_common())
+    report.parse_seconds = time.perf_counter() - t0
+    if not batch.triples and not batch.names:
+        if report.malformed_count:
+            raise LoadError(f"{path}: no valid line; first bad line: {report.malformed[0]}")
+        if skipped:
+            raise InputError(f"{path}: every statement is a housekeeping relation "
+                             f"({', '.join(list(report.skipped)[:3])} …); use --keep-all to load them")
+        raise InputError(f"{path}: no triples found (only blank or comment lines)")
+    return batch, report
+
+
+def reader_lines(reader: LineReader | None, records: int) -> int:
+    """Lines read (records for Parquet, where there is no line reader)."""
+    return reader.lines if reader is not None else records
+
+
+def already_loaded(store: GraphStore, path: str, sha256: str) -> bool:
+    rows = store.read("MATCH (s:Source {path: $p}) RETURN s.sha256 AS sha", {"p": path})
+    return bool(rows) and rows[0]["sha"] == sha256
+
+
+def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None = None, keep_all: bool = False,
+               max_errors: int = DEFAULT_MAX_ERRORS, batch_size: int = DEFAULT_BATCH_SIZE,
+               workers: int = DEFAULT_WORKERS, force: bool = False,
+               progress: LoadProgress | None = None) -> LoadReport:
+    """Load ``paths`` into ``store`` (see module doc) and report what happened per file."""
+    t0 = time.perf_counter()
+    if max_errors < 0:
+        raise InputError("--max-errors must be 0 or more")
+    if batch_size < 1:
+        raise InputError("--batch-size must be at least 1")
+    if not paths:
+        raise InputError("no files given")
+    files = [Path(p).expanduser() for p in paths]
+    for path in files:
+        check_file(path)
+    formats = [detect_format(path, fmt) for path in files]
+    store.verify()
+
+    reports: list[FileReport] = []
+    budget_left = max_errors
+    for path, file_fmt in zip(files, formats):
+        key = str(path.resolve())
+        sha = sha256_of(path)
+        if progress:
+            progress.file_started(path, file_fmt, path.stat().st_size)
+        if not force and already_loaded(store, key, sha):
+            rep = FileReport(path=key, format=file_fmt, sha256=sha, status="unchanged")
+            reports.append(rep)
+            if progress:
+                progress.file_done(rep)
+            continue
+        batch, rep = parse_file(path, file_fmt, keep_all, budget_left, progress)
+        budget_left -= rep.malformed_count
+        rep.path, rep.sha256 = key, sha
+        if progress:
+            progress.write_started(len(batch.triples))
+        stats = _write(store, path, batch, batch_size, workers, progress.written if progress else None)
+        rep.new_entities = stats.new_entities
+        rep.write_seconds = stats.seconds
+        try:
+            record_source(store, key, sha, rep.triples, format=file_fmt, entities=rep.entities,
+                          literals=rep.literals, malformed=rep.malformed_count)
+        except Neo4jError as exc:
+            raise LoadError(f"{path}: could not record the load ({exc.message or exc})") from exc
+        reports.append(rep)
+        if progress:
+            progress.file_done(rep)
+    return LoadReport(files=reports, seconds=time.perf_counter() - t0)
+
+
+def _write(store: GraphStore, path: Path, batch: GraphBatch, batch_size: int, workers: int,
+           progress: Callable[[int], None] | None) -> WriteStats:
+    try:
+        return write_graph(store, batch, batch_size=batch_size, progress=progress, workers=workers)
+    except Neo4jUnavailable:
+        raise
+    except Neo4jError as exc:
+        raise LoadError(f"{path}: Neo4j rejected a write ({exc.code}: {exc.message}); what was committed "
+                        f"stays, run the same command again to finish the load") from exc

@@ -1,0 +1,2 @@
+"""The evaluation harness: run a method over a dataset (:mod:`.runner`), score it (:mod:`sgr.metrics`),
+summarise its cost (:mod:`.cost`), write the report (:mod:`.report`) and compare runs (:mod:`.compare`)."""

@@ -1,0 +1,185 @@
+"""Unit tests of sgr.llm with scripted fake chat models (no server): repair, cache, accounting, parsing."""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, Field
+
+from sgr.errors import LLMError
+from sgr.llm import LLM, extract_json, strip_template_tokens, yes_no_from_alternatives
+
+MSGS = [SystemMessage(content="Return JSON."), HumanMessage(content="who directed the godfather?")]
+
+
+class Extraction(BaseModel):
+    entities: list[str] = Field(min_length=1)
+    relations: list[str]
+
+
+class RecordingChat(GenericFakeChatModel):
+    """GenericFakeChatModel that records each call's messages and kwargs."""
+
+    seen: list[tuple[list[BaseMessage], dict[str, Any]]] = Field(default_factory=list)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001, ANN003
+        self.seen.append((list(messages), dict(kwargs)))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def fake(*replies: str | AIMessage) -> RecordingChat:
+    return RecordingChat(messages=iter([r if isinstance(r, AIMessage) else AIMessage(content=r) for r in replies]))
+
+
+def test_structured_retries_with_the_error_shown_to_the_model() -> None:
+    chat = fake('{"entities": [], "relations": ["film.film.directed_by"]}<|im_end|>',
+                'Sure! ```json\n{"entities": ["The Godfather"], "relations": ["film.film.directed_by"]}\n```')
+    llm = LLM(chat, name="fake")
+    out = llm.structured(MSGS, Extraction, stage="schema")
+    assert out == Extraction(entities=["The Godfather"], relations=["film.film.directed_by"])
+    assert len(chat.seen) == 2
+    retry_msgs = chat.seen[1][0]
+    assert retry_msgs[:2] == MSGS
+    assert isinstance(retry_msgs[2], AIMessage) and "<|im_end|>" not in retry_msgs[2].content
+    assert "entities" in retry_msgs[3].content and "at least 1" in retry_msgs[3].content
+    usage = llm.take_usage()
+    assert usage.calls == 2 and usage.by_stage == {"schema": 2}
+
+
+def test_structured_raises_llm_error_after_retries() -> None:
+    chat = fake("no json here", "still none", "{not json")
+    llm = LLM(chat, name="fake")
+    with pytest.raises(LLMError, match="Extraction.*3 attempts"):
+        llm.structured(MSGS, Extraction, stage="schema", max_retries=2)
+    assert len(chat.seen) == 3
+    bad = LLM(fake("nope"), name="fake").try_structured(MSGS, Extraction, stage="schema", max_retries=0)
+    assert bad.value is None and bad.attempts == ["nope"] and len(bad.errors) == 1
+
+
+def test_constraints_go_into_the_request_body_only_when_constrained() -> None:
+    chat = fake('{"entities": ["A"], "relations": []}', "MATCH (n) RETURN n")
+    llm = LLM(chat, name="fake", constrained=True, dialect="llamacpp")
+    llm.structured(MSGS, Extraction, stage="schema")
+    llm.complete(MSGS, stage="cypher", grammar='root ::= "MATCH (n) RETURN n"', max_tokens=20)
+    body0 = chat.seen[0][1]["extra_body"]
+    assert body0["response_format"]["type"] == "json_object"
+    assert body0["response_format"]["schema"] == Extraction.model_json_schema()
+    assert chat.seen[1][1]["extra_body"] == {"max_tokens": 20, "grammar": 'root ::= "MATCH (n) RETURN n"'}
+
+    chat2 = fake("MATCH (n) RETURN n")
+    free = LLM(chat2, name="fake", constrained=False, dialect="openai")
+    free.complete(MSGS, stage="cypher", grammar="root ::= x", max_tokens=20)
+    assert "extra_body" not in chat2.seen[0][1] and chat2.seen[0][1]["max_tokens"] == 20
+
+
+def test_cache_hit_on_identical_call(tmp_path: Path) -> None:
+    chat = fake(AIMessage(content="Paris", usage_metadata={"input_tokens": 12, "output_tokens": 2, "total_tokens": 14}),
+                "Lyon")
+    llm = LLM(chat, name="fake-model", cache_dir=tmp_path)
+    assert llm.complete(MSGS, stage="a", max_tokens=5) == "Paris"
+    first = llm.take_usage()
+    assert (first.calls, first.prompt_tokens, first.completion_tokens, first.cached) == (1, 12, 2, 0)
+    # a second LLM object on the same cache folder (a rerun) gets the cached answer, no tokens
+    again = LLM(fake("WRONG"), name="fake-model", cache_dir=tmp_path)
+    assert again.complete(MSGS, stage="a", max_tokens=5) == "Paris"
+    second = again.take_usage()
+    assert (second.calls, second.prompt_tokens, second.completion_tokens, second.cached) == (1, 0, 0, 1)
+    assert again.last_call is not None and again.last_call.cached and again.last_call.completion_tokens == 2
+    # other parameters are another key
+    assert llm.complete(MSGS, stage="a", max_tokens=6) == "Lyon"
+
+
+def test_usage_is_per_thread() -> None:
+    chat = fake(*["x"] * 5)
+    llm = LLM(chat, name="fake")
+    counts: dict[str, int] = {}
+
+    def work(name: str, n: int) -> None:
+        for _ in range(n):
+            llm.complete(MSGS, stage=name)
+        counts[name] = llm.take_usage().calls
+
+    threads = [threading.Thread(target=work, args=("t1", 2)), threading.Thread(target=work, args=("t2", 3))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counts == {"t1": 2, "t2": 3}
+    assert llm.take_usage().calls == 0
+
+
+class FlakyChat(GenericFakeChatModel):
+    """Fails with a connection error ``failures`` times, then answers."""
+
+    failures: int = 1
+    attempts: int = 0
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001, ANN003
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions"))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="ok"))])
+
+
+def test_transport_errors_are_retried_then_reported() -> None:
+    chat = FlakyChat(messages=iter([]), failures=1)
+    assert LLM(chat, name="fake", transport_retries=2).complete(MSGS, stage="s") == "ok"
+    assert chat.attempts == 2
+    down = FlakyChat(messages=iter([]), failures=99)
+    with pytest.raises(LLMError, match="did not answer.*sgr llm serve"):
+        LLM(down, name="fake", transport_retries=1, base_url="http://127.0.0.1:1/v1").complete(MSGS, stage="s")
+    assert down.attempts == 2
+
+
+def test_yes_no_from_alternatives_pools_variants_and_bounds_missing() -> None:
+    yes, no = yes_no_from_alternatives([{"token": "Yes", "logprob": -0.5}, {"token": " yes", "logprob": -2.0},
+                                        {"token": "Maybe", "logprob": -3.0}])
+    assert yes == pytest.approx(math.log(math.exp(-0.5) + math.exp(-2.0)))
+    assert no == pytest.approx(-3.0 - 1.0)  # smallest seen minus the margin
+
+
+def test_yes_no_logprobs_reads_response_metadata() -> None:
+    meta = {"logprobs": {"content": [{"token": "No", "logprob": -0.4,
+                                      "top_logprobs": [{"token": "No", "logprob": -0.4},
+                                                       {"token": "Yes", "logprob": -1.3}]}]}}
+    llm = LLM(fake(AIMessage(content="No", response_metadata=meta)), name="fake", logprobs=True)
+    assert llm.yes_no_logprobs(MSGS, stage="delta") == (pytest.approx(-1.3), pytest.approx(-0.4))
+    assert LLM(fake("No"), name="fake", logprobs=True).yes_no_logprobs(MSGS, stage="delta") is None
+    assert LLM(fake("No"), name="fake", logprobs=False).yes_no_logprobs(MSGS, stage="delta") is None
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ('{"a": 1}', '{"a": 1}'),
+    ('```json\n{"a": [1, 2]}\n```', '{"a": [1, 2]}'),
+    ('Answer: {"a": "}"} and more', '{"a": "}"}'),
+    ('{"a": 1}<|im_end|>', '{"a": 1}'),
+])
+def test_extract_json(raw: str, expected: str) -> None:
+    assert extract_json(raw) == expected
+
+
+def test_strip_template_tokens() -> None:
+    assert strip_template_tokens("<|im_start|>assistant MATCH (n) RETURN n<|im_end|>") == "MATCH (n) RETURN n"
+    assert strip_template_tokens("Yes</s>") == "Yes"
+
+
+def test_from_settings_without_endpoint_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from sgr.config import LLMSettings
+
+    monkeypatch.setenv("SGR_HOME", str(tmp_path))
+    monkeypatch.delenv("SGR_LLM_BASE_URL", raising=False)
+    with pytest.raises(LLMError, match="sgr llm serve"):
+        LLM.from_settings(LLMSettings())
+    with pytest.raises(LLMError, match="SGR_LLM_MODEL"):
+        LLM.from_settings(LLMSettings(base_url="http://127.0.0.1:9/v1"))
+    remote = LLM.from_settings(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m"), cache=False)
+    assert remote.name == "m" and not remote.constrained and remote.base_url == "http://127.0.0.1:9/v1"

@@ -1,0 +1,135 @@
+"""Beam search (SCR eqs. 12-15) on a hand-built graph where the right path and its probability are known.
+
+The neural parts are replaced by a scripted scorer with known similarities — node features are one-hot
+vectors and the question vector is the one-hot vector of the node a fixed policy wants next (read from
+the last entity written into q_i) — so every step probability is e^{1/τ} / (e^{1/τ} + #other candidates).
+Everything else (candidate sets, no revisits, stopping, probabilities, pruning, ranking) is the real
+beam search.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from sgr.scr.beam import beam_search, shortest_walk
+from sgr.scr.data import Subgraph, shortest_paths
+from sgr.scr.model import PackedGraphs, SCRConfig, SCRModel, question_text
+
+NAMES = ["Topic", "A", "B", "C", "D"]
+POLICY = {"Topic": "A", "A": "C", "C": "C", "B": "D", "D": "D"}
+TAU = 0.5
+
+
+def hand_graph() -> Subgraph:
+    # Topic -ra-> A, Topic -rb-> B, A -rc-> C, B -rd-> D, C -re-> Topic (a cycle, to test no revisits)
+    edges = np.array([[0, 0, 1], [0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0]], dtype=np.int32)
+    return Subgraph(node_ids=[f"id:{n}" for n in NAMES], names=list(NAMES), cvt=np.zeros(5, bool),
+                    depth=np.array([0, 1, 1, 2, 2], np.int8), edges=edges, relations=["ra", "rb", "rc", "rd", "re"],
+                    topics=[0])
+
+
+class ScriptedScorer(nn.Module):
+    """Stands in for SCRModel's GNN and encoder with known vectors (see module docstring)."""
+
+    def __init__(self, max_steps: int = 3) -> None:
+        super().__init__()
+        self.cfg = SCRConfig(tau=TAU, edge_candidates=False, max_steps=max_steps)
+        self.sep = "[SEP]"
+        self.seen_texts: list[str] = []
+
+    relation_label = SCRModel.relation_label
+
+    def pack(self, subgraphs):
+        offsets, n = [], 0
+        for sg in subgraphs:
+            offsets.append(n)
+            n += sg.num_nodes
+        return PackedGraphs(torch.zeros(n, 5), torch.zeros(2, 0, dtype=torch.long), torch.zeros(0, dtype=torch.long),
+                            torch.zeros(0, 5), offsets, [[] for _ in subgraphs], list(subgraphs))
+
+    def gnn(self, pg):
+        return torch.cat([torch.eye(5)[: sg.num_nodes] for sg in pg.subgraphs])
+
+    def encode(self, texts):
+        self.seen_texts.extend(texts)
+        return torch.stack([torch.eye(5)[NAMES.index(POLICY[t.split(self.sep)[-1].strip()])] for t in texts])
+
+    def candidate_vectors(self, h, pg, graph, sources, cands):
+        return h[torch.tensor([pg.offsets[g] + c.node for g, c in zip(graph, cands)])]
+
+
+def p(n_candidates: int) -> float:
+    """Probability of the preferred candidate among n."""
+    return math.exp(1 / TAU) / (math.exp(1 / TAU) + n_candidates - 1)
+
+
+def q(n_candidates: int) -> float:
+    """Probability of one other candidate among n."""
+    return 1 / (math.exp(1 / TAU) + n_candidates - 1)
+
+
+def test_best_path_and_its_probability() -> None:
+    res = beam_search(ScriptedScorer(), [("which C?", hand_graph())], beam_size=10, min_prob=0.02)[0]
+    best = res.paths[0]
+    assert best.nodes == [0, 1, 3] and best.edges == [0, 2] and best.directions == [0, 0]
+    # Topic: {stay, A, B, C} -> A; A: {stay, C} (Topic visited) -> C; C: {stay} only (A, Topic visited)
+    assert best.prob == pytest.approx(p(4) * p(2) * 1.0, rel=1e-5)
+    probs = {tuple(x.nodes): x.prob for x in res.paths}
+    assert probs[(0,)] == pytest.approx(q(4), rel=1e-5)  # staying on the topic
+    assert probs[(0, 2, 4)] == pytest.approx(q(4) * p(2), rel=1e-5)
+    assert probs[(0, 3)] == pytest.approx(q(4) * p(2), rel=1e-5)  # C reached directly, stays (policy C -> C)
+    assert probs[(0, 1)] == pytest.approx(p(4) * q(2), rel=1e-5)
+    assert all(x.prob >= 0.02 for x in res.paths)  # Topic-B-stay (0.0115) and Topic-C-A are dropped
+    assert (0, 2) not in probs and (0, 3, 1) not in probs
+    assert all(len(set(x.nodes)) == len(x.nodes) for x in res.paths)  # no revisits
+    # eq. 13: C is reached by two paths, its probability is their sum
+    answers = dict(res.answers)
+    assert res.answers[0][0] == 3
+    assert answers[3] == pytest.approx(p(4) * p(2) + q(4) * p(2), rel=1e-5)
+
+
+def test_question_text_grows_as_in_equation_8() -> None:
+    model = ScriptedScorer()
+    beam_search(model, [("which C?", hand_graph())], beam_size=1)
+    assert model.seen_texts[0] == "which C? [SEP] Topic"
+    assert model.seen_texts[1] == "which C? [SEP] Topic [SEP] ra [SEP] A"
+    assert model.seen_texts[2] == "which C? [SEP] Topic [SEP] ra [SEP] A [SEP] rc [SEP] C"
+    assert question_text("q", "[SEP]", "e0", [("r1", "e1")]) == "q [SEP] e0 [SEP] r1 [SEP] e1"
+
+
+def test_greedy_keeps_one_path_and_k_caps_paths() -> None:
+    greedy = beam_search(ScriptedScorer(), [("which C?", hand_graph())], beam_size=1)[0]
+    assert [x.nodes for x in greedy.paths] == [[0, 1, 3]]
+    two = beam_search(ScriptedScorer(), [("which C?", hand_graph())], beam_size=2)[0]
+    assert len(two.paths) <= 2 and two.paths[0].nodes == [0, 1, 3]
+
+
+def test_max_steps_forces_a_stop() -> None:
+    res = beam_search(ScriptedScorer(max_steps=1), [("which C?", hand_graph())], beam_size=10, min_prob=0.0)[0]
+    assert max(len(x.nodes) for x in res.paths) == 2
+    probs = {tuple(x.nodes): x.prob for x in res.paths}
+    assert probs[(0, 1)] == pytest.approx(p(4) * q(2), rel=1e-5)  # must stay at A after one move
+
+
+def test_batched_questions_do_not_mix() -> None:
+    sg = hand_graph()
+    sg2 = hand_graph()
+    sg2.topics = [2]  # start at B: B -> D
+    res = beam_search(ScriptedScorer(), [("q1", sg), ("q2", sg2)], beam_size=10)
+    assert res[0].paths[0].nodes == [0, 1, 3]
+    assert res[1].paths[0].nodes == [2, 4]
+
+
+def test_shortest_paths_and_walks_on_the_hand_graph() -> None:
+    sg = hand_graph()
+    walks = shortest_paths(sg, [4, 3])
+    assert {w.nodes for w in walks} == {(0, 2, 4), (0, 3)}  # C is one step away over the reversed edge re
+    rev = next(w for w in walks if w.nodes == (0, 3))
+    assert rev.edges == (4,) and rev.directions == (1,)
+    walk = shortest_walk(sg, 0, 4)
+    assert walk is not None and walk.nodes == [0, 2, 4]
