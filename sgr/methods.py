@@ -32,6 +32,9 @@ METHODS: dict[str, str] = {
     "scr-greedy": "sgr.scr.method:create_scr_greedy",
     "scr-single-step": "sgr.scr.method:create_scr_single_step",
     # RCR (sgr/rcr.py)
+    "rcr": "sgr.rcr:make_rcr",
+    "rcr-ks0": "sgr.rcr:make_rcr_ks0",
+    "rcr-ks2": "sgr.rcr:make_rcr_ks2",
 }
 
 

@@ -140,6 +140,11 @@ class _Workers:
         self._stores: list[GraphStore] = []
         self._lock = threading.Lock()
 
+    def adopt(self, store: GraphStore, method: Answerer) -> None:
+        """Use ``store``/``method`` (built by the caller, closed by the caller) for the current thread."""
+        self._local.store = store
+        self._local.method = method
+
     def get(self) -> tuple[GraphStore, Answerer]:
         if not hasattr(self._local, "method"):
             store = self.store_factory()
@@ -224,7 +229,8 @@ def run_eval(cfg: RunConfig, store_factory: StoreFactory | None = None, progress
 
     main_store = factory()
     main_store.verify()
-    create_method(cfg.method, MethodContext(store=main_store, options=dict(cfg.options)))  # fail fast on bad names/options
+    # built here so a bad method name or option fails before any work; the main thread answers with it
+    main_method = create_method(cfg.method, MethodContext(store=main_store, options=dict(cfg.options)))
 
     done = read_predictions(pred_path)
     if cfg.retry_errors:
@@ -237,6 +243,7 @@ def run_eval(cfg: RunConfig, store_factory: StoreFactory | None = None, progress
             _count(counts, rec)
 
     workers = _Workers(cfg.method, cfg.options, factory)
+    workers.adopt(main_store, main_method)
     session = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": 0.0,
                "answered": 0, "workers": cfg.workers, "interrupted": False}
     info.setdefault("sessions", []).append(session)
@@ -251,8 +258,8 @@ def run_eval(cfg: RunConfig, store_factory: StoreFactory | None = None, progress
 
             def emit(rec: dict[str, Any]) -> None:
                 nonlocal answered
-                log.append(rec)
                 answered += 1
+                log.append(rec)
                 _count(counts, rec)
                 bar.update(task, advance=1, **_fields(counts))
                 if on_record:

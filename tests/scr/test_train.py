@@ -41,6 +41,7 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
                                                             patience=3, val_beam=3, progress=False,
                                                             out_dir=tmp_path / "ckpt"))
     hit1, hits1_1 = evaluate_hits(model, test_ex, beam=3)
+    print(f"untrained Hit {hit0:.3f} Hits@1 {hits1_0:.3f}; trained Hit {hit1:.3f} Hits@1 {hits1_1:.3f}")
     assert result.history[-1].loss < result.history[0].loss
     assert hits1_1 >= hits1_0 + 0.15, (hits1_0, hits1_1)
     assert hit1 >= hit0

@@ -1,0 +1,360 @@
+"""SCR benchmark: train on MetaQA dev / the WebQSP 80 % part, test on MetaQA test / the WebQSP 20 % part.
+
+Three stages (run in this order; every stage can be rerun, caches make reruns cheap):
+
+``prepare --dataset metaqa|webqsp [--load]``
+    Needs Neo4j (``NEO4J_URI``, e.g. ``SGR_HOME=/tmp/sgr-scr sgr neo4j start``). ``--load`` empties the store
+    and loads the dataset's graph with :mod:`loaders.writer` (the MetaQA KB, or the union of the WebQSP
+    slice's per-question graphs). Then every G_q the later stages need (train, validation, test) is cut
+    and cached on disk (:class:`sgr.scr.data.SubgraphCache`, keyed by graph version), and the
+    reachability ceiling of the test questions is computed with :mod:`sgr.metrics.reachability`
+    (MetaQA: k = the question's hops; WebQSP: k = 2 with CVT hops free). After ``prepare`` the two
+    graphs need not be loaded: ``train`` and ``eval`` read the cache only.
+
+``train --dataset metaqa|webqsp``
+    :func:`sgr.scr.train.run_training` twice: the stepwise model (``scr``, ``scr-greedy``) and the
+    single-step ablation model (``scr-single-step``). Small CPU config (MiniLM, top-2 encoder layers).
+
+``eval``
+    Batched inference over the test samples (``--per-hop`` questions per MetaQA hop, seed 0; the whole
+    WebQSP held-out part), scored with :mod:`sgr.metrics.scores`; per-question latency on CPU
+    (one question at a time) on a fixed sample; ``scr+llm`` on a small sample when ``--llm-n`` > 0 and
+    an LLM is reachable. Writes ``bench/results/scr.json`` (summary keys ``<dataset>/<method>/<metric>``,
+    ``<dataset>/scr/path_recall``, ``<dataset>/ceiling``) and ``bench/results/scr.md``.
+
+Datasets in the summary: ``metaqa-1hop``, ``metaqa-2hop``, ``metaqa-3hop`` (test samples), ``webqsp``
+(the held-out 20 %: :func:`sgr.scr.data.split_of`, sha256 of ``scr-split:<id>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sgr.config import cache_dir, sgr_home  # noqa: E402
+from sgr.datasets import shared_data_dir  # noqa: E402
+from sgr.evaluation.cost import percentile  # noqa: E402
+from sgr.metrics.scores import score_answers  # noqa: E402
+from sgr.scr.data import SubgraphSource, reachable  # noqa: E402
+from sgr.scr.presets import preset, test_questions, training_questions  # noqa: E402
+from sgr.types import Prediction, Question  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DATASETS = ("metaqa", "webqsp")
+TRAIN = {"metaqa": {"train_per_hop": 1000, "val_per_hop": 100, "epochs": 4},
+         "webqsp": {"train_per_hop": 0, "val_per_hop": 0, "epochs": 6}}
+
+
+def state_path() -> Path:
+    return cache_dir("scr") / "bench-state.json"
+
+
+def load_state() -> dict[str, Any]:
+    p = state_path()
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def save_state(state: dict[str, Any]) -> None:
+    p = state_path()
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    tmp.replace(p)
+
+
+# -- prepare -------------------------------------------------------------------------------------------
+def load_graph(store: Any, dataset: str) -> None:
+    """Empty the store and load the dataset's graph (MetaQA KB or the WebQSP slice) with loaders.writer."""
+    from loaders.writer import GraphBatch, record_source, write_graph
+
+    store.clear()
+    store.ensure_schema()
+    batch = GraphBatch()
+    if dataset == "metaqa":
+        path = shared_data_dir() / "metaqa" / "kb.txt"
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                h, r, t = line.rstrip("\n").split("|")
+                batch.add_triple(h, r, t)
+    else:
+        path = shared_data_dir() / "webqsp" / "webqsp_mini.jsonl"
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                for h, r, t in json.loads(line)["graph"]:
+                    batch.add_triple(h, r, t)
+    stats = write_graph(store, batch)
+    record_source(store, str(path), hashlib.sha256(path.read_bytes()).hexdigest(), len(batch.triples))
+    print(f"loaded {dataset}: {stats.entities} entities, {stats.triples} triples in {stats.seconds:.0f} s")
+
+
+def prepare(dataset: str, load: bool, per_hop: int) -> None:
+    from sgr.metrics.reachability import reachability
+    from sgr.store import GraphStore
+
+    store = GraphStore.from_settings()
+    store.verify()
+    if load:
+        load_graph(store, dataset)
+    p = preset(dataset)
+    source = SubgraphSource(store, p.subgraph)
+    cfg = TRAIN[dataset]
+    train_qs, val_qs = training_questions(dataset, cfg["train_per_hop"], cfg["val_per_hop"], seed=0)
+    groups = test_questions(dataset, per_hop, seed=0)
+    todo = train_qs + val_qs + [q for qs in groups.values() for q in qs]
+    t0 = time.perf_counter()
+    for i, q in enumerate(todo):
+        source.for_question(q)
+        if i % 500 == 0:
+            print(f"  G_q {i}/{len(todo)} ({source.fetched} fetched, {source.hits} cached) {time.perf_counter() - t0:.0f} s",
+                  flush=True)
+    fetch_s = time.perf_counter() - t0
+    ceiling: dict[str, bool] = {}
+    for name, qs in groups.items():
+        res = reachability(store, [q for q in qs if q.answers], k=None, default_k=2)
+        for qid, r in res.items():
+            ceiling[qid] = bool(r.reachable_cvt if r.reachable_cvt is not None else r.reachable)
+    state = load_state()
+    state.setdefault(dataset, {}).update({
+        "graph_version": source.graph_version, "subgraph": p.subgraph.__dict__, "ceiling": ceiling,
+        "prepared": {"questions": len(todo), "fetched": source.fetched, "seconds": fetch_s}})
+    save_state(state)
+    print(f"prepared {dataset}: graph {source.graph_version}, {len(todo)} questions, "
+          f"{source.fetched} G_q fetched in {fetch_s:.0f} s")
+
+
+# -- train ---------------------------------------------------------------------------------------------
+def train_models(dataset: str, epochs: int | None, which: list[str]) -> None:
+    from sgr.scr.model import SCRConfig
+    from sgr.scr.train import TrainConfig, run_training
+
+    torch.set_num_threads(2)
+    state = load_state()
+    info = state.get(dataset)
+    if not info:
+        raise SystemExit(f"run `python bench/scr.py prepare --dataset {dataset}` first")
+    cfg = TRAIN[dataset]
+    for kind in which:
+        single = kind == "single-step"
+        out = sgr_home() / "scr" / "bench" / dataset / kind
+        mcfg = SCRConfig(encoder="minilm", single_step=single, trainable_layers=2)
+        tcfg = TrainConfig(epochs=epochs or cfg["epochs"], batch_size=16, lr_encoder=1e-4, lr_graph=1e-3,
+                           patience=2, seed=0)
+        t0 = time.perf_counter()
+        res = run_training(dataset, store=None, graph_version=info["graph_version"], out_dir=out, model_cfg=mcfg,
+                           train_cfg=tcfg, train_per_hop=cfg["train_per_hop"], val_per_hop=cfg["val_per_hop"],
+                           device="cpu", threads=2, record_latest=False)
+        state = load_state()
+        state[dataset].setdefault("models", {})[kind] = {
+            "checkpoint": str(res.best_path), "best_epoch": res.best_epoch, "val_hits1": res.best_hits1,
+            "val_hit": res.best_hit, "history": [r.__dict__ for r in res.history],
+            "seconds": time.perf_counter() - t0, "config": {"model": mcfg.to_dict(), "train": {
+                k: (str(v) if isinstance(v, Path) else v) for k, v in tcfg.__dict__.items()}}}
+        save_state(state)
+        print(f"{dataset}/{kind}: best epoch {res.best_epoch}, val Hits@1 {res.best_hits1:.3f} → {res.best_path}")
+
+
+# -- eval ----------------------------------------------------------------------------------------------
+def path_match(pred: Prediction, q: Question) -> bool:
+    """Some retrieved path follows a gold relation path (MetaQA: with its directions; WebQSP: relation names)."""
+    gold_dirs = q.extra.get("gold_directions") or []
+    for rp in pred.paths:
+        for gi, gold in enumerate(q.gold_paths):
+            if rp.relations != gold:
+                continue
+            if gi < len(gold_dirs) and gold_dirs[gi] and rp.directions != gold_dirs[gi]:
+                continue
+            return True
+    return False
+
+
+def make_answerer(dataset: str, info: dict[str, Any], method: str, llm: Any = None) -> Any:
+    from sgr.scr.method import SCRAnswerer
+
+    models = info.get("models", {})
+    kind = "single-step" if method == "scr-single-step" else "stepwise"
+    if kind not in models:
+        raise SystemExit(f"no {kind} model for {dataset}: run `python bench/scr.py train --dataset {dataset}`")
+    return SCRAnswerer(store=None, checkpoint=Path(models[kind]["checkpoint"]), name=method,
+                       beam_size=1 if method == "scr-greedy" else 10, single_step=kind == "single-step",
+                       llm=llm, device="cpu", graph_version=info["graph_version"], batch_size=32)
+
+
+def score_group(preds: list[Prediction], qs: list[Question]) -> dict[str, Any]:
+    by_id = {p.question_id: p for p in preds}
+    rows = [score_answers(by_id[q.id].answer_texts, q.answers) for q in qs]
+    out: dict[str, Any] = {"n": len(qs)}
+    for m in ("hits1_strict", "hit", "f1", "precision", "recall"):
+        out[m] = float(np.mean([getattr(r, m) for r in rows])) if rows else 0.0
+    with_gold = [q for q in qs if q.gold_paths]
+    out["path_recall"] = (float(np.mean([path_match(by_id[q.id], q) for q in with_gold])) if with_gold else None)
+    out["path_recall_n"] = len(with_gold)
+    out["paths_median"] = float(np.median([len(by_id[q.id].paths) for q in qs])) if qs else 0.0
+    out["llm_calls_median"] = float(np.median([by_id[q.id].usage.llm_calls for q in qs])) if qs else 0.0
+    out["prompt_tokens_median"] = float(np.median([by_id[q.id].usage.prompt_tokens for q in qs])) if qs else 0.0
+    return out
+
+
+def latency(answerer: Any, qs: list[Question]) -> dict[str, float]:
+    """Per-question wall time, one question at a time (G_q from the cache, entity embeddings precomputed).
+
+    ``retrieval`` = GNN + beam search (the paper's retrieval time: KG query excluded);
+    ``total`` adds reading G_q from the on-disk cache.
+    """
+    answerer.answer_many(qs[:3])  # warm-up: model, tokenizer, first allocations
+    ret, tot = [], []
+    for q in qs:
+        t0 = time.perf_counter()
+        pred = answerer.answer(q)
+        tot.append((time.perf_counter() - t0) * 1000)
+        ret.append(pred.usage.stage_seconds.get("retrieval", 0.0) * 1000)
+    return {"n": len(qs), "p50_ms": percentile(ret, 50), "p95_ms": percentile(ret, 95),
+            "total_p50_ms": percentile(tot, 50), "total_p95_ms": percentile(tot, 95)}
+
+
+def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str]) -> dict[str, Any]:
+    torch.set_num_threads(2)
+    state = load_state()
+    summary: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    llm = None
+    if llm_n > 0:
+        try:
+            from sgr.llm import LLM
+
+            llm = LLM.from_settings()
+        except Exception as exc:  # no LLM reachable: scr+llm is skipped and the report says so
+            details["llm_skipped"] = str(exc)
+    for dataset in DATASETS:
+        info = state.get(dataset)
+        if not info or "models" not in info:
+            details.setdefault("skipped", []).append(dataset)
+            continue
+        groups = test_questions(dataset, per_hop, seed=0)
+        p = preset(dataset)
+        source = SubgraphSource(None, p.subgraph, info["graph_version"])
+        for group, qs in groups.items():
+            name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+            ceil = [info["ceiling"].get(q.id, False) for q in qs]
+            summary[f"{name}/ceiling"] = float(np.mean(ceil)) if ceil else 0.0
+            in_gq = []
+            for q in qs:
+                sg = source.for_question(q)
+                in_gq.append(reachable(sg, sg.find(q.answers), p.max_steps))
+            details[name] = {"n": len(qs), "ceiling": summary[f"{name}/ceiling"],
+                             "gq_ceiling": float(np.mean(in_gq)) if in_gq else 0.0, "methods": {}}
+        for method in methods:
+            ans = make_answerer(dataset, info, method)
+            for group, qs in groups.items():
+                name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+                t0 = time.perf_counter()
+                preds = ans.answer_many(qs)
+                wall = time.perf_counter() - t0
+                sc = score_group(preds, qs)
+                sc["batched_seconds_per_question"] = wall / max(len(qs), 1)
+                lat_qs = qs[:latency_n]
+                sc["latency"] = latency(ans, lat_qs) if latency_n else {}
+                details[name]["methods"][method] = sc
+                for m in ("hits1_strict", "hit", "f1", "llm_calls_median", "prompt_tokens_median"):
+                    summary[f"{name}/{method}/{m}"] = sc[m]
+                if sc["latency"]:
+                    summary[f"{name}/{method}/p50_ms"] = sc["latency"]["p50_ms"]
+                if method == "scr":
+                    summary[f"{name}/scr/path_recall"] = sc["path_recall"]
+                print(f"{name:12s} {method:16s} Hits@1 {sc['hits1_strict']:.3f} Hit {sc['hit']:.3f} "
+                      f"F1 {sc['f1']:.3f} path-recall {sc['path_recall']} p50 {sc['latency'].get('p50_ms', 0):.0f} ms",
+                      flush=True)
+        if llm is not None:
+            ans = make_answerer(dataset, info, "scr+llm", llm=llm)
+            for group, qs in groups.items():
+                name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+                sub = qs[:llm_n]
+                preds = ans.answer_many(sub)
+                sc = score_group(preds, sub)
+                details[name]["methods"]["scr+llm"] = sc
+                for m in ("hits1_strict", "hit", "f1", "llm_calls_median", "prompt_tokens_median"):
+                    summary[f"{name}/scr+llm/{m}"] = sc[m]
+                print(f"{name:12s} scr+llm (n={len(sub)}) Hits@1 {sc['hits1_strict']:.3f} Hit {sc['hit']:.3f} "
+                      f"F1 {sc['f1']:.3f} prompt tokens {sc['prompt_tokens_median']:.0f}", flush=True)
+    training = {ds: {kind: {k: v for k, v in m.items() if k != "config"} | {"config": m.get("config")}
+                     for kind, m in state[ds].get("models", {}).items()} for ds in DATASETS if ds in state}
+    return {"summary": summary, "details": details, "training": training,
+            "setup": {"per_hop": per_hop, "seed": 0, "latency_n": latency_n, "llm_n": llm_n,
+                      "device": "cpu", "torch_threads": torch.get_num_threads(), "gpu": "not measured in this session",
+                      "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+                      "load_average": os.getloadavg(), "encoder": "all-MiniLM-L6-v2 (sgr.encoders 'minilm')",
+                      "graphs": {ds: state[ds]["graph_version"] for ds in DATASETS if ds in state}}}
+
+
+def write_markdown(res: dict[str, Any]) -> str:
+    s = res["summary"]
+    d = res["details"]
+    lines = ["# SCR benchmark (CPU)", "",
+             f"Device: CPU only ({res['setup']['machine']}, torch threads {res['setup']['torch_threads']}); "
+             "GPU figures were **not measured** in this session (no GPU was lent).", ""]
+    header = "| dataset | n | ceiling | method | Hits@1 (strict) | Hits@1 / ceiling | Hit@K | F1 | path recall | p50 ms | p95 ms |"
+    lines += [header, "|" + "---|" * 11]
+    for name, info in d.items():
+        if not isinstance(info, dict) or "methods" not in info:
+            continue
+        for method, sc in info["methods"].items():
+            ratio = sc["hits1_strict"] / info["ceiling"] if info["ceiling"] else 0.0
+            lat = sc.get("latency") or {}
+            pr = "" if sc.get("path_recall") is None else f"{sc['path_recall']:.3f}"
+            lines.append(f"| {name} | {sc['n']} | {info['ceiling']:.3f} | {method} | {sc['hits1_strict']:.3f} | "
+                         f"{ratio:.3f} | {sc['hit']:.3f} | {sc['f1']:.3f} | {pr} | "
+                         f"{lat.get('p50_ms', 0):.0f} | {lat.get('p95_ms', 0):.0f} |")
+    lines += ["", "## Training (CPU)", "", "| dataset | model | epochs run | best epoch | val Hits@1 | train s / epoch |",
+              "|---|---|---|---|---|---|"]
+    for ds, models in res.get("training", {}).items():
+        for kind, m in models.items():
+            hist = m.get("history", [])
+            per_epoch = statistics.median([h["train_seconds"] for h in hist]) if hist else 0.0
+            lines.append(f"| {ds} | {kind} | {len(hist)} | {m.get('best_epoch')} | {m.get('val_hits1', 0):.3f} | "
+                         f"{per_epoch:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="stage", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--dataset", choices=DATASETS, required=True)
+    p.add_argument("--load", action="store_true", help="empty the store and load the dataset's graph first")
+    p.add_argument("--per-hop", type=int, default=1000)
+    t = sub.add_parser("train")
+    t.add_argument("--dataset", choices=DATASETS, required=True)
+    t.add_argument("--epochs", type=int, default=None)
+    t.add_argument("--only", choices=["stepwise", "single-step"], default=None)
+    e = sub.add_parser("eval")
+    e.add_argument("--per-hop", type=int, default=1000)
+    e.add_argument("--latency-n", type=int, default=100)
+    e.add_argument("--llm-n", type=int, default=0)
+    e.add_argument("--methods", default="scr,scr-greedy,scr-single-step")
+    args = ap.parse_args()
+    if args.stage == "prepare":
+        prepare(args.dataset, args.load, args.per_hop)
+    elif args.stage == "train":
+        train_models(args.dataset, args.epochs, [args.only] if args.only else ["stepwise", "single-step"])
+    else:
+        res = evaluate(args.per_hop, args.latency_n, args.llm_n, args.methods.split(","))
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "scr.json").write_text(json.dumps(res, indent=2, default=str))
+        md = write_markdown(res)
+        (RESULTS / "scr.md").write_text(md)
+        print(md)
+
+
+if __name__ == "__main__":
+    main()
