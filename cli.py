@@ -268,7 +268,7 @@ app.add_typer(llm_app, name="llm")
 def llm_serve(
     port: Optional[int] = typer.Option(None, help="HTTP port (default: a free one)"),
     n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens"),
-    threads: Optional[int] = typer.Option(None, help="CPU threads (default: all cores)"),
+    threads: Optional[int] = typer.Option(None, help="CPU threads (default: half the cores, at least 1)"),
 ) -> None:
     """Start the OpenAI-compatible local model server on 127.0.0.1 (in the background) and wait until it answers."""
     from sgr import local_llm
@@ -510,6 +510,7 @@ def relations_train(
     gamma: float = typer.Option(0.5, help="margin of the ranking loss (paper: 0.5)"),
     val_fraction: float = typer.Option(0.1, "--val-fraction", help="share held out for model selection"),
     select_k: int = typer.Option(50, "--select-k", help="keep the epoch with the best validation RRA@k"),
+    patience: Optional[int] = typer.Option(None, help="stop after N epochs without a better validation RRA"),
     limit: Optional[int] = typer.Option(None, help="WebQSP: first N questions; MetaQA: N per hop (fixed seed)"),
     seed: int = typer.Option(0, help="seed of the split, the negatives and the initialisation"),
     out: Optional[Path] = typer.Option(None, help="model file (default: $SGR_HOME/cache/relations/"
@@ -521,7 +522,7 @@ def relations_train(
     from sgr.store import GraphStore
 
     cfg = TrainConfig(epochs=epochs, lr=lr, gamma=gamma, negatives=negatives, batch_size=batch_size,
-                      select_k=select_k, seed=seed)
+                      select_k=select_k, seed=seed, patience=patience)
 
     def show(log) -> None:  # noqa: ANN001
         rra = "  ".join(f"@{k} {v:.3f}" for k, v in log.val_rra.items())

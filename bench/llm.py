@@ -80,14 +80,14 @@ CYPHER_SYSTEM = (
     "Freebase relation names written in backticks. Start from the topic entity, follow one or two of the given "
     "relation types, and return the answer node's name as `answer`. Reply with the query only.")
 CYPHER_EXAMPLES = [
-    ("Question: who directed the godfather?\nTopic entity: \"The Godfather\"\nRelation types: "
-     "`film.film.directed_by`, `film.film.starring`, `film.director.film`",
-     'MATCH (e:Entity {name: "The Godfather"})-[:`film.film.directed_by`]-(x:Entity) RETURN DISTINCT x.name AS answer'),
     ("Question: who was the governor of ohio in 2011?\nTopic entity: \"Ohio\"\nRelation types: "
      "`government.governmental_jurisdiction.governing_officials`, `government.government_position_held.office_holder`, "
      "`location.location.contains`",
      'MATCH (e:Entity {name: "Ohio"})-[:`government.governmental_jurisdiction.governing_officials`]-(x1:Entity)'
      '-[:`government.government_position_held.office_holder`]-(x:Entity) RETURN DISTINCT x.name AS answer'),
+    ("Question: who directed the godfather?\nTopic entity: \"The Godfather\"\nRelation types: "
+     "`film.film.directed_by`, `film.film.starring`, `film.director.film`",
+     'MATCH (e:Entity {name: "The Godfather"})-[:`film.film.directed_by`]-(x:Entity) RETURN DISTINCT x.name AS answer'),
 ]
 
 
@@ -239,23 +239,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     calls: list[CallRecord] = []
     rows: list[dict[str, Any]] = []
     t_start = time.perf_counter()
-    for i, rec in enumerate(sample):
-        q = rec["question"]
+    for rec in sample:
         topics = list(rec.get("q_entity") or [])
         types = neighbourhood_types(store, topics)
-        cands = candidate_relations(q, types, args.candidates)
+        cands = candidate_relations(rec["question"], types, args.candidates)
         gold_rels = {r for path in rec.get("ground_paths") or [] for r in path}
-        row: dict[str, Any] = {"id": rec["id"], "question": q, "topics": topics, "candidates": cands,
+        row: dict[str, Any] = {"id": rec["id"], "question": rec["question"], "topics": topics, "candidates": cands,
                                "gold_in_candidates": bool(gold_rels & set(cands))}
-        if not cands or not topics:
-            row["skipped"] = "no topic entity in the graph" if not cands else "no topic entity"
-            rows.append(row)
-            continue
-        model = schema_model(cands)
-        user = f"Question: {q}\nCandidate relations: {', '.join(cands)}"
-        for label, llm in (("constrained", constrained), ("free", free)):
-            res = llm.try_structured(few_shot(SCHEMA_SYSTEM, SCHEMA_EXAMPLES, user), model, stage="schema",
-                                     max_retries=0, max_tokens=args.json_max_tokens)
+        if not cands:
+            row["skipped"] = "no topic entity in the graph"
+        rows.append(row)
+    by_id = {rec["id"]: rec for rec in sample}
+    asked = [r for r in rows if "skipped" not in r]
+
+    # One phase per (task, condition): consecutive prompts share their system message + examples, which the
+    # llama.cpp server keeps in its KV cache (prefix reuse), so only each question's own tokens are evaluated.
+    for label, llm in (("constrained", constrained), ("free", free)):
+        for n, row in enumerate(asked, 1):
+            rec = by_id[row["id"]]
+            gold_rels = {r for path in rec.get("ground_paths") or [] for r in path}
+            user = f"Question: {row['question']}\nCandidate relations: {', '.join(row['candidates'])}"
+            res = llm.try_structured(few_shot(SCHEMA_SYSTEM, SCHEMA_EXAMPLES, user), schema_model(row["candidates"]),
+                                     stage="schema", max_retries=0, max_tokens=args.json_max_tokens)
             calls.append(llm.last_call)  # type: ignore[arg-type]
             raw = res.attempts[0]
             try:
@@ -266,30 +271,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             value = res.value
             row[f"schema_{label}"] = {
                 "raw": raw[:400], "json_ok": json_ok, "parsed": value is not None,
-                "error": res.errors[0] if res.errors else None,
+                "error": res.errors[0][:300] if res.errors else None,
                 "relation_hit": bool(value and set(value.relations) & gold_rels),  # type: ignore[attr-defined]
             }
-        cy_user = (f"Question: {q}\nTopic entity: " + ", ".join(f'"{t}"' for t in topics)
-                   + "\nRelation types: " + ", ".join(f"`{c}`" for c in cands))
-        msgs = few_shot(CYPHER_SYSTEM, CYPHER_EXAMPLES, cy_user)
-        grammar = cypher_grammar(cands, topics, max_hops=args.max_hops)
-        for label, llm, gram in (("constrained", constrained, grammar), ("free", free, None)):
-            text = llm.complete(msgs, stage="cypher", grammar=gram, max_tokens=args.cypher_max_tokens)
+            _progress(f"schema/{label}", n, len(asked), t_start)
+    for label, llm in (("constrained", constrained), ("free", free)):
+        for n, row in enumerate(asked, 1):
+            rec = by_id[row["id"]]
+            topics, cands = row["topics"], row["candidates"]
+            cy_user = (f"Question: {row['question']}\nTopic entity: " + ", ".join(f'"{t}"' for t in topics)
+                       + "\nRelation types: " + ", ".join(f"`{c}`" for c in cands))
+            msgs = few_shot(CYPHER_SYSTEM, CYPHER_EXAMPLES, cy_user)
+            grammar = cypher_grammar(cands, topics, max_hops=args.max_hops) if label == "constrained" else None
+            text = llm.complete(msgs, stage="cypher", grammar=grammar, max_tokens=args.cypher_max_tokens)
             calls.append(llm.last_call)  # type: ignore[arg-type]
-            query = text.strip() if gram else extract_cypher(text)
+            query = text.strip() if grammar else extract_cypher(text)
             check = explain_check(store, query)
             row[f"cypher_{label}"] = {"raw": text[:400], "query": query[:400], "explain_ok": check.ok,
                                       "error": check.error, "unknown": check.unknown,
                                       "answer_hit": check.ok and answers_hit(store, query, rec["answer"])}
-        rows.append(row)
-        if (i + 1) % 10 == 0:
-            done = [r for r in rows if "schema_constrained" in r]
-            print(f"[{i + 1}/{len(sample)}] {time.perf_counter() - t_start:.0f}s  "
-                  f"parse c/f {_rate(done, 'schema_constrained', 'parsed'):.2f}/{_rate(done, 'schema_free', 'parsed'):.2f}  "
-                  f"explain c/f {_rate(done, 'cypher_constrained', 'explain_ok'):.2f}/"
-                  f"{_rate(done, 'cypher_free', 'explain_ok'):.2f}", flush=True)
+            _progress(f"cypher/{label}", n, len(asked), t_start)
 
-    asked = [r for r in rows if "schema_constrained" in r]
     real = [c for c in calls if c is not None]
     comp = sum(c.completion_tokens for c in real)
     secs = sum(c.seconds for c in real)
@@ -316,6 +318,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "median_seconds_per_call": round(statistics.median([c.seconds for c in real]), 2) if real else None,
         "median_prompt_tokens": statistics.median([c.prompt_tokens for c in real]) if real else None,
         "install_seconds": install_s,
+        "reinstall_seconds": args.reinstall_seconds,
         "questions": len(asked),
     }
     return {
@@ -330,6 +333,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "speed": speed,
         "questions": rows,
     }
+
+
+def _progress(phase: str, n: int, total: int, t_start: float) -> None:
+    if n % 25 == 0 or n == total:
+        print(f"{phase}: {n}/{total}  {time.perf_counter() - t_start:.0f}s", flush=True)
 
 
 def _rate(rows: list[dict[str, Any]], part: str, key: str) -> float:
@@ -355,10 +363,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--candidates", type=int, default=8)
     p.add_argument("--max-hops", type=int, default=2)
-    p.add_argument("--json-max-tokens", type=int, default=96)
-    p.add_argument("--cypher-max-tokens", type=int, default=160)
+    p.add_argument("--json-max-tokens", type=int, default=80)
+    p.add_argument("--cypher-max-tokens", type=int, default=120)
     p.add_argument("--install-seconds", type=float, default=None,
                    help="build+install time of scripts/install_llm.sh (default: SGR_HOME/llm/install.json)")
+    p.add_argument("--reinstall-seconds", type=float, default=None,
+                   help="time of a second scripts/install_llm.sh into a fresh venv (pip's cached wheel)")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "llm.json")
     args = p.parse_args()
     result = run(args)

@@ -61,6 +61,10 @@ def mask_entity(question: str, entity: str | None) -> str:
     return q
 
 
+def relation_words(path: list[str]) -> list[str]:
+    return [r.replace(".", " ").replace("_", " ") for r in path]
+
+
 def shared_data_dir() -> Path | None:
     """``SGR_SHARED_DATA`` or ``../shared/data`` next to the checkout (None when absent)."""
     env = os.environ.get("SGR_SHARED_DATA")
@@ -141,15 +145,19 @@ class ExemplarPool:
                 pool += load_metaqa_dev(root / "metaqa")
             wq = root / "webqsp" / "webqsp_train_paths.jsonl"
             if wq.exists():
-                for question, paths in load_webqsp_train(wq):
-                    cands = [p for p in paths if all(r in vocabulary for r in p)]
-                    if not cands:
-                        continue
-                    if len(cands) > 1:  # keep the gold path closest to the question
-                        qv = embed_texts([question], encoder)[0]
-                        texts = [" ".join(r.replace(".", " ").replace("_", " ") for r in p) for p in cands]
-                        cands = [cands[int(np.argmax(embed_texts(texts, encoder) @ qv))]]
-                    pool.append(Exemplar(question, cands[0], None, [], "webqsp-train"))
+                rows = [(q, [p for p in paths if all(r in vocabulary for r in p)]) for q, paths in load_webqsp_train(wq)]
+                rows = [(q, paths) for q, paths in rows if paths]
+                multi = [(q, paths) for q, paths in rows if len(paths) > 1]
+                if multi:  # keep the gold path closest to the question (batched embeddings)
+                    qv = embed_texts([q for q, _ in multi], encoder)
+                    texts = sorted({" ".join(relation_words(p)) for _, paths in multi for p in paths})
+                    tv = dict(zip(texts, embed_texts(texts, encoder)))
+                    best = {}
+                    for i, (q, paths) in enumerate(multi):
+                        sims = [float(tv[" ".join(relation_words(p))] @ qv[i]) for p in paths]
+                        best[q] = paths[int(np.argmax(sims))]
+                for q, paths in rows:
+                    pool.append(Exemplar(q, list(best[q] if len(paths) > 1 else paths[0]), None, [], "webqsp-train"))
         pool = [ex for ex in pool if ex.relations and all(r in vocabulary for r in ex.relations)]
         return cls(pool, encoder)
 

@@ -146,6 +146,17 @@ def path_messages(question: str, entity: str, candidates: Sequence[str], beam: i
     return msgs
 
 
+def generate_relation_paths(llm: Any, question: str, entity: str, candidates: Sequence[str], config: "RCRConfig",
+                            examples: Sequence[tuple[str, str, Sequence[str], Sequence[Sequence[str]]]] = ()
+                            ) -> tuple[list[tuple[str, ...]], str]:
+    """One LLM call (§4.2): up to ``config.beam`` relation paths over ``candidates`` under
+    :func:`relation_path_grammar`; returns the parsed, de-duplicated paths and the raw reply."""
+    msgs = path_messages(question, entity, candidates, config.beam, examples)
+    grammar = relation_path_grammar(candidates, config.max_hops, config.beam)
+    text = llm.complete(msgs, stage="rcr-paths", grammar=grammar, max_tokens=config.path_tokens)
+    return parse_relation_paths(text, candidates, config.max_hops)[:config.beam], text
+
+
 # ---------------------------------------------------------------------------------------------
 # worked examples (training questions only)
 # ---------------------------------------------------------------------------------------------
@@ -308,6 +319,7 @@ def path_guided_subgraph(store: GraphStore, topics: Sequence[str], paths: Sequen
     relation missing at the frontier by its ``substitutions`` most similar present ones
     (``retriever.similar_relations``), and collect the walked triples into G_q (eq. 5)."""
     g = EvidenceSubgraph(topics=list(topics), names=dict(topic_names or {}))
+    topic_set = set(topics)
     for path in paths:
         walk = PathWalk(path=tuple(path))
         wi = len(g.walks)
@@ -335,7 +347,7 @@ def path_guided_subgraph(store: GraphStore, topics: Sequence[str], paths: Sequen
                 g.names.setdefault(tail, row["name"])
                 g.back.setdefault((wi, t, tail), []).append((h, r, "out" if row["out"] else "in"))
                 reached.append(tail)
-            reached = [e for e in dict.fromkeys(reached) if e not in topics or t > 0]
+            reached = [e for e in dict.fromkeys(reached) if e not in topic_set]  # never walk back to e_0
             walk.steps.append(WalkStep(relation=rel, used=used, substituted=substituted, edges=len(rows),
                                        reached=len(reached)))
             frontier = reached[:frontier_cap]
@@ -405,12 +417,9 @@ class RCRAnswerer:
         return out
 
     def generate_paths(self, question: str, entity: str, candidates: Sequence[str]) -> tuple[list[tuple[str, ...]], str]:
-        """(paths, raw reply) of the relation-path call (§4.2) under :func:`relation_path_grammar`."""
-        cfg = self.config
-        msgs = path_messages(question, entity, candidates, cfg.beam, self._example_turns(question))
-        grammar = relation_path_grammar(candidates, cfg.max_hops, cfg.beam)
-        text = self.llm.complete(msgs, stage="rcr-paths", grammar=grammar, max_tokens=cfg.path_tokens)
-        return parse_relation_paths(text, candidates, cfg.max_hops)[:cfg.beam], text
+        """(paths, raw reply) of the relation-path call (§4.2), with worked examples for this question."""
+        return generate_relation_paths(self.llm, question, entity, candidates, self.config,
+                                       self._example_turns(question))
 
     def generate_answers(self, question: str, g: EvidenceSubgraph) -> tuple[list[tuple[str, list[ReasoningPath]]], str]:
         """Ranked (endpoint id, its paths) chosen by the LLM from G_q's endpoints (§4.4), and the raw reply."""
@@ -518,8 +527,8 @@ class RCRAnswerer:
                     pred.paths.append(p)
         pred.route = "substituted" if any(w.substituted for w in g.walks) else "exact"
         if not pred.answers:
-            pred.error = ("no relation path reached a named entity" if not g.endpoints()
-                          else "the answer generator chose no endpoint")
+            pred.error = ("the answer generator chose no endpoint" if answer_raw
+                          else "no relation path reached a named entity")
         pred.extra.update({
             "topic": topic_ids,
             "candidates": names,

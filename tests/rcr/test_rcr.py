@@ -7,8 +7,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from loaders.writer import GraphBatch, write_graph
 from sgr.llm import LLM
-from sgr.rcr import (RELATION_PATH_PROMPT, RCRAnswerer, RCRConfig, parse_relation_paths, path_guided_subgraph,
-                     path_messages, relation_path_grammar)
+from sgr.rcr import (RELATION_PATH_PROMPT, RCRAnswerer, RCRConfig, generate_relation_paths, parse_relation_paths,
+                     path_guided_subgraph, path_messages, relation_path_grammar)
 from sgr.relations import CosineRelationRetriever
 from sgr.types import Question
 
@@ -127,3 +127,17 @@ def test_rcr_reports_an_unknown_topic_entity(tiny_graph, retriever) -> None:
     rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(examples=0))
     pred = rcr.answer(Question(id="q2", text="what does atlantis speak", topic_entities=["Atlantis Nowhere"]))
     assert pred.error and "Atlantis" in pred.error and not pred.answers
+
+
+@pytest.mark.llm
+def test_the_real_model_writes_paths_only_from_the_retrieved_relations(local_llm) -> None:
+    cands = ["location.country.languages_spoken", "location.location.containedby", "location.country.currency_used",
+             "people.person.nationality", "language.human_language.countries_spoken_in"]
+    paths, raw = generate_relation_paths(local_llm, "what does jamaican people speak", "Jamaica", cands,
+                                         RCRConfig(beam=3, max_hops=2))
+    assert raw.strip(), "the model returned nothing"
+    assert 1 <= len(paths) <= 3
+    assert all(1 <= len(p) <= 2 and set(p) <= set(cands) for p in paths)
+    # the grammar admits nothing else: every reply line is a parenthesised path of candidates
+    assert len(parse_relation_paths(raw, cands, 2)) == len(paths)
+    assert all(line.startswith("(") and line.endswith(")") for line in raw.strip().splitlines())
