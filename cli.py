@@ -340,6 +340,8 @@ def eval_run(
                                                             "(default: the question's hop count, else 2)"),
     no_ceiling: bool = typer.Option(False, "--no-ceiling", help="skip the reachability ceiling"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="on resume, answer again questions that failed"),
+    save_evidence: bool = typer.Option(False, "--save-evidence",
+                                       help="record each question's evidence in the graph (`sgr evidence list`)"),
     option: Optional[list[str]] = typer.Option(None, "--option", "-o", help="method option KEY=VALUE (repeatable)"),
 ) -> None:
     """Run METHOD over DATASET against Neo4j; stream predictions, resume, and write the report."""
@@ -353,7 +355,8 @@ def eval_run(
             raise ConfigError(f"--option expects KEY=VALUE, got {item!r}")
         opts[key.strip()] = value
     cfg = RunConfig(dataset=dataset, method=method, out=out, split=split, limit=limit, sample=sample, seed=seed,
-                    workers=workers, hops=hops, ceiling=not no_ceiling, retry_errors=retry_errors, options=opts)
+                    workers=workers, hops=hops, ceiling=not no_ceiling, retry_errors=retry_errors,
+                    save_evidence=save_evidence, options=opts)
     res = run_eval(cfg, console=console)
     ov = res.metrics["overall"]
     console.print(f"{res.done}/{res.total} questions ({res.answered_now} now, {res.errors} errors) → {res.run_dir}")
@@ -413,8 +416,10 @@ def scr_train(
     encoder: str = typer.Option("minilm", help="frozen/initial encoder: minilm (384-d) or mpnet (768-d)"),
     epochs: int = typer.Option(5, help="most epochs (early stopping may end sooner)"),
     batch_size: int = typer.Option(16, help="questions per batch"),
-    train_per_hop: int = typer.Option(1000, help="training questions per MetaQA hop (others: at most this many; 0 = all)"),
-    val_per_hop: int = typer.Option(100, help="validation questions per MetaQA hop (others: at most this many)"),
+    train_per_hop: Optional[int] = typer.Option(None, help="training questions per MetaQA hop (default 1000; "
+                                                           "other datasets: at most this many, default all)"),
+    val_per_hop: Optional[int] = typer.Option(None, help="validation questions per MetaQA hop (default 100; "
+                                                         "other datasets: at most this many, default all)"),
     trainable_layers: Optional[int] = typer.Option(None, help="train only the top K encoder layers (default: all)"),
     tau: float = typer.Option(0.05, help="InfoNCE temperature"),
     lr_encoder: float = typer.Option(3e-5, help="learning rate of the question encoder"),
@@ -443,7 +448,9 @@ def scr_train(
     tcfg = TrainConfig(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
                        patience=patience, seed=seed)
     res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg,
-                       train_per_hop=train_per_hop, val_per_hop=val_per_hop, device=device, threads=threads,
+                       train_per_hop=train_per_hop if train_per_hop is not None else (1000 if dataset == "metaqa" else 0),
+                       val_per_hop=val_per_hop if val_per_hop is not None else (100 if dataset == "metaqa" else 0),
+                       device=device, threads=threads,
                        graph_version=graph_version)
     table = Table("epoch", "loss", "step acc", "val Hit", "val Hits@1", "train s", "val s")
     for r in res.history:

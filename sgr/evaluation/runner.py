@@ -61,6 +61,7 @@ class RunConfig:
     hops: int | None = None  # k of the reachability ceiling; None: the question's hop count, else 2
     ceiling: bool = True
     retry_errors: bool = False
+    save_evidence: bool = False  # record each answered question as (:SgrQuestion) evidence (sgr.evidence)
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -132,8 +133,10 @@ def _save_info(run_dir: Path, info: dict[str, Any]) -> None:
 class _Workers:
     """One store + one method per thread (created lazily, closed at the end)."""
 
-    def __init__(self, method: str, options: dict[str, Any], store_factory: StoreFactory) -> None:
+    def __init__(self, method: str, options: dict[str, Any], store_factory: StoreFactory,
+                 save_evidence: bool = False) -> None:
         self.method = method
+        self.save_evidence = save_evidence
         self.options = options
         self.store_factory = store_factory
         self._local = threading.local()
@@ -179,6 +182,12 @@ def answer_one(workers: _Workers, question: Question) -> dict[str, Any]:
     if not usage.get("neo4j_queries"):
         usage["neo4j_queries"] = store.query_count - q0
         usage["neo4j_seconds"] = store.query_seconds - s0
+    if workers.save_evidence:  # after the cost is taken: saving is not part of answering
+        from sgr.evidence import save_evidence
+
+        pred.extra["evidence_id"] = save_evidence(
+            store, question.text, pred, workers.method,
+            topic_ids=question.topic_mids or question.topic_entities)
     return prediction_record(question, pred, None, usage)
 
 
@@ -242,7 +251,7 @@ def run_eval(cfg: RunConfig, store_factory: StoreFactory | None = None, progress
         if rec["id"] in wanted:
             _count(counts, rec)
 
-    workers = _Workers(cfg.method, cfg.options, factory)
+    workers = _Workers(cfg.method, cfg.options, factory, save_evidence=cfg.save_evidence)
     workers.adopt(main_store, main_method)
     session = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": 0.0,
                "answered": 0, "workers": cfg.workers, "interrupted": False}

@@ -48,6 +48,7 @@ class TrainConfig:
     val_batch: int = 32
     out_dir: Path | None = None
     progress: bool = True
+    log_every: int = 50  # batches between plain log lines when stdout is not a terminal (0: never)
 
 
 @dataclass
@@ -210,8 +211,12 @@ def train(model: SCRModel, train_examples: Sequence[Example], val_examples: Sequ
                 total_loss += loss.item() * n
                 total_acc += acc * n
                 total_steps += n
-                bar.update(task, advance=1, stats=f"loss {total_loss / max(total_steps, 1):.3f} "
-                                                  f"step-acc {total_acc / max(total_steps, 1):.3f}")
+                stats = f"loss {total_loss / max(total_steps, 1):.3f} step-acc {total_acc / max(total_steps, 1):.3f}"
+                bar.update(task, advance=1, stats=stats)
+                done = bar.tasks[0].completed
+                if cfg.progress and cfg.log_every and not bar.console.is_terminal and done % cfg.log_every == 0:
+                    print(f"epoch {epoch} batch {int(done)}/{len(batches)} {stats} "
+                          f"{time.perf_counter() - t0:.0f} s", flush=True)
         train_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         val_hit, val_hits1 = evaluate_hits(model, val_examples, beam=cfg.val_beam, batch=cfg.val_batch)

@@ -196,3 +196,23 @@ def test_cli_eval_and_compare(metaqa_graph, neo4j_uri, metaqa_file, tmp_path, mo
     # the scores in the file agree with the metric functions applied to the stored answers
     for rec in read_predictions(b / "predictions.jsonl").values():
         assert rec["scores"] == score_answers([x["text"] for x in rec["answers"]], rec["gold"]).as_dict()
+
+
+def test_save_evidence_records_each_answered_question(metaqa_graph, neo4j_uri, metaqa_file, tmp_path):
+    path, gold = metaqa_file
+    before = metaqa_graph.graph_version()
+    res = run_eval(RunConfig(dataset=str(path), method="oracle-paths", out=tmp_path / "run", limit=3,
+                             save_evidence=True), store_factory=_factory(neo4j_uri), progress=False)
+    recs = read_predictions(tmp_path / "run" / "predictions.jsonl")
+    ids = [r["extra"]["evidence_id"] for r in recs.values() if not r["error"]]
+    assert res.done == 3 and len(ids) == 3
+    rows = metaqa_graph.read("MATCH (q:SgrQuestion) WHERE q.id IN $ids "
+                             "OPTIONAL MATCH (q)-[e:SGR_EVIDENCE]->(x:Entity) "
+                             "RETURN q.id AS id, q.text AS text, count(e) AS n", {"ids": ids})
+    assert {r["id"] for r in rows} == set(ids)
+    texts = {r["question"] for r in recs.values()}
+    assert all(r["text"] in texts for r in rows)
+    answered = {r["id"] for r in rows if r["n"] > 0}
+    with_answers = {r["extra"]["evidence_id"] for r in recs.values() if r["answers"]}
+    assert with_answers <= answered
+    assert metaqa_graph.graph_version() == before  # evidence leaves the data untouched
