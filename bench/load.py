@@ -6,6 +6,9 @@ Run against a running Neo4j (``NEO4J_URI``; start a fresh one first so that run 
     NEO4J_URI=bolt://127.0.0.1:PORT SGR_HOME=/tmp/sgr-load nice -n 10 .venv/bin/python bench/load.py
     SGR_HOME=/tmp/sgr-load .venv/bin/sgr neo4j stop
 
+or let it start (and stop) a fresh embedded server of its own: ``bench/load.py --fresh-server``
+(``--jvm-flags "-XX:TieredStopAtLevel=1" --out …`` tries extra JVM flags on that server).
+
 What is measured, all in one run on the same server:
 
 * **sgr**: ``loaders.api.load_files`` on the whole file (parse + write + full-text index + Source
@@ -192,7 +195,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--naive-n", type=int, default=1000, help="triples for the naive baseline (a prefix of the sample)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
+    ap.add_argument("--fresh-server", action="store_true",
+                    help="start a fresh embedded Neo4j in a temporary SGR_HOME (cold JVM, empty store), stop it after")
+    ap.add_argument("--jvm-flags", default="", help="with --fresh-server: extra JVM flags, e.g. -XX:TieredStopAtLevel=1")
     args = ap.parse_args(argv)
+    if args.fresh_server:
+        import shutil
+        import tempfile
+
+        from sgr import neo4j_server
+
+        home = tempfile.mkdtemp(prefix="sgr-bench-load-")
+        os.environ["SGR_HOME"] = home
+        neo4j_server.JVM_FLAGS = neo4j_server.JVM_FLAGS + args.jvm_flags.split()
+        info = neo4j_server.start()
+        os.environ["NEO4J_URI"] = info.uri
+        try:
+            result = run(args)
+        finally:
+            neo4j_server.stop()
+            shutil.rmtree(home, ignore_errors=True)
+        return result
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
 
     data = shared_data()
     metaqa = data / "metaqa" / "kb.txt"
@@ -257,6 +284,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             },
         },
         "environment": {"uri": uri, "cpus": os.cpu_count(), "python": platform.python_version(),
+                        "fresh_server": args.fresh_server, "extra_jvm_flags": args.jvm_flags,
                         "loadavg_1m_start": load0, "loadavg_1m_end": os.getloadavg()[0],
                         "seconds_total": time.time() - started,
                         "note": "shared 2-core machine: other users' jobs run at the same time; "

@@ -24,10 +24,15 @@ CHAT_TOKENS = re.compile(
 FENCE = re.compile(r"```[ \t]*(?:cypher|sql|neo4j|cql|text)?[ \t]*\n?(.*?)(?:```|$)", re.IGNORECASE | re.DOTALL)
 LEADING_LABEL = re.compile(r"^\s*(?:(?:the\s+)?(?:final\s+)?(?:answer|cypher(?:\s+query)?|query|output|result)\s*[:：]\s*)+",
                            re.IGNORECASE)
-START_KEYWORD = re.compile(r"\b(OPTIONAL\s+MATCH|MATCH|WITH|UNWIND|CALL|RETURN)\b", re.IGNORECASE)
+#: Where a statement starts: a pattern clause ``MATCH (`` in any case, or another clause keyword in upper case
+#: (so prose such as "this will return …" is not taken for ``RETURN``). Write clauses are included so the
+#: validator sees and rejects them.
+START_PATTERN = re.compile(r"\b(OPTIONAL\s+MATCH|MATCH|CREATE|MERGE)\s*\(", re.IGNORECASE)
+START_UPPER = re.compile(r"\b(UNWIND|CALL|LOAD\s+CSV|FOREACH|DETACH\s+DELETE|DELETE|DROP|WITH|RETURN)\b")
 #: Words a line of a Cypher query may start with (a line starting otherwise ends the query).
 CLAUSE_START = re.compile(
     r"^\s*(OPTIONAL\s+MATCH|MATCH|WHERE|WITH|UNWIND|CALL|RETURN|ORDER\s+BY|SKIP|LIMIT|AND|OR|NOT|XOR|UNION|YIELD|"
+    r"CREATE|MERGE|DELETE|DETACH|SET|REMOVE|FOREACH|"
     r"\(|-|<|\)|\]|\}|,|\.|ASC|DESC|DISTINCT|AS|CASE|WHEN|THEN|ELSE|END|[A-Za-z_][A-Za-z0-9_]*\s*[.(=<>])",
     re.IGNORECASE)
 # a relationship pattern body: [ var? : types props? range? ]
@@ -40,20 +45,26 @@ def strip_chat_tokens(text: str) -> str:
     return CHAT_TOKENS.sub("", text)
 
 
+def _start(text: str) -> int | None:
+    """Offset of the first clause that can start a statement (see START_PATTERN / START_UPPER)."""
+    hits = [m.start() for m in (START_PATTERN.search(text), START_UPPER.search(text)) if m]
+    return min(hits) if hits else None
+
+
 def _from_fence(text: str) -> str | None:
     for m in FENCE.finditer(text):
         body = m.group(1).strip()
-        if START_KEYWORD.search(body):
+        if _start(body) is not None:
             return body
     return None
 
 
 def _cut_prose(text: str) -> str:
     """Keep the query from its first clause keyword to the end of the Cypher lines."""
-    m = START_KEYWORD.search(text)
-    if not m:
+    start = _start(text)
+    if start is None:
         return ""
-    body = text[m.start():]
+    body = text[start:]
     lines: list[str] = []
     for i, line in enumerate(body.splitlines()):
         if not line.strip():

@@ -37,7 +37,7 @@ NOTIFICATION_KINDS = {
 #: problem kinds that make a query unusable (others are reported but the query may still run)
 BLOCKING = {"write", "multiple_statements", "no_return", "empty", "unknown_relationship_type", "unknown_label",
             "unknown_property", "syntax"}
-REL_TYPES = re.compile(r"\[\s*[A-Za-z_][A-Za-z0-9_]*?\s*:\s*([^\]\{\*]+)")
+REL_TYPES = re.compile(r"\[\s*(?:[A-Za-z_][A-Za-z0-9_]*)?\s*:\s*([^\]\{\*]+)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _BACKTICK = re.compile(r"`(?:[^`]|``)*`")

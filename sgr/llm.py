@@ -285,10 +285,11 @@ class LLM:
         key: dict[str, Any] = {"max_tokens": max_tokens or DEFAULT_MAX_TOKENS, "stop": stop or None}
         kwargs: dict[str, Any] = {}
         extra: dict[str, Any] = {}
-        if self.dialect == "llamacpp":
-            extra["max_tokens"] = key["max_tokens"]  # llama.cpp reads max_tokens, not max_completion_tokens
+        if self.dialect == "openai":
+            kwargs["max_tokens"] = key["max_tokens"]  # ChatOpenAI sends it as max_completion_tokens (OpenAI's name)
         else:
-            kwargs["max_tokens"] = key["max_tokens"]
+            # llama.cpp (and Ollama's OpenAI layer) read the classic max_tokens, not max_completion_tokens
+            extra["max_tokens"] = key["max_tokens"]
         if stop:
             kwargs["stop"] = list(stop)
         if self.constrained and grammar and self.dialect == "llamacpp":

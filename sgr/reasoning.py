@@ -134,7 +134,7 @@ def validate_candidates(cands: list[Candidate], mu: float, epsilon: float) -> li
     """Fill v_j and ``valid`` (eq. 12–13); returns A_v sorted by v_j (then by name)."""
     for c in cands:
         c.v = validation_score(c.delta, c.gamma, mu)
-        c.valid = c.v >= epsilon
+        c.valid = c.v >= epsilon - 1e-9  # tolerance for float sums at the threshold
     return sorted([c for c in cands if c.valid], key=lambda c: (-c.v, c.text))
 
 

@@ -75,10 +75,17 @@ def test_constraints_go_into_the_request_body_only_when_constrained() -> None:
     assert body0["response_format"]["schema"] == Extraction.model_json_schema()
     assert chat.seen[1][1]["extra_body"] == {"max_tokens": 20, "grammar": 'root ::= "MATCH (n) RETURN n"'}
 
-    chat2 = fake("MATCH (n) RETURN n")
-    free = LLM(chat2, name="fake", constrained=False, dialect="openai")
-    free.complete(MSGS, stage="cypher", grammar="root ::= x", max_tokens=20)
-    assert "extra_body" not in chat2.seen[0][1] and chat2.seen[0][1]["max_tokens"] == 20
+    chat2 = fake("MATCH (n) RETURN n", '{"entities": ["A"], "relations": []}')
+    oai = LLM(chat2, name="fake", constrained=True, dialect="openai")
+    oai.complete(MSGS, stage="cypher", grammar="root ::= x", max_tokens=20)
+    assert "extra_body" not in chat2.seen[0][1] and chat2.seen[0][1]["max_tokens"] == 20  # no grammars on OpenAI
+    oai.structured(MSGS, Extraction, stage="schema")
+    assert chat2.seen[1][1]["extra_body"]["response_format"]["type"] == "json_schema"
+
+    chat3 = fake("MATCH (n) RETURN n")
+    LLM(chat3, name="fake", constrained=False, dialect="none").complete(MSGS, stage="c", grammar="root ::= x",
+                                                                         max_tokens=20)
+    assert chat3.seen[0][1]["extra_body"] == {"max_tokens": 20}
 
 
 def test_cache_hit_on_identical_call(tmp_path: Path) -> None:

@@ -112,12 +112,12 @@ def test_loading_twice_changes_no_counts(clean_store):
 
 
 def test_resume_after_kill_minus_9(clean_store, neo4j_uri, tmp_path):
-    n_heads, per_head = 3000, 10
+    n_heads, per_head = 1500, 10  # 5,500 entities: enough for bulk mode (full-text index rebuilt)
     big = tmp_path / "big.txt"
     with open(big, "w") as fh:
         for i in range(n_heads):
             for j in range(per_head):
-                fh.write(f"movie {i}|rel_{j % 4}|person {(i * 7 + j) % 5000}\n")
+                fh.write(f"movie {i}|rel_{j % 4}|person {(i * 7 + j) % 4000}\n")
     expected = distinct_triples_of(big)
     env = {**os.environ, "NEO4J_URI": neo4j_uri}
     proc = subprocess.Popen([str(SGR), "load", "triples", str(big), "--batch-size", "500"], env=env,

@@ -1,0 +1,103 @@
+"""SGR end to end against the real Neo4j with a scripted chat model (sgr/pipeline.py)."""
+
+import pytest
+
+from sgr.errors import EntityNotFound
+from sgr.pipeline import SGRAnswerer, ask, config_from_options
+from sgr.types import Question
+
+
+pytestmark = pytest.mark.neo4j
+
+LANG = "location.country.languages_spoken"
+SCHEMA_REPLY = '{"relations": ["location.country.languages_spoken"], "constraints": []}'
+GOOD_CYPHER = f'MATCH (e:Entity {{name: "Jamaica"}})-[:`{LANG}`]->(x:Entity) RETURN DISTINCT x.name AS answer'
+NOWHERE_CYPHER = 'MATCH (e:Entity {name: "Jamaica"}) RETURN DISTINCT "Atlantis" AS answer'
+GOLD = {"Jamaican English", "Jamaican Creole English Language"}
+Q = Question(id="WebQTest-0", text="what does jamaican people speak?", topic_entities=["Jamaica"])
+
+
+def _scripted(*replies):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from sgr.llm import LLM
+
+    return LLM(FakeListChatModel(responses=list(replies)), name="fake")
+
+
+def answerer(store, variant, *replies, **options):
+    cfg = config_from_options(variant, {"exemplars": False, **options})
+    llm = _scripted(*replies) if replies else None
+    return SGRAnswerer(store, llm, cfg, name=variant)
+
+
+def test_direct_route_with_the_models_cypher(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER).run(Q)
+    pred = res.prediction
+    assert pred.route == "direct" and res.cypher_source == "llm"
+    assert set(pred.answer_texts) == GOLD
+    assert pred.cypher == [GOOD_CYPHER]
+    for a in pred.answers:  # grounded: every answer carries a path from the topic entity to it
+        assert a.paths and a.paths[0].nodes[0] == "Jamaica" and a.paths[0].nodes[-1] == a.id
+    assert all(c.valid and c.gamma == pytest.approx(1.0) for c in res.candidates)
+    assert pred.usage.llm_calls == 2 and {"schema", "link", "subgraph", "cypher", "validate"} <= set(pred.usage.stage_seconds)
+    assert res.schema.source == "llm" and res.schema.ordered == [LANG]
+
+
+def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, "no idea", "still nothing", "nope").run(Q)
+    assert res.generation.repairs == 2 and res.generation.final is None
+    assert res.cypher_source == "compiled" and res.prediction.route == "direct"
+    assert set(res.prediction.answer_texts) == GOLD
+    assert "location.country.languages_spoken" in res.prediction.cypher[-1]
+
+
+def test_collaborative_route_when_nothing_is_valid(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    pred = res.prediction
+    assert pred.route == "collaborative"
+    assert set(pred.answer_texts) == GOLD
+    assert res.votes[0].support >= res.votes[-1].support
+    assert all(a.paths for a in pred.answers)
+    direct_only = answerer(webqsp_graph, "sgr-direct", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    assert direct_only.prediction.answers == [] and direct_only.prediction.route is None
+
+
+def test_cypher_only_runs_the_models_query_and_grounds_by_shortest_path(webqsp_graph):
+    res = answerer(webqsp_graph, "cypher-only", SCHEMA_REPLY, GOOD_CYPHER).run(Q)
+    assert res.subgraph is None and res.prediction.route == "direct"
+    assert set(res.prediction.answer_texts) == GOLD
+    assert all(a.paths[0].source == "shortest-path" for a in res.prediction.answers)
+
+
+def test_no_schema_ablation_has_no_relation_guidance(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr-no-schema", "MATCH (e:Entity {name: \"Jamaica\"})-[:speaks]->(x) RETURN x.name",
+                   "no", "no").run(Q)
+    assert res.schema.relations == [] and res.prediction.usage.llm_calls == 3  # cypher + 2 repairs, no schema call
+    assert all(sp.parts["relevance"] == 0.0 for sp in res.subgraph.schema_paths)
+    assert res.generation.attempts[0].problems[0].kind == "unknown_relationship_type"
+
+
+def test_compiled_method_needs_no_llm_and_evidence_cypher_redraws_it(webqsp_graph):
+    res = ask("what does jamaican people speak?", store=webqsp_graph, topics=["Jamaica"], method="sgr-compiled")
+    assert set(res.prediction.answer_texts) == GOLD and res.prediction.usage.llm_calls == 0
+    rows = webqsp_graph.read(res.evidence_cypher())
+    assert len(rows) == len(res.evidence_triples()) >= 2
+    d = res.to_dict()
+    assert d["route"] == "direct" and d["answers"][0]["paths"] and d["evidence_cypher"].startswith("UNWIND")
+
+
+def test_unknown_entity_is_one_clear_error(webqsp_graph):
+    with pytest.raises(EntityNotFound, match="--topic"):
+        ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled")
+    pred = answerer(webqsp_graph, "sgr-compiled").answer(Question(id="x", text="what is qqq?", topic_entities=["qqq zzz"]))
+    assert pred.error and not pred.answers
+
+
+def test_multi_hop_order_on_metaqa(metaqa_graph):
+    schema = '{"relations": ["starred_actors", "directed_by"], "constraints": []}'
+    q = Question(id="m", text="who directed the movies starred by Jack O'Connell", topic_entities=["Jack O'Connell"])
+    res = answerer(metaqa_graph, "sgr", schema, "no", "no", "no").run(q)
+    top = res.subgraph.schema_paths[0]
+    assert top.steps == (("starred_actors", "in"), ("directed_by", "out")) and top.hops == 2
+    assert "Yann Demange" in res.prediction.answer_texts

@@ -1,0 +1,58 @@
+"""Schema extraction S_q: rule constraints, score combination, the constrained LLM stage (sgr/schema.py)."""
+
+import pytest
+from pydantic import ValidationError
+
+from sgr.schema import (ScoredRelation, combine_scores, extract_schema, reply_model, rule_constraints)
+
+
+class FixedRetriever:
+    """A retriever over a fixed ranking (names must exist in the graph in real use)."""
+
+    def __init__(self, ranking):
+        self.ranking = ranking
+
+    def retrieve(self, question, k, among=None):
+        names = [n for n in self.ranking if among is None or n in among]
+        return [ScoredRelation(n, 0.9 - 0.1 * i, n, 0.9 - 0.1 * i) for i, n in enumerate(names[:k])]
+
+
+def test_rule_constraints_find_type_time_ordinal_count():
+    kinds = {(c.kind, c.value) for c in rule_constraints("who was the first governor of ohio in 1803?")}
+    assert ("type", "person") in kinds and ("time", "1803") in kinds and ("ordinal", "first") in kinds
+    assert any(c.kind == "count" for c in rule_constraints("how many countries border france"))
+    assert ("type", "language") in {(c.kind, c.value) for c in rule_constraints("what language do they speak")}
+
+
+def test_llm_pick_reorders_relations():
+    cands = [ScoredRelation("a", 0.8, "", 0.8), ScoredRelation("b", 0.4, "", 0.4)]
+    out = combine_scores(cands, ["b"], beta=0.5)
+    assert [r.name for r in out] == ["b", "a"]
+    assert out[0].score == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
+    assert out[1].score == pytest.approx(0.5 * 1.0)
+    assert out[0].picked_rank == 1 and out[1].picked_rank is None
+
+
+def test_reply_model_only_admits_candidate_relations():
+    model = reply_model(["a.b", "c.d"], max_relations=2, with_entities=False)
+    assert model.model_validate({"relations": ["c.d"], "constraints": []}).relations == ["c.d"]
+    with pytest.raises(ValidationError):
+        model.model_validate({"relations": ["not.in.graph"]})
+
+
+def test_extract_schema_with_scripted_model(scripted):
+    llm = scripted('{"relations": ["people.person.place_of_birth"], "constraints": [{"kind": "type", "text": "where"}]}')
+    retr = FixedRetriever(["people.person.nationality", "people.person.place_of_birth", "people.person.gender"])
+    s = extract_schema("where was george washington carver from?", retriever=retr, llm=llm,
+                       entity="George Washington Carver", k=3)
+    assert s.source == "llm"
+    assert s.ordered == ["people.person.place_of_birth"]
+    assert s.relation_names[0] == "people.person.place_of_birth"
+    assert any(c.kind == "type" and c.text == "where" for c in s.constraints)
+
+
+def test_unusable_reply_falls_back_to_embedding_ranking(scripted):
+    llm = scripted("not json", '{"relations": ["invented.relation"]}')
+    retr = FixedRetriever(["x.y", "z.w"])
+    s = extract_schema("what is x?", retriever=retr, llm=llm, entity="X", k=2)
+    assert s.source == "embedding" and s.relation_names == ["x.y", "z.w"] and s.ordered == []
