@@ -7,7 +7,7 @@ Run against a running Neo4j (``NEO4J_URI``; start a fresh one first so that run 
     SGR_HOME=/tmp/sgr-load .venv/bin/sgr neo4j stop
 
 or let it start (and stop) a fresh embedded server of its own: ``bench/load.py --fresh-server``
-(``--jvm-flags "-XX:TieredStopAtLevel=1" --out …`` tries extra JVM flags on that server).
+(``--jvm-flags=-XX:TieredStopAtLevel=1 --out …`` tries extra JVM flags on that server).
 
 What is measured, all in one run on the same server:
 
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
     ap.add_argument("--fresh-server", action="store_true",
                     help="start a fresh embedded Neo4j in a temporary SGR_HOME (cold JVM, empty store), stop it after")
-    ap.add_argument("--jvm-flags", default="", help="with --fresh-server: extra JVM flags, e.g. -XX:TieredStopAtLevel=1")
+    ap.add_argument("--jvm-flags", default="", help="with --fresh-server: extra JVM flags, e.g. --jvm-flags=-XX:TieredStopAtLevel=1")
     args = ap.parse_args(argv)
     if args.fresh_server:
         import shutil

@@ -715,3 +715,12 @@ def evaluate_retrieval(retrievers: dict[str, RelationRetriever], dataset: str, *
     ceiling = (sum(1 for e in examples if all(r in vocab for r in e.relations)) / len(examples)) if examples else 0.0
     return RetrievalEval(dataset=dataset, questions=len(examples), vocabulary_size=len(vocab), ceiling=ceiling,
                          rra={label: r.evaluate(examples, ks) for label, r in retrievers.items()})
+
+
+def trained_retriever(store: GraphStore, encoder: str = DEFAULT_ENCODER) -> RelationRetriever | None:
+    """The trained retriever for this graph (``SGR_RELATION_MODEL`` or the newest model trained on this graph
+    version), or None when there is none — for SGR's schema extraction, which keeps its plain-cosine retriever then."""
+    model = os.environ.get("SGR_RELATION_MODEL") or find_model(store.graph_version())
+    if model is None:
+        return None
+    return load_retriever(store, model, encoder)

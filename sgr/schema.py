@@ -2,15 +2,20 @@
 
 * **R_q, candidate relations** — always drawn from the graph's own vocabulary (``(:Relation {name, text})``):
   a :class:`RelationRetriever` proposes the top-k by sentence-embedding similarity between the question and the
-  relation texts (:class:`EmbeddingRelationRetriever`, MiniLM, embeddings cached per graph version), then the LLM
-  picks and orders the ones to follow, its answer constrained to an enum of those k names. A relation the graph
-  does not have can never enter R_q. The final relevance of relation r is
+  relation texts (:class:`EmbeddingRelationRetriever`, MiniLM, embeddings cached per graph version), ranked among
+  the relation types around the linked entities, then the LLM picks and orders the ones to follow, answering
+  with the numbers of the listed candidates in schema-constrained JSON (``{"relations": [2, 1]}``: only the k
+  listed relations are expressible, and the reply is a few tokens long). A relation the graph does not have can
+  never enter R_q. The final relevance of relation r is
 
       s(r) = (1 − β)·sim(q, r) / max_r' sim(q, r') + β·pick(r),   pick(r) = 1 − (rank_LLM(r) − 1)/|picked|
 
   (0 for relations the LLM did not pick), with β = ``SGRConfig.llm_relation_weight``.
 * **C_q, constraints** — type, time, comparison, ordinal/superlative and count conditions found by rules
-  (:func:`rule_constraints`) plus those the LLM names whose words occur in the question.
+  (:func:`rule_constraints`); a 135M model's own constraint lists were noise and cost output tokens, so the
+  model is not asked for them.
+* **worked examples** — the nearest training question whose gold relations are all among the candidates is
+  shown over the *same* numbered list (:func:`examples_for`), else a static example.
 * **V_q, entities** — mentions (bracketed names, the LLM's ``entities``) that :mod:`sgr.linking` maps to nodes.
 
 The retriever is a hook: anything with ``retrieve(question, k) -> list[ScoredRelation]`` (e.g. a trained
@@ -202,9 +207,8 @@ def bracket_mentions(question: str) -> list[str]:
 # -- the LLM stage -----------------------------------------------------------------------------------------------
 SCHEMA_SYSTEM = (
     "You are a knowledge graph expert. For a question, write its query schema as one JSON object: "
-    "\"relations\": the graph relations to follow from the topic entity to the answer, in order, copied from the "
-    "candidate list; \"constraints\": conditions the answer must meet (kinds: type, time, comparison, ordinal, "
-    "count), or []. Reply with the JSON object only.")
+    "\"relations\": the numbers of the candidate relations to follow from the topic entity to the answer, in order. "
+    "Reply with the JSON object only.")
 SCHEMA_SYSTEM_ENTITIES = SCHEMA_SYSTEM.replace(
     "write its query schema as one JSON object: ",
     "write its query schema as one JSON object: \"entities\": the names of the things the question is about, "
@@ -213,26 +217,20 @@ SCHEMA_SYSTEM_ENTITIES = SCHEMA_SYSTEM.replace(
 STATIC_EXAMPLE = {
     "question": "what does jamaican people speak?",
     "entity": "Jamaica",
-    "candidates": ["location.country.languages_spoken", "location.country.official_language",
-                   "people.person.nationality", "location.location.containedby"],
+    "candidates": ["location.location.containedby", "location.country.languages_spoken",
+                   "location.country.official_language", "people.person.nationality"],
     "relations": ["location.country.languages_spoken"],
-    "constraints": [],
 }
 
 
-class _Constraint(BaseModel):
-    kind: Literal["type", "time", "comparison", "ordinal", "count"]
-    text: str = Field(max_length=40)
-
-
-def reply_model(candidates: Sequence[str], max_relations: int, with_entities: bool) -> type[BaseModel]:
-    """The pydantic model of the schema reply; ``relations`` is an enum of the candidates (constrained decoding)."""
-    rel_type = Literal[tuple(candidates)]  # type: ignore[valid-type]
+def reply_model(n_candidates: int, max_relations: int, with_entities: bool) -> type[BaseModel]:
+    """The pydantic model of the schema reply: ``relations`` are 1-based numbers of the candidates, so the JSON
+    schema (and constrained decoding) only admits relations of the list; replies stay a few tokens long."""
+    number = Literal[tuple(range(1, n_candidates + 1))]  # type: ignore[valid-type]
     fields: dict = {}
     if with_entities:
         fields["entities"] = (list[str], Field(default_factory=list, max_length=3))
-    fields["relations"] = (list[rel_type], Field(min_length=1, max_length=max_relations))  # type: ignore[valid-type]
-    fields["constraints"] = (list[_Constraint], Field(default_factory=list, max_length=2))
+    fields["relations"] = (list[number], Field(min_length=1, max_length=max_relations))  # type: ignore[valid-type]
     return create_model("SchemaReply", **fields)
 
 
@@ -240,7 +238,8 @@ def _user_message(question: str, entity: str | None, candidates: Sequence[str]) 
     lines = [f"Question: {question}"]
     if entity:
         lines.append(f"Topic entity: {entity}")
-    lines.append("Candidate relations: " + ", ".join(candidates))
+    lines.append("Candidate relations:")
+    lines += [f"{i}. {c}" for i, c in enumerate(candidates, 1)]
     return "\n".join(lines)
 
 
@@ -250,8 +249,7 @@ def _reply_json(example: dict, with_entities: bool) -> str:
     obj: dict = {}
     if with_entities:
         obj["entities"] = [example["entity"]] if example.get("entity") else []
-    obj["relations"] = example["relations"]
-    obj["constraints"] = example.get("constraints", [])
+    obj["relations"] = [example["candidates"].index(r) + 1 for r in example["relations"]]
     return json.dumps(obj)
 
 
@@ -280,72 +278,62 @@ def combine_scores(candidates: Sequence[ScoredRelation], ordered: Sequence[str],
     return sorted(out, key=lambda r: -r.score)
 
 
-def example_from_exemplar(ex, retriever: EmbeddingRelationRetriever | RelationRetriever,  # noqa: ANN001
-                          n_candidates: int) -> dict:
-    """A worked example for the prompt: the exemplar's question, its gold relations among its own top candidates."""
-    cands = [r.name for r in retriever.retrieve(ex.masked, n_candidates)]
-    for r in ex.relations:
-        if r not in cands:
-            cands.insert(min(len(cands), 1 + len(cands) // 2), r)
-    cands = list(dict.fromkeys(cands))[: max(n_candidates, len(set(ex.relations)))]
-    for r in ex.relations:  # guarantee gold relations survive the cut
-        if r not in cands:
-            cands[-1] = r
-    return {"question": ex.question, "entity": ex.entity, "candidates": cands, "relations": list(ex.relations),
-            "constraints": []}
+def examples_for(question: str, entity: str | None, candidates: Sequence[str], exemplars, n: int,  # noqa: ANN001
+                 search: int = 8) -> list[dict]:
+    """Worked examples over the question's own candidate list: the nearest training questions whose gold
+    relations are all among the candidates (so the example's answer is expressible); [] when none is."""
+    if exemplars is None or not len(exemplars) or n <= 0:
+        return []
+    out = []
+    for ex, _sim in exemplars.nearest(question, search, entity):
+        if ex.relations and all(r in candidates for r in ex.relations):
+            out.append({"question": ex.question, "entity": ex.entity, "candidates": list(candidates),
+                        "relations": list(ex.relations)})
+            if len(out) >= n:
+                break
+    return out
 
 
 def extract_schema(question: str, *, retriever: RelationRetriever, llm=None, entity: str | None = None,  # noqa: ANN001
                    exemplars=None, k: int = 10, beta: float = 0.5, max_relations: int = 3,  # noqa: ANN001
-                   n_examples: int = 1, example_candidates: int = 5, need_mentions: bool = False,
+                   n_examples: int = 1, need_mentions: bool = False,
                    among: Sequence[str] | None = None, stage: str = "schema") -> QuestionSchema:
     """Build S_q for ``question`` (module docstring). ``entity``: the topic entity's name when already known;
     ``among``: the relation types around the linked entities (candidates are ranked among them).
 
     Without ``llm`` (or when the model's reply cannot be used) R_q is the embedding ranking alone and
-    ``source`` says ``"embedding"``. ``exemplars`` (an :class:`sgr.exemplars.ExemplarPool`) supplies the
-    worked examples; else a static example is shown.
+    ``source`` says ``"embedding"``. ``exemplars`` (an :class:`sgr.exemplars.ExemplarPool`) supplies worked
+    examples (training questions over the same candidate list); else a static example is shown.
     """
     from sgr.exemplars import mask_entity
 
     masked = mask_entity(question, entity)
     candidates = retriever.retrieve(masked, k, among)
-    if not candidates:
-        return QuestionSchema(question, bracket_mentions(question), [], rule_constraints(question), [], "embedding")
     constraints = rule_constraints(question)
     mentions = bracket_mentions(question)
     schema = QuestionSchema(question, mentions, combine_scores(candidates, [], 0.0), constraints, [], "embedding")
-    if llm is None:
+    if llm is None or not candidates:
         return schema
     names = [c.name for c in candidates]
-    examples: list[dict] = []
-    if exemplars is not None and len(exemplars):
-        for ex, _sim in exemplars.nearest(question, n_examples, entity):
-            examples.append(example_from_exemplar(ex, retriever, example_candidates))
+    with_entities = need_mentions and not mentions
+    examples = [] if with_entities else examples_for(question, entity, names, exemplars, n_examples)
     if not examples:
         examples = [STATIC_EXAMPLE]
-    with_entities = need_mentions and not mentions
-    if with_entities and not any(e.get("entity") for e in examples):
-        examples = [STATIC_EXAMPLE]
     schema.exemplars = [e["question"] for e in examples]
-    model = reply_model(names, max_relations, with_entities)
+    model = reply_model(len(names), max_relations, with_entities)
     msgs = schema_messages(question, entity, names, examples, with_entities)
-    result = llm.try_structured(msgs, model, stage=stage, max_retries=1, max_tokens=120)
+    result = llm.try_structured(msgs, model, stage=stage, max_retries=1, max_tokens=40)
     reply = result.value
     if reply is None:
         return schema
-    schema.ordered = [r for r in getattr(reply, "relations", []) if r in names]  # repeats kept (a→b→a paths)
+    schema.ordered = [names[i - 1] for i in getattr(reply, "relations", [])]  # repeats kept (a→b→a paths)
     schema.relations = combine_scores(candidates, schema.ordered, beta)
     schema.source = "llm" if schema.ordered else "embedding"
-    qlow = question.lower()
-    for c in getattr(reply, "constraints", []) or []:
-        text = c.text.strip()
-        if text and text.lower() in qlow and not any(x.kind == c.kind and x.text.lower() == text.lower()
-                                                     for x in constraints):
-            constraints.append(Constraint(c.kind, text, None))
     if with_entities:
+        qlow = question.lower()
         for e in getattr(reply, "entities", []) or []:
             e = e.strip()
-            if e and e.lower() in qlow and e not in schema.mentions:
+            words = [w for w in e.lower().split() if len(w) >= 3]
+            if e and (e.lower() in qlow or (words and all(w[:4] in qlow for w in words))) and e not in schema.mentions:
                 schema.mentions.append(e)
     return schema

@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from sgr.schema import (ScoredRelation, combine_scores, extract_schema, reply_model, rule_constraints)
+from sgr.schema import ScoredRelation, combine_scores, extract_schema, reply_model, rule_constraints
 
 
 class FixedRetriever:
@@ -33,26 +33,53 @@ def test_llm_pick_reorders_relations():
     assert out[0].picked_rank == 1 and out[1].picked_rank is None
 
 
-def test_reply_model_only_admits_candidate_relations():
-    model = reply_model(["a.b", "c.d"], max_relations=2, with_entities=False)
-    assert model.model_validate({"relations": ["c.d"], "constraints": []}).relations == ["c.d"]
+def test_reply_model_only_admits_candidate_numbers():
+    model = reply_model(2, max_relations=2, with_entities=False)
+    assert model.model_validate({"relations": [2, 1]}).relations == [2, 1]
     with pytest.raises(ValidationError):
-        model.model_validate({"relations": ["not.in.graph"]})
+        model.model_validate({"relations": [3]})
+    with pytest.raises(ValidationError):
+        model.model_validate({"relations": [1, 2, 1]})
+    schema = model.model_json_schema()
+    assert schema["properties"]["relations"]["items"]["enum"] == [1, 2]
 
 
 def test_extract_schema_with_scripted_model(scripted):
-    llm = scripted('{"relations": ["people.person.place_of_birth"], "constraints": [{"kind": "type", "text": "where"}]}')
+    llm = scripted('{"relations": [2]}')
     retr = FixedRetriever(["people.person.nationality", "people.person.place_of_birth", "people.person.gender"])
     s = extract_schema("where was george washington carver from?", retriever=retr, llm=llm,
                        entity="George Washington Carver", k=3)
     assert s.source == "llm"
     assert s.ordered == ["people.person.place_of_birth"]
     assert s.relation_names[0] == "people.person.place_of_birth"
-    assert any(c.kind == "type" and c.text == "where" for c in s.constraints)
+    assert any(c.kind == "type" and c.value == "place" for c in s.constraints)
 
 
 def test_unusable_reply_falls_back_to_embedding_ranking(scripted):
-    llm = scripted("not json", '{"relations": ["invented.relation"]}')
+    llm = scripted("not json", '{"relations": [7]}')
     retr = FixedRetriever(["x.y", "z.w"])
     s = extract_schema("what is x?", retriever=retr, llm=llm, entity="X", k=2)
     assert s.source == "embedding" and s.relation_names == ["x.y", "z.w"] and s.ordered == []
+
+
+class OnePool:
+    def __init__(self, exemplars):
+        self.exemplars = exemplars
+
+    def __len__(self):
+        return len(self.exemplars)
+
+    def nearest(self, question, k, entity=None):
+        return [(e, 1.0) for e in self.exemplars][:k]
+
+
+def test_worked_example_uses_the_questions_candidates():
+    from sgr.exemplars import Exemplar
+    from sgr.schema import examples_for, schema_messages
+
+    pool = OnePool([Exemplar("who wrote X", ["not.listed"]), Exemplar("who directed Y", ["directed_by"], "Y")])
+    ex = examples_for("who directed Z", "Z", ["written_by", "directed_by"], pool, 1)
+    assert ex == [{"question": "who directed Y", "entity": "Y", "candidates": ["written_by", "directed_by"],
+                   "relations": ["directed_by"]}]
+    msgs = schema_messages("who directed Z", "Z", ["written_by", "directed_by"], ex, False)
+    assert msgs[2].content == '{"relations": [2]}' and "2. directed_by" in msgs[3].content
