@@ -302,6 +302,31 @@ def llm_stop() -> None:
 # --------------------------------------------------------------------------------------------
 # ask (sgr/pipeline.py)
 # --------------------------------------------------------------------------------------------
+@app.command("ask")
+def ask_cmd(
+    question: str = typer.Argument(..., help="the question, e.g. \"what does jamaican people speak?\""),
+    topic: Optional[list[str]] = typer.Option(None, "--topic", "-t",
+                                              help="topic entity name or MID (repeatable); default: linked from the text"),
+    method: str = typer.Option("sgr", "--method", "-m",
+                               help="sgr, sgr-direct, sgr-no-schema, cypher-only, sgr-compiled (no LLM) or llm-only"),
+    hops: int = typer.Option(2, "--hops", help="expansion depth (a CVT node is not a hop)"),
+    max_repairs: int = typer.Option(2, "--max-repairs", help="rounds of feeding Neo4j's errors back to the LLM"),
+    as_json: bool = typer.Option(False, "--json", help="print the whole trace as JSON"),
+) -> None:
+    """Answer one question with SGR: answers with their paths, the Cypher that ran, route, costs, evidence."""
+    import json as _json
+
+    from sgr.pipeline import ask, format_result
+    from sgr.store import GraphStore
+
+    with GraphStore.from_settings() as store:
+        result = ask(question, store=store, topics=topic or [], method=method, hops=hops, max_repairs=max_repairs)
+    if as_json:
+        print(_json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
+        return
+    for line in format_result(result):
+        console.print(line, highlight=False, soft_wrap=True)
+
 
 # --------------------------------------------------------------------------------------------
 # eval (sgr/evaluation/)

@@ -197,7 +197,7 @@ def answers_hit(store: GraphStore, query: str, gold: list[str]) -> bool:
     except Exception:  # noqa: BLE001 - any failure means no answer
         return False
     got = {str(v).strip().lower() for row in rows for v in row.values() if v is not None}
-    return bool(got & {g.strip().lower() for g in gold})
+    return bool(got & {str(g).strip().lower() for g in gold if g is not None})
 
 
 def measure_decode_speed(llm: LLM, reps: int = 3) -> dict[str, float]:

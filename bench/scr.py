@@ -55,7 +55,7 @@ from sgr.types import Prediction, Question  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("metaqa", "webqsp")
 TRAIN = {"metaqa": {"train_per_hop": 1000, "val_per_hop": 100, "epochs": 4},
-         "webqsp": {"train_per_hop": 0, "val_per_hop": 0, "epochs": 6}}
+         "webqsp": {"train_per_hop": 0, "val_per_hop": 0, "epochs": 3}}
 
 
 def state_path() -> Path:
@@ -223,7 +223,8 @@ def latency(answerer: Any, qs: list[Question]) -> dict[str, float]:
             "total_p50_ms": percentile(tot, 50), "total_p95_ms": percentile(tot, 95)}
 
 
-def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str]) -> dict[str, Any]:
+def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsample: int | None = None,
+             latency_threads: int = 1) -> dict[str, Any]:
     torch.set_num_threads(2)
     state = load_state()
     summary: dict[str, Any] = {}
@@ -241,7 +242,7 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str]) -> di
         if not info or "models" not in info:
             details.setdefault("skipped", []).append(dataset)
             continue
-        groups = test_questions(dataset, per_hop, seed=0)
+        groups = test_questions(dataset, per_hop, seed=0, subsample=subsample)
         p = preset(dataset)
         source = SubgraphSource(None, p.subgraph, info["graph_version"])
         for group, qs in groups.items():
@@ -264,7 +265,9 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str]) -> di
                 sc = score_group(preds, qs)
                 sc["batched_seconds_per_question"] = wall / max(len(qs), 1)
                 lat_qs = qs[:latency_n]
+                torch.set_num_threads(latency_threads)
                 sc["latency"] = latency(ans, lat_qs) if latency_n else {}
+                torch.set_num_threads(2)
                 details[name]["methods"][method] = sc
                 for m in ("hits1_strict", "hit", "f1", "llm_calls_median", "prompt_tokens_median"):
                     summary[f"{name}/{method}/{m}"] = sc[m]
@@ -290,7 +293,8 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str]) -> di
     training = {ds: {kind: {k: v for k, v in m.items() if k != "config"} | {"config": m.get("config")}
                      for kind, m in state[ds].get("models", {}).items()} for ds in DATASETS if ds in state}
     return {"summary": summary, "details": details, "training": training,
-            "setup": {"per_hop": per_hop, "seed": 0, "latency_n": latency_n, "llm_n": llm_n,
+            "setup": {"per_hop": per_hop, "subsample": subsample, "seed": 0, "latency_n": latency_n,
+                      "latency_threads": latency_threads, "llm_n": llm_n,
                       "device": "cpu", "torch_threads": torch.get_num_threads(), "gpu": "not measured in this session",
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
                       "load_average": os.getloadavg(), "encoder": "all-MiniLM-L6-v2 (sgr.encoders 'minilm')",
@@ -342,13 +346,16 @@ def main() -> None:
     e.add_argument("--latency-n", type=int, default=100)
     e.add_argument("--llm-n", type=int, default=0)
     e.add_argument("--methods", default="scr,scr-greedy,scr-single-step")
+    e.add_argument("--subsample", type=int, default=None, help="keep N of each test group (seeded)")
+    e.add_argument("--latency-threads", type=int, default=1, help="torch threads while timing one question")
     args = ap.parse_args()
     if args.stage == "prepare":
         prepare(args.dataset, args.load, args.per_hop)
     elif args.stage == "train":
         train_models(args.dataset, args.epochs, [args.only] if args.only else ["stepwise", "single-step"])
     else:
-        res = evaluate(args.per_hop, args.latency_n, args.llm_n, args.methods.split(","))
+        res = evaluate(args.per_hop, args.latency_n, args.llm_n, args.methods.split(","), args.subsample,
+                       args.latency_threads)
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "scr.json").write_text(json.dumps(res, indent=2, default=str))
         md = write_markdown(res)

@@ -214,6 +214,31 @@ class EntityLinker:
                 break
         return _dedupe(out)
 
+    def verbatim_mentions(self, question: str, max_entities: int = 3, limit: int = 60) -> list[LinkedEntity]:
+        """Nodes whose normalised name occurs word for word in the question, longest first, no overlaps — one
+        full-text query (used for the question's further entities, which only count for path alignment)."""
+        words = [w for w in re.findall(r"[\w']+", question.lower()) if w not in STOPWORDS and len(w) > 1]
+        if not words:
+            return []
+        rows = self.fulltext(" ".join(words), limit, fuzzy=False)
+        qnorm = f" {normalise(question)} "
+        hits = []
+        for r in rows:
+            n = normalise(r.get("name") or "")
+            if len(n) >= 4 and f" {n} " in qnorm and not all(w in STOPWORDS for w in n.split()):
+                hits.append((len(n), r))
+        out: list[LinkedEntity] = []
+        taken: list[str] = []
+        for _, r in sorted(hits, key=lambda x: -x[0]):
+            n = normalise(r["name"])
+            if any(f" {n} " in f" {t} " for t in taken):
+                continue
+            taken.append(n)
+            out.append(LinkedEntity(r["name"], r["id"], r["name"], 1.0, "verbatim"))
+            if len(out) >= max_entities:
+                break
+        return out
+
     # -- ties --------------------------------------------------------------------------------------
     def _break_ties(self, mention: str, cands: list[dict], relation_scores: dict[str, float] | None,
                     method: str) -> LinkedEntity:

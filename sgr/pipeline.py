@@ -38,9 +38,10 @@ from cypher.compile import CompiledQuery, compile_schema_path, cypher_literal
 from cypher.repair import CypherGeneration, generate_cypher
 from cypher.translate import (example_for, grammar_for, no_schema_messages, relation_endpoints,
                               translate_messages)
-from sgr.errors import EntityNotFound, SgrError
-from sgr.linking import EntityLinker, LinkedEntity
-from sgr.reasoning import (Candidate, SGRConfig, Vote, aggregate_votes, answer_messages, delta_decides,
+from sgr.errors import ConfigError, EntityNotFound, SgrError
+from sgr.linking import EntityLinker, LinkedEntity, normalise
+from sgr.reasoning import (Candidate, SGRConfig, Vote, aggregate_votes, answer_messages, apply_answer_constraints,
+                           delta_decides,
                            model_confidence, parse_answer_lines, select_answers, to_answers, validate_candidates)
 from sgr.schema import (EmbeddingRelationRetriever, QuestionSchema, RelationRetriever, ScoredRelation,
                         bracket_mentions, extract_schema)
@@ -333,7 +334,7 @@ class SGRAnswerer:
         from sgr.encoders import embed_texts
 
         self.builder = SubgraphBuilder(store, lambda texts: embed_texts(list(texts)),
-                                       self.embedding_retriever.score_of)
+                                       self.embedding_retriever.score_of, self.embedding_retriever.vectors)
 
     # -- Answerer -------------------------------------------------------------------------------------------------
     def answer(self, question: Question) -> Prediction:
@@ -426,8 +427,14 @@ class SGRAnswerer:
             from sgr.exemplars import mask_entity
 
             masked = mask_entity(question.text, entity_name)
+            anchors: list[str] = []
+            if cfg.anchor_entities and cfg.schema_guided:
+                seed_ids = {x.id for x in entities}
+                anchors = [x.id for x in self.linker.verbatim_mentions(question.text)
+                           if x.id not in seed_ids and normalise(x.label) not in {normalise(t.label) for t in entities}]
+                pred.extra["anchors"] = anchors
             result.subgraph = self.builder.build(schema, entities, self._expansion(), masked_question=masked,
-                                                 beta=cfg.beta)
+                                                 beta=cfg.beta, anchors=anchors)
             usage.add_stage("subgraph", time.perf_counter() - t)
             pred.paths = [p for p in result.subgraph.paths[:10]]
 
@@ -455,6 +462,10 @@ class SGRAnswerer:
             usage.add_stage("collaborative", time.perf_counter() - t)
             pred.answers = to_answers(chosen, "support", cfg.paths_per_answer)
             pred.route = "collaborative" if chosen else None
+        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
+            pred.answers, notes = apply_answer_constraints(pred.answers, result.schema.constraints)
+            if notes:
+                pred.extra["constraints_applied"] = notes
         # 7. optional answer text from the top paths
         if cfg.generate_answers and self.llm is not None and pred.answers:
             t = time.perf_counter()
@@ -670,7 +681,12 @@ def config_from_options(variant: str, options: dict[str, Any] | None = None) -> 
         k = key.replace("-", "_")
         if k in fields and value is not None:
             typ = type(getattr(cfg, k))
-            setattr(cfg, k, typ(value) if not isinstance(value, typ) else value)
+            if isinstance(value, str) and typ is bool:
+                value = value.strip().lower() in ("1", "true", "yes", "on")
+            try:
+                setattr(cfg, k, value if isinstance(value, typ) else typ(value))
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"option {key}={value!r}: expected {typ.__name__}") from exc
     return cfg
 
 
@@ -718,7 +734,6 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     ``llm-only`` is answered too (its trace has no graph parts). Raises EntityNotFound / LLMError /
     Neo4jUnavailable with one-line messages.
     """
-    from sgr.errors import ConfigError
     from sgr.methods import MethodContext
 
     store.verify()
@@ -731,6 +746,54 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
         pred = answerer.answer(question)
         return SGRResult(question=question, method=method, prediction=pred, config=SGRConfig())
     return answerer.run(question)
+
+
+def format_result(result: SGRResult, max_paths: int = 5) -> list[str]:
+    """Human-readable lines for ``sgr ask`` (rich markup)."""
+    from rich.markup import escape as e
+
+    pred = result.prediction
+    u = pred.usage
+    out = [f"[bold]Q:[/] {e(result.question.text)}   [dim]method {result.method} · route {pred.route or '-'}[/]"]
+    if pred.error:
+        out.append(f"[red]{e(pred.error)}[/]")
+    if result.entities:
+        out.append("[bold]Entities:[/] " + e(", ".join(f"{x.mention} → {x.label} ({x.method})" for x in result.entities)))
+    if result.schema is not None and result.schema.relations:
+        rels = e(", ".join(f"{r.name} {r.score:.2f}" + (f" (LLM #{r.picked_rank})" if r.picked_rank else "")
+                           for r in result.schema.relations[:5]))
+        out.append(f"[bold]Candidate relations[/] ({result.schema.source}): {rels}")
+        if result.schema.constraints:
+            out.append("[bold]Constraints:[/] " + e(", ".join(f"{c.kind}={c.value or c.text}"
+                                                            for c in result.schema.constraints)))
+    out.append("[bold]Answers:[/]" + ("" if pred.answers else " (none)"))
+    for a in pred.answers[:10]:
+        via = f"  [dim]via {e(a.paths[0].render())}[/]" if a.paths else ""
+        out.append(f"  • {e(a.text)}  [dim]{a.score:.3f}[/]{via}")
+    if len(pred.answers) > 10:
+        out.append(f"  … {len(pred.answers) - 10} more")
+    gen = result.generation
+    if gen is not None:
+        for i, att in enumerate(gen.attempts):
+            tag = "ran" if att.ok else "rejected"
+            out.append(f"[bold]LLM Cypher #{i + 1}[/] ({tag}): {e(att.query or repr(att.reply[:120]))}")
+            for p in att.problems:
+                out.append(f"    [yellow]{p.kind}[/]: {e(p.message)}")
+    if pred.cypher:
+        out.append(f"[bold]Cypher that answered[/] ({result.cypher_source}):")
+        out += ["  " + e(line) for line in pred.cypher[-1].splitlines()]
+    if result.subgraph is not None:
+        out.append(f"[bold]Top paths[/] (G_q: {len(result.subgraph.paths)} paths, "
+                   f"{len(result.subgraph.schema_paths)} relation patterns):")
+        for p in result.subgraph.paths[:max_paths]:
+            out.append(f"  {p.score:.3f}  {e(p.render())}")
+    stages = " · ".join(f"{k} {v * 1000:.0f} ms" for k, v in u.stage_seconds.items())
+    out.append(f"[bold]Time:[/] {u.total_seconds:.2f} s ({stages})")
+    out.append(f"[bold]LLM:[/] {u.llm_calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
+               f"{u.llm_seconds:.1f} s · [bold]Neo4j:[/] {u.neo4j_queries} queries, {u.neo4j_seconds * 1000:.0f} ms")
+    out.append("[bold]Evidence in Neo4j Browser:[/]")
+    out += ["  " + e(line) for line in result.evidence_cypher().splitlines()]
+    return out
 
 
 __all__ = ["SGRAnswerer", "SGRResult", "LLMOnlyAnswerer", "SGRConfig", "ask", "create", "SgrError"]

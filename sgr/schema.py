@@ -150,6 +150,16 @@ class EmbeddingRelationRetriever:
             order = np.array([i for i in order if self.names[i] in allowed], dtype=int)
         return [ScoredRelation(self.names[i], float(sims[i]), self.texts[i], float(sims[i])) for i in order[:k]]
 
+    def vectors(self, names: Sequence[str]) -> np.ndarray:
+        """Unit embedding rows of the named relations (texts embedded on demand for names outside the vocabulary)."""
+        from sgr.encoders import embed_texts
+
+        index = {n: i for i, n in enumerate(self.names)}
+        missing = [n for n in names if n not in index]
+        extra = dict(zip(missing, embed_texts([relation_text(n) for n in missing], self.encoder))) if missing else {}
+        return np.stack([self.matrix[index[n]] if n in index else extra[n] for n in names]) if names else \
+            np.zeros((0, self.matrix.shape[1] if self.matrix.size else 384), dtype=np.float32)
+
     def score_of(self, question: str, names: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of each named relation to the question (0 for names not in the vocabulary)."""
         sims = self.similarities(question)

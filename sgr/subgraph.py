@@ -195,10 +195,12 @@ class SubgraphBuilder:
     """Builds G_q for a schema (see the module docstring). ``embed`` maps texts to unit vectors."""
 
     def __init__(self, store: GraphStore, embed: Callable[[Sequence[str]], np.ndarray],
-                 relation_sim: Callable[[str, Sequence[str]], dict[str, float]] | None = None) -> None:
+                 relation_sim: Callable[[str, Sequence[str]], dict[str, float]] | None = None,
+                 relation_vectors: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
         self.store = store
         self.embed = embed
         self.relation_sim = relation_sim
+        self.relation_vectors = relation_vectors
         self._vecs: dict[str, np.ndarray] = {}
 
     def _vec(self, text: str) -> np.ndarray:
@@ -235,8 +237,9 @@ class SubgraphBuilder:
         return out
 
     def build(self, schema: QuestionSchema, seeds: Sequence[LinkedEntity], cfg: ExpansionConfig, *,
-              masked_question: str | None = None, beta: float = 0.5) -> Subgraph:
-        """Expand from ``seeds`` and return G_q."""
+              masked_question: str | None = None, beta: float = 0.5, anchors: Sequence[str] = ()) -> Subgraph:
+        """Expand from ``seeds`` and return G_q. ``anchors``: ids of further question entities that are not
+        expanded from but count for entity alignment."""
         question = masked_question or schema.question
         names: dict[str, str | None] = {s.id: s.name for s in seeds}
         cvt: set[str] = set()
@@ -245,7 +248,7 @@ class SubgraphBuilder:
         # R_q guides by scores and beam pruning, not by a hard filter: a relation ranked just below the top-k
         # (or the second edge of a CVT) stays reachable.
         allowed = None
-        other_entities = {s.id for s in seeds}
+        other_entities = {s.id for s in seeds} | set(anchors)
         qnorm = f" {normalise(schema.question)} "
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
@@ -294,8 +297,7 @@ class SubgraphBuilder:
                     break
                 rel_scores = self._relation_scores(schema, sorted({r for c in children for r, _ in c.steps}),
                                                    question, beta)
-                texts = [" ".join(relation_text(r) for r, _ in c.steps) for c in children]
-                path_sims = self.embed(texts) @ qvec
+                path_sims = self._path_similarities(children, qvec)
                 finished: list[tuple[_State, SchemaPath]] = []
                 for c, psim in zip(children, path_sims):
                     sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)
@@ -308,6 +310,20 @@ class SubgraphBuilder:
                 states = children[:cfg.beam]
         scored.sort(key=lambda p: (-p.score, p.hops, p.steps))
         return self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
+
+    def _path_similarities(self, children: Sequence[_State], qvec: np.ndarray) -> np.ndarray:
+        """cos(q, text(P)): the question against the normalised sum of the path's relation-text embeddings (a
+        cheap stand-in for embedding the concatenated texts; no encoder call per path)."""
+        if self.relation_vectors is None:
+            texts = [" ".join(relation_text(r) for r, _ in c.steps) for c in children]
+            return self.embed(texts) @ qvec
+        names = sorted({r for c in children for r, _ in c.steps})
+        vecs = dict(zip(names, self.relation_vectors(names)))
+        out = np.zeros(len(children), dtype=np.float32)
+        for i, c in enumerate(children):
+            v = np.sum([vecs[r] for r, _ in c.steps], axis=0)
+            out[i] = float(v @ qvec / max(np.linalg.norm(v), 1e-12))
+        return out
 
     def _score(self, sp: SchemaPath, schema: QuestionSchema, rel_scores: dict[str, float], path_sim: float,
                others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig) -> None:

@@ -156,11 +156,12 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
     return results
 
 
-def shortest_walk(sg: Subgraph, source: int, target: int, max_depth: int = 8) -> BeamPath | None:
+def shortest_walk(sg: Subgraph, source: int, target: int, max_depth: int = 8,
+                  bfs: tuple[dict[int, int], dict[int, list[tuple[int, int, int]]]] | None = None) -> BeamPath | None:
     """One shortest walk source → target in G_q (the reasoning path of the single-step ablation)."""
     if source == target:
         return BeamPath(nodes=[source], finished=True)
-    dist, preds = _bfs(sg, source, max_depth)
+    dist, preds = bfs or _bfs(sg, source, max_depth)
     if target not in dist:
         return None
     nodes, edges, dirs = [target], [], []
@@ -198,8 +199,9 @@ def single_step_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], b
         logits = F.cosine_similarity(q[s:s + 1], h[rows], dim=-1) / model.cfg.tau
         lp = torch.log_softmax(logits, dim=0).float().cpu().numpy()
         pool = []
+        bfs = _bfs(sg, t, 8)
         for j in np.argsort(-lp, kind="stable")[: beam_size * 2]:
-            walk = shortest_walk(sg, t, int(j))
+            walk = shortest_walk(sg, t, int(j), bfs=bfs)
             if walk is None:
                 continue
             walk.logp = float(lp[j])

@@ -61,12 +61,22 @@ def training_questions(dataset: str, train_per_hop: int = 1000, val_per_hop: int
     return train, val
 
 
-def test_questions(dataset: str, per_hop: int = 1000, seed: int = 0) -> dict[str, list[Question]]:
-    """Test questions grouped as reported: MetaQA per hop (``1hop`` …), WebQSP's held-out part as ``all``."""
+def test_questions(dataset: str, per_hop: int = 1000, seed: int = 0,
+                   subsample: int | None = None) -> dict[str, list[Question]]:
+    """Test questions grouped as reported: MetaQA per hop (``1hop`` …), WebQSP's held-out part as ``all``.
+
+    ``subsample`` keeps that many of each group, drawn with ``random.Random(seed + 1)`` and kept in order
+    (a smaller run over questions whose G_q are already cached).
+    """
     if dataset == "metaqa":
-        return {f"{h}hop": load_dataset(f"metaqa-{h}hop", "test", sample=per_hop or None, seed=seed).questions
-                for h in (1, 2, 3)}
-    qs = [q for q in load_dataset(dataset).questions if split_of(q.id) == "test"]
-    if per_hop:
-        qs = qs[:per_hop]
-    return {"all": qs}
+        groups = {f"{h}hop": load_dataset(f"metaqa-{h}hop", "test", sample=per_hop or None, seed=seed).questions
+                  for h in (1, 2, 3)}
+    else:
+        qs = [q for q in load_dataset(dataset).questions if split_of(q.id) == "test"]
+        groups = {"all": qs[:per_hop] if per_hop else qs}
+    if subsample:
+        for name, qs in groups.items():
+            if len(qs) > subsample:
+                keep = set(random.Random(seed + 1).sample(range(len(qs)), subsample))
+                groups[name] = [q for i, q in enumerate(qs) if i in keep]
+    return groups

@@ -15,7 +15,7 @@ HOLDER = "government.government_position_held.office_holder"
 
 def builder(store):
     retr = EmbeddingRelationRetriever(store)
-    return SubgraphBuilder(store, lambda t: embed_texts(list(t)), retr.score_of), retr
+    return SubgraphBuilder(store, lambda t: embed_texts(list(t)), retr.score_of, retr.vectors), retr
 
 
 def test_lcs():
