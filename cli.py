@@ -312,20 +312,30 @@ def ask_cmd(
     hops: int = typer.Option(2, "--hops", help="expansion depth (a CVT node is not a hop)"),
     max_repairs: int = typer.Option(2, "--max-repairs", help="rounds of feeding Neo4j's errors back to the LLM"),
     as_json: bool = typer.Option(False, "--json", help="print the whole trace as JSON"),
+    save: bool = typer.Option(False, "--save", help="record the evidence in the graph (`sgr evidence list`)"),
+    html: Optional[Path] = typer.Option(None, "--html", help="write the offline HTML evidence view here"),
 ) -> None:
     """Answer one question with SGR: answers with their paths, the Cypher that ran, route, costs, evidence."""
     import json as _json
 
+    from sgr import evidence
     from sgr.pipeline import ask, format_result
     from sgr.store import GraphStore
 
     with GraphStore.from_settings() as store:
         result = ask(question, store=store, topics=topic or [], method=method, hops=hops, max_repairs=max_repairs)
+        inspection = evidence.inspect_prediction(store, result.question.text, result.prediction, result.method,
+                                                 save=save, html=html,
+                                                 topic_ids=[e.id for e in result.entities])
     if as_json:
-        print(_json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
+        data = result.to_dict()
+        data["evidence"] = {"lines": inspection.lines()}
+        print(_json.dumps(data, indent=2, ensure_ascii=False, default=str))
         return
     for line in format_result(result):
         console.print(line, highlight=False, soft_wrap=True)
+    for line in inspection.lines():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 # --------------------------------------------------------------------------------------------
