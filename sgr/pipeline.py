@@ -348,7 +348,7 @@ class SGRAnswerer:
         c = self.config
         return ExpansionConfig(hops=c.hops, beam=c.beam, top_n=c.top_n, paths_per_answer=c.paths_per_answer,
                                max_answers=c.max_answers, schema_guided=c.schema_guided, w_rel=c.w_rel,
-                               w_align=c.w_align, w_con=c.w_con, w_len=c.w_len, order_weight=c.order_weight,
+                               w_align=c.w_align, w_con=c.w_con, w_len=c.w_len, w_fan=c.w_fan, order_weight=c.order_weight,
                                temperature=c.consistency_temperature)
 
     def run(self, question: Question) -> SGRResult:
@@ -699,8 +699,15 @@ def create(variant: str, ctx: Any) -> Any:
     if variant == "llm-only":
         return LLMOnlyAnswerer(llm)
     cfg = config_from_options(variant, options)
-    return SGRAnswerer(ctx.store, llm if variant in NEEDS_LLM else None, cfg, name=variant,
-                       retriever=options.get("relation_retriever"))
+    retriever = options.get("relation_retriever")
+    if isinstance(retriever, str):  # "embedding" (default), "auto" / "cosine" / a model file of sgr.relations
+        if retriever in ("", "embedding"):
+            retriever = None
+        else:
+            from sgr.relations import load_retriever
+
+            retriever = load_retriever(ctx.store, retriever)
+    return SGRAnswerer(ctx.store, llm if variant in NEEDS_LLM else None, cfg, name=variant, retriever=retriever)
 
 
 def make_sgr(ctx: Any) -> Any:

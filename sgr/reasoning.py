@@ -76,6 +76,7 @@ class SGRConfig:
     w_align: float = 0.3
     w_con: float = 0.2
     w_len: float = 0.05
+    w_fan: float = 0.0
     order_weight: float = 0.4
     # stages switched by the method variants (sgr/pipeline.py)
     schema_guided: bool = True

@@ -15,7 +15,8 @@
   (:func:`rule_constraints`); a 135M model's own constraint lists were noise and cost output tokens, so the
   model is not asked for them.
 * **worked examples** — the nearest training question whose gold relations are all among the candidates is
-  shown over the *same* numbered list (:func:`examples_for`), else a static example.
+  shown solved over the *same* numbered list (:func:`examples_for`; one line, the list is not repeated), else a
+  static example turn.
 * **V_q, entities** — mentions (bracketed names, the LLM's ``entities``) that :mod:`sgr.linking` maps to nodes.
 
 The retriever is a hook: anything with ``retrieve(question, k) -> list[ScoredRelation]`` (e.g. a trained
@@ -265,13 +266,24 @@ def _reply_json(example: dict, with_entities: bool) -> str:
 
 def schema_messages(question: str, entity: str | None, candidates: Sequence[str], examples: Sequence[dict],
                     with_entities: bool) -> list[BaseMessage]:
-    """System message, worked examples (user/assistant pairs), then the question."""
+    """System message, worked examples, then the question.
+
+    An example over the question's own candidate list (:func:`examples_for`) is written inside the question's
+    message as one solved line (``Solved example: "…" → {"relations": [2]}``), so the list is not repeated; an
+    example with its own list (the static one) is a user/assistant pair before the question.
+    """
     msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM_ENTITIES if with_entities else SCHEMA_SYSTEM)]
+    inline = [ex for ex in examples if list(ex["candidates"]) == list(candidates)]
     for ex in examples:
+        if ex in inline:
+            continue
         msgs.append(HumanMessage(_user_message(ex["question"], None if with_entities else ex.get("entity"),
                                                ex["candidates"])))
         msgs.append(AIMessage(_reply_json(ex, with_entities)))
-    msgs.append(HumanMessage(_user_message(question, None if with_entities else entity, candidates)))
+    text = _user_message(question, None if with_entities else entity, candidates)
+    for ex in inline:
+        text += f"\nSolved example: \"{ex['question']}\" → {_reply_json(ex, with_entities)}"
+    msgs.append(HumanMessage(text))
     return msgs
 
 

@@ -11,6 +11,7 @@ Every schema path P ending on named nodes is scored (the paper names the three t
 ``SGRConfig`` fields):
 
     s(P) = w_rel·relevance(P) + w_align·alignment(P) + w_con·constraints(P) − w_len·(hops(P) − 1)
+           − w_fan·log10(#end nodes of P)
 
 * relevance = (1 − α)·[½·mean_i s(r_i) + ½·cos(q, text(P))] + α·order(P): the relation scores of S_q, the
   cosine between the question and the path's relation texts, and — when the LLM ordered R_q — the longest
@@ -55,6 +56,7 @@ class ExpansionConfig:
     w_align: float = 0.3
     w_con: float = 0.2
     w_len: float = 0.05
+    w_fan: float = 0.0  # penalty per log10 of the number of end nodes (broad, hub-crossing paths)
     order_weight: float = 0.4
     temperature: float = 0.1  # τ of C(p, G_q)
 
@@ -362,7 +364,10 @@ class SubgraphBuilder:
                     checks.append(1.0 if ok else 0.0)
         con = float(np.mean(checks)) if checks else 0.0
         sp.parts = {"relevance": relevance, "alignment": align, "constraints": con}
-        sp.score = cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con - cfg.w_len * max(0, sp.hops - 1)
+        fan = float(np.log10(max(1, len(sp.walks))))
+        sp.parts["fan_out"] = fan
+        sp.score = (cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con - cfg.w_len * max(0, sp.hops - 1)
+                    - cfg.w_fan * fan)
 
     def _assemble(self, scored: list[SchemaPath], names: dict[str, str | None], cvt: set[str],
                   seeds: list[str], cfg: ExpansionConfig) -> Subgraph:

@@ -10,6 +10,8 @@ unless ``SGR_REQUIRE_LLM=1`` (CI after ``scripts/install_llm.sh``), in which cas
 from __future__ import annotations
 
 import os
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,16 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("SGR_REQUIRE_LLM") == "1":
         pytest.fail(f"SGR_REQUIRE_LLM=1 but the local LLM is unavailable: {reason}")
     pytest.skip(f"local LLM unavailable: {reason}")
+
+
+# Other areas re-export these fixtures from their own conftest.py (each loads this file as a separate module), so
+# pytest instantiates one fixture copy per conftest. The server itself is shared by all copies through one
+# process-wide record: started by the first copy, stopped when the last copy is torn down.
+_SHARED: dict[str, object] = sys.modules.setdefault(  # type: ignore[assignment]
+    "_sgr_llm_test_server", types.ModuleType("_sgr_llm_test_server")).__dict__
+_SHARED.setdefault("users", 0)
+_SHARED.setdefault("proc", None)
+_SHARED.setdefault("info", None)
 
 
 @pytest.fixture(scope="session")
@@ -36,12 +48,18 @@ def local_llm_server(tmp_path_factory: pytest.TempPathFactory):
         server.model_path()
     except LLMError as exc:
         _unavailable(str(exc))
-    log = Path(tmp_path_factory.mktemp("llm-server")) / "server.log"
-    proc, info = server.launch(log=log, n_ctx=4096)
+    if _SHARED["proc"] is None or _SHARED["proc"].poll() is not None:  # type: ignore[attr-defined]
+        log = Path(tmp_path_factory.mktemp("llm-server")) / "server.log"
+        _SHARED["proc"], _SHARED["info"] = server.launch(log=log, n_ctx=4096)
+    _SHARED["users"] = int(_SHARED["users"]) + 1  # type: ignore[call-overload]
+    info = _SHARED["info"]
     try:
-        yield info.base_url, info.model
+        yield info.base_url, info.model  # type: ignore[attr-defined]
     finally:
-        server.terminate(proc.pid)
+        _SHARED["users"] = int(_SHARED["users"]) - 1  # type: ignore[call-overload]
+        if _SHARED["users"] == 0 and _SHARED["proc"] is not None:
+            server.terminate(_SHARED["proc"].pid)  # type: ignore[attr-defined]
+            _SHARED["proc"] = _SHARED["info"] = None
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,232 @@
+"""SGR benchmark: the full method and its ablations on MetaQA and the WebQSP slice, through `sgr eval`.
+
+    .venv/bin/python bench/sgr.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
+        [--methods sgr,sgr-direct,sgr-no-schema,cypher-only,llm-only,sgr-compiled] \
+        [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp] [--sample 100 --webqsp-sample 150 --seed 0]
+    .venv/bin/python bench/sgr.py --linking-only --webqsp-uri bolt://…
+
+Each (dataset, method) pair is one `sgr eval` run folder (:func:`sgr.evaluation.runner.run_eval`, resumable) under
+``--runs-dir``; the graphs are loaded as ``bench/kgqa.py`` loads them (one Neo4j per graph: the MetaQA KB and the
+WebQSP slice are different graphs; ``NEO4J_URI`` serves both when the per-graph URIs are not given, reloading in
+between). The LLM is the configured one (``SGR_LLM_BASE_URL``/``SGR_LLM_MODEL`` or ``sgr llm serve``) with its call
+cache on, so reruns are free and methods that send the same prompt (``sgr``, ``sgr-direct``, ``cypher-only`` share
+the schema and NL→Cypher calls) pay once. ``--hops-per-dataset`` gives MetaQA's k-hop questions ``hops=k``
+(``--hops`` of ``sgr ask``; the expansion depth is a method setting, the scored paths still pick the length).
+
+It also measures **entity linking** on the WebQSP slice: for every question, the entities linked from the text
+alone (no dataset topics) against the gold topic names (``q_entity``): accuracy = share of questions whose first
+linked entity is a gold topic entity, recall = share with some gold topic among the linked ones.
+
+Output: ``bench/results/sgr.json`` — ``summary`` keys ``<dataset>/<method>/<metric>`` (``hits1_strict``, ``hit``,
+``f1``, ``p50_ms``, ``llm_calls_median``, ``prompt_tokens_median``), ``<dataset>/ceiling``, ``webqsp/linking/*``;
+``details`` with each run's metrics and the route shares; ``bench/results/sgr.md`` as tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # before bench/ (this file's folder), so `sgr` is the package, not this script
+
+import importlib.util  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("bench_kgqa", ROOT / "bench" / "kgqa.py")
+kgqa = importlib.util.module_from_spec(_spec)  # graph loading and summary keys shared with the KGQA benchmark
+_spec.loader.exec_module(kgqa)
+
+from sgr.config import sgr_home  # noqa: E402
+from sgr.evaluation.predictions import read_predictions  # noqa: E402
+from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
+from sgr.store import GraphStore  # noqa: E402
+
+DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp")
+METHODS = ("sgr", "sgr-direct", "sgr-no-schema", "cypher-only", "llm-only", "sgr-compiled")
+RESULTS = ROOT / "bench" / "results"
+
+
+def route_shares(run_dir: Path) -> dict[str, Any]:
+    """Routes, LLM cost and cache hits of a run, from its predictions.jsonl."""
+    preds = read_predictions(run_dir / "predictions.jsonl")
+    routes = Counter((p.get("route") or "none") for p in preds.values())
+    calls = [p.get("usage", {}).get("llm_calls", 0) for p in preds.values()]
+    toks = [p.get("usage", {}).get("prompt_tokens", 0) for p in preds.values()]
+    n = max(1, len(preds))
+    return {"routes": {k: round(v / n, 4) for k, v in routes.items()},
+            "llm_calls_mean": round(statistics.fmean(calls), 3) if calls else 0.0,
+            "llm_calls_max": max(calls, default=0),
+            "prompt_tokens_p90": sorted(toks)[int(0.9 * (len(toks) - 1))] if toks else 0}
+
+
+def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
+    """Entity linking from the question text alone against the gold topic entities of the WebQSP slice."""
+    from sgr.datasets import load_dataset
+    from sgr.linking import EntityLinker, normalise
+    from sgr.schema import bracket_mentions
+
+    ds = load_dataset("webqsp", limit=limit)
+    linker = EntityLinker(store)
+    n = top1 = anyhit = none = 0
+    misses: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for q in ds.questions:
+        gold = {normalise(t) for t in q.topic_entities}
+        if not gold:
+            continue
+        n += 1
+        linked = linker.link_question(q.text, bracket_mentions(q.text))
+        names = [normalise(e.label) for e in linked]
+        if not names:
+            none += 1
+        if names and names[0] in gold:
+            top1 += 1
+        if gold & set(names):
+            anyhit += 1
+        elif len(misses) < 25:
+            misses.append({"question": q.text, "gold": q.topic_entities, "linked": [e.label for e in linked]})
+    return {"questions": n, "accuracy": round(top1 / max(1, n), 4), "recall": round(anyhit / max(1, n), 4),
+            "no_entity": round(none / max(1, n), 4), "seconds": round(time.perf_counter() - t0, 1),
+            "examples_missed": misses}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    s, details, cfg = result["summary"], result["details"], result["config"]
+    lines = ["# SGR benchmark (`bench/sgr.py`)", "",
+             "SGR (Zhang et al., *Stepwise Reasoning Enhancement for LLMs via External Subgraph Generation*) with the "
+             f"local model `{cfg.get('llm', '?')}`. Hits@1 (strict) = the top answer is gold; Hit (lenient) = some gold "
+             "answer occurs in the output; F1 over answer sets. Ceiling = share of questions with a gold answer within "
+             "k undirected hops of a topic entity (k = hop count on MetaQA, 2 on WebQSP). `% ceiling` = Hits@1 / "
+             "ceiling.", ""]
+    for ds in DATASETS:
+        if ds not in details:
+            continue
+        ceil = s.get(f"{ds}/ceiling")
+        lines += [f"## {ds}" + (f" — ceiling {ceil:.3f}" if ceil is not None else ""), "",
+                  "| method | questions | Hits@1 (strict) | % ceiling | Hit (lenient) | F1 | p50 ms | LLM calls (median) "
+                  "| prompt tokens (median) | routes | errors |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for method, run in details[ds].items():
+            m = run["metrics"]
+            ov, c = m["overall"], m["cost"]
+            sel = m["dataset"].get("selection") or {}
+            n = f"{ov['n']}" + (f" (sample {sel['sample']}, seed {sel['seed']})" if "sample" in sel else "")
+            pct = f"{100 * ov['hits1_strict'] / ceil:.0f}%" if ceil else "-"
+            routes = ", ".join(f"{k} {v:.0%}" for k, v in sorted(run.get("routes", {}).get("routes", {}).items()))
+            lines.append(f"| {method} | {n} | {ov['hits1_strict']:.3f} | {pct} | {ov['hit']:.3f} | {ov['f1']:.3f} | "
+                         f"{c['latency_ms_p50']:.0f} | {c['llm_calls_median']:.0f} | {c['prompt_tokens_median']:.0f} | "
+                         f"{routes} | {m['n_errors']} |")
+        lines.append("")
+    link = result.get("linking")
+    if link:
+        lines += ["## Entity linking on the WebQSP slice", "",
+                  f"From the question text alone (no dataset topics), over {link['questions']} questions: first linked "
+                  f"entity is a gold topic entity **{link['accuracy']:.3f}**; some gold topic among the linked "
+                  f"{link['recall']:.3f}; nothing linked {link['no_entity']:.3f} ({link['seconds']} s).", ""]
+    lines += ["## Setup", "",
+              f"- run {cfg['finished_at']} on {cfg['machine']}; samples: MetaQA {cfg['sample']} per hop, WebQSP "
+              f"{cfg['webqsp_sample']} (seed {cfg['seed']}); options {cfg['options']}",
+              "- graphs: " + "; ".join(f"{g['graph']} (graph version {g['graph_version']})" for g in cfg.get("graphs", [])),
+              "- latency = wall time of one `answer()` (2 shared CPU cores; the LLM server shares them)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--sample", type=int, default=100, help="MetaQA questions per hop (fixed-seed sample)")
+    ap.add_argument("--webqsp-sample", type=int, default=150, help="WebQSP questions (fixed-seed sample)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--metaqa-uri", default=None, help="Neo4j holding the MetaQA KB (default NEO4J_URI)")
+    ap.add_argument("--webqsp-uri", default=None, help="Neo4j holding the WebQSP slice (default NEO4J_URI)")
+    ap.add_argument("--hops-per-dataset", action="store_true", help="MetaQA k-hop questions get hops=k")
+    ap.add_argument("--runs-dir", type=Path, default=None, help="run folders (default $SGR_HOME/bench-runs/sgr)")
+    ap.add_argument("--out", type=Path, default=RESULTS / "sgr.json")
+    ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (all methods)")
+    ap.add_argument("--linking-only", action="store_true", help="only measure entity linking on WebQSP")
+    ap.add_argument("--no-linking", action="store_true", help="skip the linking measurement")
+    args = ap.parse_args(argv)
+
+    methods = [m for m in args.methods.split(",") if m]
+    datasets = [d for d in args.datasets.split(",") if d]
+    options = dict(o.split("=", 1) for o in args.option)
+    runs_dir = args.runs_dir or sgr_home() / "bench-runs" / "sgr"
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    details: dict[str, dict[str, Any]] = previous.get("details", {})
+    graphs: list[dict[str, Any]] = []
+    linking = previous.get("linking")
+    uris = {"metaqa": args.metaqa_uri or os.environ.get("NEO4J_URI"),
+            "webqsp": args.webqsp_uri or os.environ.get("NEO4J_URI")}
+
+    for graph in ("metaqa", "webqsp"):
+        todo = [] if args.linking_only else [d for d in datasets if kgqa.GRAPH_OF[d] == graph]
+        want_linking = graph == "webqsp" and not args.no_linking and ("webqsp" in datasets or args.linking_only)
+        if not todo and not want_linking:
+            continue
+        uri = uris[graph]
+        store = GraphStore(uri) if uri else GraphStore.from_settings()
+        store.verify()
+        graphs.append(kgqa.ensure_graph(store, graph))
+        if want_linking:
+            linking = linking_accuracy(store)
+            print(f"[sgr] linking on webqsp: accuracy {linking['accuracy']:.3f} recall {linking['recall']:.3f}",
+                  flush=True)
+        for ds in todo:
+            n = args.webqsp_sample if ds == "webqsp" else args.sample
+            for method in methods:
+                opts = dict(options)
+                if args.hops_per_dataset and ds.startswith("metaqa"):
+                    opts.setdefault("hops", ds[len("metaqa-")])
+                cfg = RunConfig(dataset=ds, method=method, out=runs_dir / ds / f"{method}__sample{n}-seed{args.seed}",
+                                sample=n, seed=args.seed, hops=2 if graph == "webqsp" else None, options=opts)
+                t0 = time.perf_counter()
+                res = run_eval(cfg, store_factory=(lambda u=uri: GraphStore(u)) if uri else None,
+                               progress=sys.stderr.isatty())
+                if res.interrupted:
+                    print("[sgr] interrupted; rerun to resume", flush=True)
+                    sys.exit(130)
+                ov = res.metrics["overall"]
+                print(f"[sgr] {ds:12s} {method:14s} n={ov['n']:4d} Hits@1 {ov['hits1_strict']:.3f} Hit {ov['hit']:.3f} "
+                      f"F1 {ov['f1']:.3f} ceiling {ov.get('ceiling', float('nan')):.3f} "
+                      f"calls {res.metrics['cost']['llm_calls_median']} ({time.perf_counter() - t0:.0f} s)", flush=True)
+                details.setdefault(ds, {})[method] = {"run_dir": str(res.run_dir), "metrics": res.metrics,
+                                                      "routes": route_shares(res.run_dir), "options": opts}
+        store.close()
+
+    summary: dict[str, float] = {}
+    for ds in DATASETS:
+        for method, run in details.get(ds, {}).items():
+            kgqa.summarize_run(ds, method, run["metrics"], summary)
+    if linking:
+        summary["webqsp/linking/accuracy"] = linking["accuracy"]
+        summary["webqsp/linking/recall"] = linking["recall"]
+    prev_graphs = {g["graph"]: g for g in previous.get("config", {}).get("graphs", [])}
+    prev_graphs.update({g["graph"]: g for g in graphs})
+    result = {
+        "summary": summary,
+        "config": {"methods": methods, "datasets": datasets, "sample": args.sample, "webqsp_sample": args.webqsp_sample,
+                   "seed": args.seed, "options": options, "hops_per_dataset": args.hops_per_dataset,
+                   "llm": os.environ.get("SGR_LLM_MODEL", "local default"), "graphs": list(prev_graphs.values()),
+                   "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
+        "linking": linking,
+        "details": details,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    args.out.with_suffix(".md").write_text(markdown(result))
+    print(markdown(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()
