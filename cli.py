@@ -311,6 +311,11 @@ def ask_cmd(
                                help="sgr, sgr-direct, sgr-no-schema, cypher-only, sgr-compiled (no LLM) or llm-only"),
     hops: int = typer.Option(2, "--hops", help="expansion depth (a CVT node is not a hop)"),
     max_repairs: int = typer.Option(2, "--max-repairs", help="rounds of feeding Neo4j's errors back to the LLM"),
+    retriever: str = typer.Option("schema", "--retriever",
+                                  help="who proposes the collaborative stage's paths: schema (G_q), scr (the trained "
+                                       "SCR GNN, ρ = path probability) or schema+scr"),
+    scr_checkpoint: Optional[Path] = typer.Option(None, "--scr-checkpoint",
+                                                  help="SCR .pt (default: the latest `sgr scr train` run)"),
     as_json: bool = typer.Option(False, "--json", help="print the whole trace as JSON"),
     save: bool = typer.Option(False, "--save", help="record the evidence in the graph (`sgr evidence list`)"),
     html: Optional[Path] = typer.Option(None, "--html", help="write the offline HTML evidence view here"),
@@ -323,7 +328,9 @@ def ask_cmd(
     from sgr.store import GraphStore
 
     with GraphStore.from_settings() as store:
-        result = ask(question, store=store, topics=topic or [], method=method, hops=hops, max_repairs=max_repairs)
+        options = {"path_retriever": retriever, "scr_checkpoint": str(scr_checkpoint) if scr_checkpoint else ""}
+        result = ask(question, store=store, topics=topic or [], method=method, hops=hops, max_repairs=max_repairs,
+                     options=options)
         inspection = evidence.inspect_prediction(store, result.question.text, result.prediction, result.method,
                                                  save=save, html=html,
                                                  topic_ids=[e.id for e in result.entities])

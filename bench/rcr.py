@@ -2,7 +2,7 @@
 
     NEO4J_URI=bolt://… .venv/bin/python bench/rcr.py [--parts retrieval,kgqa]
         [--epochs 50] [--metaqa-train-per-hop 1000] [--metaqa-test-per-hop 1000]
-        [--methods rcr,rcr-ks0,rcr-ks2,sgr,sgr-no-verify,scr] [--webqsp-sample 40] [--metaqa-sample 20] [--seed 0]
+        [--methods rcr,rcr-ks0,rcr-ks2,sgr,sgr-no-verify,sgr-verify-all,scr] [--webqsp-sample 40] [--metaqa-sample 20] [--seed 0]
 
 **Part ``retrieval``** (no LLM; RCR §5.3.1, Table 5). Both graphs are loaded into one database, so the relation
 vocabulary ranked is the union of the WebQSP slice's and the MetaQA KB's ``(:Relation)`` nodes. Two retrievers are
@@ -13,7 +13,8 @@ and on a fixed-seed sample of MetaQA test per hop (``--metaqa-test-per-hop``), t
 embeddings, plus the cross-dataset case (trained on WebQSP, tested on MetaQA).
 
 **Part ``kgqa``** (the local LLM). ``rcr`` (K_s = 1), ``rcr-ks0``, ``rcr-ks2``, SGR with and without PRP-RM
-verification (``sgr-no-verify`` = SGR with ``max_verify_calls = 0``, so δ and ρ are the fixed prior) and SCR run
+verification (``sgr-no-verify`` = SGR with ``max_verify_calls = 0``, so δ and ρ are the fixed prior;
+``sgr-verify-all`` = SGR asking PRP-RM for every candidate, ``lazy_verification = False``) and SCR run
 through the evaluation harness (:func:`sgr.evaluation.runner.run_eval`, one resumable run folder per pair) on
 fixed-seed samples, one graph in the database at a time (``bench/kgqa.py``'s ``ensure_graph``). rcr uses the
 retriever trained in part 1 for that dataset. Path recall (§5.1: a generated relation path equals a gold path) is
@@ -53,6 +54,12 @@ KS = (10, 50, 100, 200)
 METAQA = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop")
 KGQA_DATASETS = ("webqsp", *METAQA)
 RCR_METHODS = ("rcr", "rcr-ks0", "rcr-ks2")
+#: SGR with PRP-RM switched off (δ, ρ = the fixed prior) or consulted for every candidate (not only when it can
+#: change the outcome), as options of the registered ``sgr`` method.
+SGR_VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "sgr-no-verify": ("sgr", {"max_verify_calls": 0}),
+    "sgr-verify-all": ("sgr", {"lazy_verification": False}),
+}
 
 
 def _kgqa_module():
@@ -232,8 +239,8 @@ def run_kgqa(store: GraphStore, args: argparse.Namespace, summary: dict[str, flo
                 method, options = label, {}
                 if label in RCR_METHODS:
                     options = {"relation_model": str(model) if model.exists() else "cosine"}
-                elif label == "sgr-no-verify" and label not in METHODS:
-                    method, options = "sgr", {"max_verify_calls": 0}
+                elif label in SGR_VARIANTS and label not in METHODS:
+                    method, options = SGR_VARIANTS[label]
                 if method not in METHODS:
                     print(f"[rcr] skipping {label}: not a registered method", flush=True)
                     continue
@@ -309,7 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--metaqa-train-per-hop", type=int, default=1000)
     ap.add_argument("--metaqa-test-per-hop", type=int, default=1000)
     ap.add_argument("--retrain", action="store_true", help="train again even if a matching model exists")
-    ap.add_argument("--methods", default="rcr,rcr-ks0,rcr-ks2,sgr,sgr-no-verify,scr")
+    ap.add_argument("--methods", default="rcr,rcr-ks0,rcr-ks2,sgr,sgr-no-verify,sgr-verify-all,scr")
     ap.add_argument("--datasets", default=",".join(KGQA_DATASETS))
     ap.add_argument("--webqsp-sample", type=int, default=40)
     ap.add_argument("--metaqa-sample", type=int, default=20)

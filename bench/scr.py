@@ -54,8 +54,24 @@ from sgr.types import Prediction, Question  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("metaqa", "webqsp")
-TRAIN = {"metaqa": {"train_per_hop": 1000, "val_per_hop": 100, "epochs": 4},
-         "webqsp": {"train_per_hop": 0, "val_per_hop": 0, "epochs": 3}}
+#: The training runs of each dataset, in order. A run with ``init_from`` starts from an earlier run's best.pt.
+#: ``stepwise`` serves ``scr``/``scr-greedy``/``scr+llm``; ``single-step`` serves ``scr-single-step``.
+#: Small CPU config: MiniLM, top-2 encoder layers trained. ``subset``: first N training questions per hop.
+_BASE = {"train_per_hop": 1000, "val_per_hop": 100, "subset": 0, "val_subset": 0, "batch_size": 16,
+         "lr_encoder": 1e-4, "lr_graph": 1e-3, "supervision": "shortest", "init_from": None, "epochs": 1}
+TRAIN: dict[str, dict[str, dict[str, Any]]] = {
+    "metaqa": {
+        "stage1": {**_BASE, "epochs": 1},
+        "stepwise": {**_BASE, "epochs": 2, "subset": 400, "val_subset": 50, "batch_size": 8, "lr_encoder": 2e-4,
+                     "lr_graph": 3e-3, "supervision": "gold-first", "init_from": "stage1"},
+        "single-step": {**_BASE, "epochs": 1, "val_subset": 50, "lr_encoder": 2e-4, "lr_graph": 3e-3},
+    },
+    "webqsp": {
+        "stepwise": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, "epochs": 3},
+        "single-step": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, "epochs": 2, "lr_encoder": 2e-4,
+                        "lr_graph": 3e-3},
+    },
+}
 
 
 def state_path() -> Path:
@@ -135,34 +151,47 @@ def prepare(dataset: str, load: bool, per_hop: int) -> None:
 
 
 # -- train ---------------------------------------------------------------------------------------------
-def train_models(dataset: str, epochs: int | None, which: list[str]) -> None:
+def train_models(dataset: str, which: list[str]) -> None:
     from sgr.scr.model import SCRConfig
     from sgr.scr.train import TrainConfig, run_training
 
     torch.set_num_threads(2)
-    state = load_state()
-    info = state.get(dataset)
+    info = load_state().get(dataset)
     if not info:
         raise SystemExit(f"run `python bench/scr.py prepare --dataset {dataset}` first")
-    cfg = TRAIN[dataset]
     for kind in which:
-        single = kind == "single-step"
+        cfg = TRAIN[dataset][kind]
         out = sgr_home() / "scr" / "bench" / dataset / kind
-        mcfg = SCRConfig(encoder="minilm", single_step=single, trainable_layers=2)
-        tcfg = TrainConfig(epochs=epochs or cfg["epochs"], batch_size=16, lr_encoder=1e-4, lr_graph=1e-3,
-                           patience=2, seed=0)
+        init = None
+        if cfg["init_from"]:
+            init = Path(load_state()[dataset]["models"][cfg["init_from"]]["checkpoint"])
+        mcfg = SCRConfig(encoder="minilm", single_step=kind == "single-step", trainable_layers=2)
+        tcfg = TrainConfig(epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr_encoder=cfg["lr_encoder"],
+                           lr_graph=cfg["lr_graph"], patience=2, seed=0, val_batch=16)
         t0 = time.perf_counter()
         res = run_training(dataset, store=None, graph_version=info["graph_version"], out_dir=out, model_cfg=mcfg,
                            train_cfg=tcfg, train_per_hop=cfg["train_per_hop"], val_per_hop=cfg["val_per_hop"],
-                           device="cpu", threads=2, record_latest=False)
+                           device="cpu", threads=2, record_latest=False, supervision=cfg["supervision"],
+                           init_from=init, train_subset=cfg["subset"], val_subset=cfg["val_subset"])
         state = load_state()
         state[dataset].setdefault("models", {})[kind] = {
             "checkpoint": str(res.best_path), "best_epoch": res.best_epoch, "val_hits1": res.best_hits1,
             "val_hit": res.best_hit, "history": [r.__dict__ for r in res.history],
-            "seconds": time.perf_counter() - t0, "config": {"model": mcfg.to_dict(), "train": {
-                k: (str(v) if isinstance(v, Path) else v) for k, v in tcfg.__dict__.items()}}}
+            "seconds": time.perf_counter() - t0, "config": cfg}
         save_state(state)
         print(f"{dataset}/{kind}: best epoch {res.best_epoch}, val Hits@1 {res.best_hits1:.3f} → {res.best_path}")
+
+
+def register(dataset: str, kind: str, folder: Path) -> None:
+    """Record a run that ``train`` finished in ``folder`` (best.pt + history.json) under ``kind``."""
+    hist = json.loads((folder / "history.json").read_text())
+    state = load_state()
+    best = max(hist["history"], key=lambda r: (r["val_hits1"], r["val_hit"]))
+    state[dataset].setdefault("models", {})[kind] = {
+        "checkpoint": str(folder / "best.pt"), "best_epoch": best["epoch"], "val_hits1": best["val_hits1"],
+        "val_hit": best["val_hit"], "history": hist["history"],
+        "seconds": sum(r["train_seconds"] + r["val_seconds"] for r in hist["history"]), "config": TRAIN[dataset][kind]}
+    save_state(state)
 
 
 # -- eval ----------------------------------------------------------------------------------------------
@@ -339,8 +368,11 @@ def main() -> None:
     p.add_argument("--per-hop", type=int, default=1000)
     t = sub.add_parser("train")
     t.add_argument("--dataset", choices=DATASETS, required=True)
-    t.add_argument("--epochs", type=int, default=None)
-    t.add_argument("--only", choices=["stepwise", "single-step"], default=None)
+    t.add_argument("--only", default=None, help="one run of TRAIN[dataset] (default: all, in order)")
+    r = sub.add_parser("register", help="record a finished run folder (best.pt, history.json) in the state")
+    r.add_argument("--dataset", choices=DATASETS, required=True)
+    r.add_argument("--kind", required=True)
+    r.add_argument("folder", type=Path)
     e = sub.add_parser("eval")
     e.add_argument("--per-hop", type=int, default=1000)
     e.add_argument("--latency-n", type=int, default=100)
@@ -352,7 +384,9 @@ def main() -> None:
     if args.stage == "prepare":
         prepare(args.dataset, args.load, args.per_hop)
     elif args.stage == "train":
-        train_models(args.dataset, args.epochs, [args.only] if args.only else ["stepwise", "single-step"])
+        train_models(args.dataset, [args.only] if args.only else list(TRAIN[args.dataset]))
+    elif args.stage == "register":
+        register(args.dataset, args.kind, args.folder)
     else:
         res = evaluate(args.per_hop, args.latency_n, args.llm_n, args.methods.split(","), args.subsample,
                        args.latency_threads)

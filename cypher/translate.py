@@ -130,11 +130,25 @@ def no_schema_messages(question: str, entity: str | None) -> list[BaseMessage]:
             HumanMessage(_user(question, entity, []))]
 
 
-def grammar_for(relations: Sequence[str], entity_names: Sequence[str], max_hops: int) -> str | None:
-    """The GBNF of :mod:`cypher.grammar` for these relations and names (None when there are no relations)."""
+def grammar_for(relations: Sequence[str], entity_names: Sequence[str], max_hops: int,
+                conditions: bool = False) -> str | None:
+    """The GBNF of :func:`cypher.grammar.cypher_grammar` for these relations and names (None without relations).
+
+    ``conditions=False`` keeps only the path alternatives of its ``body`` rule (no ``WHERE`` with free strings):
+    measured on the local model, the same query came out about 7× faster (16 s instead of 114 s for 70 tokens on
+    the shared 2-core machine), because llama.cpp checks candidate tokens against every open ``char{0,80}``
+    alternative; the small model never used the conditions.
+    """
+    import re
+
     from cypher.grammar import cypher_grammar
 
     rels = [r for r in relations if r]
     if not rels:
         return None
-    return cypher_grammar(rels, [n for n in entity_names if n], max(1, min(5, max_hops)))
+    hops = max(1, min(5, max_hops))
+    grammar = cypher_grammar(rels, [n for n in entity_names if n], hops)
+    if not conditions:
+        paths = " | ".join(f"(path{i})" for i in range(1, hops + 1))
+        grammar = re.sub(r"^body ::= .*$", f"body ::= {paths}", grammar, count=1, flags=re.M)
+    return grammar

@@ -52,6 +52,8 @@ from sgr.types import Answer, Prediction, Question, ReasoningPath, Usage
 # ------------------------------------------------------------------------------------------------------------------
 # shared, per-process resources (one store per worker thread, but graph-level caches are shared)
 # ------------------------------------------------------------------------------------------------------------------
+#: Who proposes the collaborative stage's paths (SGRConfig.path_retriever).
+PATH_RETRIEVERS = ("schema", "scr", "schema+scr")
 _LOCK = threading.Lock()
 _EXEMPLARS: dict[tuple[str, str], Any] = {}
 _LLMS: dict[str, Any] = {}
@@ -172,6 +174,7 @@ class SGRResult:
     cypher_source: str | None = None  # "llm" | "compiled" | None
     candidates: list[Candidate] = field(default_factory=list)
     votes: list[Vote] = field(default_factory=list)
+    scr_paths: list[ReasoningPath] = field(default_factory=list)  # SCR's proposals (path_retriever "scr"…)
     generated_text: str | None = None
 
     @property
@@ -243,6 +246,7 @@ class SGRResult:
                            for c in self.candidates[:50]],
             "votes": [{"answer": v.text, "support": round(v.support, 4), "paths": len(v.paths)} for v in self.votes[:20]],
             "top_paths": [{"text": p.render(), "score": round(p.score, 4)} for p in pred.paths],
+            "scr_paths": [{"text": p.render(), "probability": round(p.score, 4)} for p in self.scr_paths],
             "subgraph": None if self.subgraph is None else {
                 "schema_paths": [{"path": sp.render(self.subgraph.names.get(sp.seed)), "score": round(sp.score, 4),
                                   "answers": len(sp.walks), **{k: round(v, 4) for k, v in sp.parts.items()}}
@@ -437,6 +441,10 @@ class SGRAnswerer:
                                                  beta=cfg.beta, anchors=anchors)
             usage.add_stage("subgraph", time.perf_counter() - t)
             pred.paths = [p for p in result.subgraph.paths[:10]]
+        if "scr" in cfg.path_retriever:  # SCR's beam search proposes paths too (they vote if direct reasoning fails)
+            t = time.perf_counter()
+            result.scr_paths = self._scr_paths(question, result)
+            usage.add_stage("scr", time.perf_counter() - t)
 
         # 4. direct reasoning: A_c
         t = time.perf_counter()
@@ -456,7 +464,8 @@ class SGRAnswerer:
         if valid:
             pred.answers = to_answers(valid, "v", cfg.paths_per_answer)
             pred.route = "direct"
-        elif cfg.collaborative and result.subgraph is not None and result.subgraph.paths:
+        elif cfg.collaborative and result.subgraph is not None and (result.subgraph.paths
+                                                                   or cfg.path_retriever != "schema"):
             t = time.perf_counter()
             chosen = self._collaborate(question, result)
             usage.add_stage("collaborative", time.perf_counter() - t)
@@ -517,12 +526,13 @@ class SGRAnswerer:
                 near = self.exemplars.nearest(question.text, 1, entity)
                 ex = near[0][0] if near else None
             msgs = translate_messages(question.text, entity, endpoints, example_for(rels, ex))
-            grammar = grammar_for(rels, names, max(1, min(5, 2 * cfg.hops))) if getattr(self.llm, "constrained", False) else None
+            grammar = (grammar_for(rels, names, max(1, min(5, cfg.hops))) if getattr(self.llm, "constrained", False)
+                       else None)
             allowed = rels
         else:
             msgs, grammar, allowed = no_schema_messages(question.text, entity), None, None
         return generate_cypher(self.llm, msgs, store=self.store, vocabulary=self.vocabulary, grammar=grammar,
-                               max_repairs=cfg.max_repairs, allowed=allowed)
+                               max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=cfg.cypher_max_tokens)
 
     def _candidates_from_values(self, values: list[tuple[str | None, str]], result: SGRResult) -> list[Candidate]:
         """Map Cypher result values to nodes and attach their paths (from G_q, else a shortest path)."""
@@ -591,8 +601,9 @@ class SGRAnswerer:
         cfg = self.config
         g = result.subgraph
         assert g is not None
-        paths = sorted(g.paths, key=lambda p: -p.score)[:cfg.M]
+        paths = sorted(g.paths, key=lambda p: -p.score)[:cfg.M] if cfg.path_retriever != "scr" else []
         etas = [g.consistency(p) for p in paths]
+        scr = result.scr_paths
         stext = schema_text(result.schema)
         patterns = list(dict.fromkeys(tuple(p.relations) for p in paths))
         rho_of: dict[tuple[str, ...], float] = {}
@@ -606,9 +617,22 @@ class SGRAnswerer:
                                                     prior=cfg.prior_confidence, stage="verify")
                 calls += src == "logprobs"
         rhos = [rho_of.get(tuple(p.relations), cfg.prior_confidence) for p in paths]
+        # SCR's paths: ρ = their probability P(a, p | q); η = graph consistency with G_q (the walk itself when G_q
+        # has it, else the best walk of G_q reaching the same answer; 0 when G_q does not reach it).
+        rhos += [p.score for p in scr]
+        etas += [max(g.consistency(p), g.answer_consistency(p.answer)) for p in scr]
+        paths = paths + scr
         votes = aggregate_votes(paths, rhos, etas, cfg.lam)
         result.votes = votes
         return select_answers(votes, cfg.answer_ratio)
+
+    def _scr_paths(self, question: Question, result: SGRResult) -> list[ReasoningPath]:
+        """SCR's top-K paths from the linked entities (beam search over the same store)."""
+        from sgr.scr.method import scr_paths
+
+        topics = [e.id for e in result.entities]
+        return scr_paths(self.store, question, topics, k=self.config.scr_beam,
+                         checkpoint=self.config.scr_checkpoint or None) if topics else []
 
     # -- answer generation -------------------------------------------------------------------------------------
     def _generate(self, question: Question, result: SGRResult) -> None:
@@ -687,6 +711,9 @@ def config_from_options(variant: str, options: dict[str, Any] | None = None) -> 
                 setattr(cfg, k, value if isinstance(value, typ) else typ(value))
             except (TypeError, ValueError) as exc:
                 raise ConfigError(f"option {key}={value!r}: expected {typ.__name__}") from exc
+    if cfg.path_retriever not in PATH_RETRIEVERS:
+        raise ConfigError(f"path_retriever (--retriever) must be one of {', '.join(PATH_RETRIEVERS)}, "
+                          f"not {cfg.path_retriever!r}")
     return cfg
 
 
@@ -794,12 +821,14 @@ def format_result(result: SGRResult, max_paths: int = 5) -> list[str]:
                    f"{len(result.subgraph.schema_paths)} relation patterns):")
         for p in result.subgraph.paths[:max_paths]:
             out.append(f"  {p.score:.3f}  {e(p.render())}")
+    if result.scr_paths:
+        out.append(f"[bold]SCR paths[/] (P(a, p | q), beam {result.config.scr_beam}):")
+        for p in result.scr_paths[:max_paths]:
+            out.append(f"  {p.score:.3f}  {e(p.render())}")
     stages = " · ".join(f"{k} {v * 1000:.0f} ms" for k, v in u.stage_seconds.items())
     out.append(f"[bold]Time:[/] {u.total_seconds:.2f} s ({stages})")
     out.append(f"[bold]LLM:[/] {u.llm_calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
                f"{u.llm_seconds:.1f} s · [bold]Neo4j:[/] {u.neo4j_queries} queries, {u.neo4j_seconds * 1000:.0f} ms")
-    out.append("[bold]Evidence in Neo4j Browser:[/]")
-    out += ["  " + e(line) for line in result.evidence_cypher().splitlines()]
     return out
 
 

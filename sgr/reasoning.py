@@ -52,7 +52,17 @@ class SGRConfig:
     * ``beta = 0.5`` — weight of the LLM's relation choice against embedding similarity in s(r).
     * ``answer_ratio = 0.5`` — collaborative answers kept relative to â's support.
     * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
-    * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per question.
+    * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per question;
+      ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
+    * path score weights (:mod:`sgr.subgraph`): ``w_rel = 1``, ``w_align = 0.3``, ``w_con = 0.2``,
+      ``w_len = 0.3`` (per hop beyond the first, lifted for the LLM's own path), ``w_fan = 0``,
+      ``order_weight = 0.4`` — set on WebQSP questions disjoint from the benchmark sample (README "ask").
+    * ``answer_constraints = True`` — ordinal/type constraints filter the final answers;
+      ``anchor_entities = False`` — further question entities (verbatim names) for alignment (measured: no gain).
+    * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
+      scored paths), ``"scr"`` (SCR's beam search, :func:`sgr.scr.method.scr_paths`, ρ = P(a, p | q)) or
+      ``"schema+scr"`` (both vote); ``scr_beam = 10`` (K), ``scr_checkpoint = ""`` (default: the latest
+      ``sgr scr train`` run or ``SGR_SCR_CHECKPOINT``).
     """
 
     hops: int = 2
@@ -69,13 +79,14 @@ class SGRConfig:
     answer_ratio: float = 0.5
     prior_confidence: float = 0.5
     max_repairs: int = 2
+    cypher_max_tokens: int = 90
     max_verify_calls: int = 2
     lazy_verification: bool = True
     # path score weights (sgr/subgraph.py)
     w_rel: float = 1.0
     w_align: float = 0.3
     w_con: float = 0.2
-    w_len: float = 0.05
+    w_len: float = 0.3
     w_fan: float = 0.0
     order_weight: float = 0.4
     # stages switched by the method variants (sgr/pipeline.py)
@@ -88,9 +99,12 @@ class SGRConfig:
     compiled_fallback: bool = True
     generate_answers: bool = False
     answer_constraints: bool = True
-    anchor_entities: bool = True
+    anchor_entities: bool = False
     exemplars: bool = True
     n_examples: int = 1
+    path_retriever: str = "schema"
+    scr_beam: int = 10
+    scr_checkpoint: str = ""
     max_answers: int = 200
 
 

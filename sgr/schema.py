@@ -265,15 +265,16 @@ def _reply_json(example: dict, with_entities: bool) -> str:
 
 
 def schema_messages(question: str, entity: str | None, candidates: Sequence[str], examples: Sequence[dict],
-                    with_entities: bool) -> list[BaseMessage]:
+                    with_entities: bool, inline_examples: bool = False) -> list[BaseMessage]:
     """System message, worked examples, then the question.
 
-    An example over the question's own candidate list (:func:`examples_for`) is written inside the question's
-    message as one solved line (``Solved example: "…" → {"relations": [2]}``), so the list is not repeated; an
-    example with its own list (the static one) is a user/assistant pair before the question.
+    Each example is a user/assistant pair before the question. With ``inline_examples``, an example over the
+    question's own candidate list (:func:`examples_for`) is instead written inside the question's message as one
+    solved line (``Solved example: "…" → {"relations": [2]}``), so the list is not repeated (fewer prompt tokens);
+    off by default, the pair is the chat template's own few-shot form.
     """
     msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM_ENTITIES if with_entities else SCHEMA_SYSTEM)]
-    inline = [ex for ex in examples if list(ex["candidates"]) == list(candidates)]
+    inline = [ex for ex in examples if list(ex["candidates"]) == list(candidates)] if inline_examples else []
     for ex in examples:
         if ex in inline:
             continue

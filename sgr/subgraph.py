@@ -10,7 +10,7 @@ edge is rarely among the top-k relations). A CVT node (a name-less compound valu
 Every schema path P ending on named nodes is scored (the paper names the three terms; the weights are
 ``SGRConfig`` fields):
 
-    s(P) = w_rel·relevance(P) + w_align·alignment(P) + w_con·constraints(P) − w_len·(hops(P) − 1)
+    s(P) = w_rel·relevance(P) + w_align·alignment(P) + w_con·constraints(P) − w_len·(hops(P) − 1)·(1 − order(P))
            − w_fan·log10(#end nodes of P)
 
 * relevance = (1 − α)·[½·mean_i s(r_i) + ½·cos(q, text(P))] + α·order(P): the relation scores of S_q, the
@@ -18,6 +18,8 @@ Every schema path P ending on named nodes is scored (the paper names the three t
   common subsequence of P's relations and the LLM's order over max(|P|, |order|);
 * alignment = share of the other question entities on (or next to the end of) P's walks, minus 1 when an
   end node is named in the question;
+* the length penalty prefers short paths (most questions are one hop, a CVT not counting) unless the path is
+  the one the LLM ordered (order(P) = 1 lifts it);
 * constraints = mean satisfaction of the checkable constraints of C_q (type: cosine between the expected answer
   type and the end role of the last relation; time: a walk passes a node naming the year).
 
@@ -330,6 +332,7 @@ class SubgraphBuilder:
     def _score(self, sp: SchemaPath, schema: QuestionSchema, rel_scores: dict[str, float], path_sim: float,
                others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig) -> None:
         rels = sp.relations
+        order = 0.0
         if cfg.schema_guided:
             mean_rel = float(np.mean([rel_scores.get(r, 0.0) for r in rels])) if rels else 0.0
             base = 0.5 * mean_rel + 0.5 * max(0.0, path_sim)
@@ -366,8 +369,9 @@ class SubgraphBuilder:
         sp.parts = {"relevance": relevance, "alignment": align, "constraints": con}
         fan = float(np.log10(max(1, len(sp.walks))))
         sp.parts["fan_out"] = fan
-        sp.score = (cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con - cfg.w_len * max(0, sp.hops - 1)
-                    - cfg.w_fan * fan)
+        sp.parts["order"] = order
+        sp.score = (cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con
+                    - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order) - cfg.w_fan * fan)
 
     def _assemble(self, scored: list[SchemaPath], names: dict[str, str | None], cvt: set[str],
                   seeds: list[str], cfg: ExpansionConfig) -> Subgraph:

@@ -116,7 +116,7 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
         for g in {key[0] for key, _ in live}:
             calls[g] += 1
         q = torch.cat([model.encode(texts[i:i + encode_batch]) for i in range(0, len(texts), encode_batch)])
-        graph_of, cands, seg, sources = [], [], [], []
+        graph_of, cands, seg = [], [], []
         per_path: list[list[Candidate]] = []
         for s, ((g, _), p) in enumerate(live):
             cs = step_candidates(subgraphs[g], p.nodes[-1], set(p.nodes), edge_level)
@@ -124,8 +124,7 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
             graph_of.extend([g] * len(cs))
             cands.extend(cs)
             seg.extend([s] * len(cs))
-            sources.extend([p.nodes[-1]] * len(cs))
-        vec = model.candidate_vectors(h, pg, graph_of, sources, cands)
+        vec = model.candidate_vectors(h, pg, graph_of, cands)
         seg_t = torch.tensor(seg, dtype=torch.long, device=h.device)
         logits = F.cosine_similarity(q[seg_t], vec, dim=-1) / model.cfg.tau
         logp = segment_log_softmax(logits, seg_t, len(live)).float().cpu().numpy()

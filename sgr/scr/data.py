@@ -449,6 +449,47 @@ def shortest_paths(sg: Subgraph, answers: Sequence[int], max_paths: int = 32, pe
     return walks[:max_paths]
 
 
+def gold_walks(sg: Subgraph, gold_paths: Sequence[Sequence[str]], answers: Sequence[int],
+               directions: Sequence[Sequence[str]] | None = None, max_paths: int = 32, per_answer: int = 4,
+               budget: int = 50_000) -> list[Walk]:
+    """Walks from a topic entity that follow a dataset's gold relation path and end on an answer.
+
+    ``gold_paths[k]`` is a relation sequence (MetaQA's question type, WebQSP's ``ground_paths``);
+    ``directions[k][i]`` (``"out"``/``"in"``), when given, fixes how step i walks its edge. Depth-first,
+    no revisits, at most ``per_answer`` walks per answer, ``max_paths`` in all and ``budget`` expansions.
+    """
+    wanted = set(answers)
+    adj = sg.adjacency()
+    rel_of = {name: k for k, name in enumerate(sg.relations)}
+    per: dict[int, int] = {}
+    walks: list[Walk] = []
+    expansions = 0
+    for k, rels in enumerate(gold_paths):
+        if not rels or any(r not in rel_of for r in rels):
+            continue
+        want = [rel_of[r] for r in rels]
+        dirs = list(directions[k]) if directions and k < len(directions) and directions[k] else None
+        for t in sg.topics:
+            stack: list[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = [((t,), (), ())]
+            while stack and len(walks) < max_paths and expansions < budget:
+                nodes, edges, ds = stack.pop()
+                i = len(edges)
+                if i == len(want):
+                    end = nodes[-1]
+                    if end in wanted and per.get(end, 0) < per_answer:
+                        per[end] = per.get(end, 0) + 1
+                        walks.append(Walk(nodes, edges, ds))
+                    continue
+                expansions += 1
+                for v, e, d in reversed(adj[nodes[-1]]):
+                    if int(sg.edges[e, 1]) != want[i] or v in nodes:
+                        continue
+                    if dirs is not None and i < len(dirs) and dirs[i] in ("out", "in") and d != (0 if dirs[i] == "out" else 1):
+                        continue
+                    stack.append((nodes + (v,), edges + (e,), ds + (d,)))
+    return walks
+
+
 def reachable(sg: Subgraph, answers: Sequence[int], max_depth: int) -> bool:
     """True when some answer node lies within ``max_depth`` undirected steps of a topic entity in G_q."""
     if not answers:
@@ -472,14 +513,31 @@ class Example:
     walks: list[Walk]
 
 
+SUPERVISION = ("shortest", "gold-first")
+
+
 def build_examples(source: SubgraphSource, questions: Sequence[Question], max_depth: int,
-                   progress: "object | None" = None) -> list[Example]:
-    """G_q and step targets for each question (``progress``: a callable ``advance()``, optional)."""
+                   progress: "object | None" = None, supervision: str = "shortest") -> list[Example]:
+    """G_q and step targets for each question (``progress``: a callable ``advance()``, optional).
+
+    ``supervision="shortest"`` is the paper's: shortest topic→answer walks. ``"gold-first"`` uses the walks
+    that follow the question's gold relation path when there are any (:func:`gold_walks`), else the shortest
+    ones — on MetaQA a 3-hop question's answer set often contains entities one hop from the topic (the topic
+    film's own genre or year), whose shortest walk teaches the model to stop after one step.
+    """
+    if supervision not in SUPERVISION:
+        raise ValueError(f"supervision must be one of {SUPERVISION}, got {supervision!r}")
     out: list[Example] = []
     for q in questions:
         sg = source.for_question(q)
         answers = sg.find(q.answers)
-        out.append(Example(q, sg, answers, shortest_paths(sg, answers, max_depth=max_depth)))
+        walks: list[Walk] = []
+        if supervision == "gold-first" and q.gold_paths:
+            walks = [w for w in gold_walks(sg, q.gold_paths, answers, q.extra.get("gold_directions"))
+                     if w.length <= max_depth]
+        if not walks:
+            walks = shortest_paths(sg, answers, max_depth=max_depth)
+        out.append(Example(q, sg, answers, walks))
         if progress is not None:
             progress()  # type: ignore[operator]
     return out

@@ -282,7 +282,7 @@ class SCRModel(nn.Module):
         return (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
 
     # -- candidates ----------------------------------------------------------------------------
-    def candidate_vectors(self, h: Tensor, pg: PackedGraphs, graph: Sequence[int], source: Sequence[int],
+    def candidate_vectors(self, h: Tensor, pg: PackedGraphs, graph: Sequence[int],
                           cands: Sequence[Candidate]) -> Tensor:
         """Vectors of candidates (``graph[k]``, ``cands[k]``): h_e, plus W_C v_r / the stay vector when edge-level."""
         rows = torch.tensor([pg.offsets[g] + c.node for g, c in zip(graph, cands)], dtype=torch.long,

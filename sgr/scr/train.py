@@ -136,14 +136,13 @@ def batch_loss(model: SCRModel, batch: Sequence[Example], rng: random.Random) ->
     for g, ex in enumerate(usable):
         steps.extend(_steps_for(model, g, ex, rng))
     q = model.encode([s.text for s in steps])
-    graph_of, cands, seg, sources, positive = [], [], [], [], []
+    graph_of, cands, seg, positive = [], [], [], []
     for k, s in enumerate(steps):
         positive.append(len(cands) + s.positive)
         graph_of.extend([s.graph] * len(s.cands))
         cands.extend(s.cands)
         seg.extend([k] * len(s.cands))
-        sources.extend([s.source] * len(s.cands))
-    vec = model.candidate_vectors(h, pg, graph_of, sources, cands)
+    vec = model.candidate_vectors(h, pg, graph_of, cands)
     seg_t = torch.tensor(seg, dtype=torch.long, device=h.device)
     pos_t = torch.tensor(positive, dtype=torch.long, device=h.device)
     loss = info_nce(q, vec, seg_t, pos_t, model.cfg.tau)
@@ -253,12 +252,28 @@ def latest_checkpoint_file() -> Path:
     return sgr_home() / "scr" / "latest.json"
 
 
+def _first_per_hop(questions: Sequence[Any], n: int) -> list[Any]:
+    if not n:
+        return list(questions)
+    seen: dict[Any, int] = {}
+    out = []
+    for q in questions:
+        if seen.get(q.hops, 0) < n:
+            seen[q.hops] = seen.get(q.hops, 0) + 1
+            out.append(q)
+    return out
+
+
 def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, train_cfg: TrainConfig,
                  train_per_hop: int = 1000, val_per_hop: int = 100, device: str = "auto", threads: int | None = 2,
-                 graph_version: str | None = None, record_latest: bool = True) -> TrainResult:
+                 graph_version: str | None = None, record_latest: bool = True, supervision: str = "shortest",
+                 init_from: Path | None = None, train_subset: int = 0, val_subset: int = 0) -> TrainResult:
     """Everything ``sgr scr train`` does: questions → G_q (cached) → walks → :func:`train` → checkpoints.
 
-    ``store`` may be ``None`` when every G_q is already cached for ``graph_version``.
+    ``store`` may be ``None`` when every G_q is already cached for ``graph_version``. ``supervision``: see
+    :func:`sgr.scr.data.build_examples`. ``init_from``: start from this checkpoint's weights (its model
+    settings are kept) instead of the encoder's initial weights. ``train_subset``/``val_subset`` keep only the
+    first N questions of each hop count of the selected training/validation questions (0: all).
     """
     from rich.progress import Progress
 
@@ -274,16 +289,22 @@ def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, tra
     model_cfg.max_steps = p.max_steps
     source = SubgraphSource(store, model_cfg.subgraph, graph_version)
     train_qs, val_qs = training_questions(dataset, train_per_hop, val_per_hop, seed=train_cfg.seed)
+    train_qs, val_qs = _first_per_hop(train_qs, train_subset), _first_per_hop(val_qs, val_subset)
     with Progress(disable=not train_cfg.progress) as bar:
         task = bar.add_task("subgraphs", total=len(train_qs) + len(val_qs))
         depth = model_cfg.max_steps
-        train_ex = build_examples(source, train_qs, depth, lambda: bar.advance(task))
-        val_ex = build_examples(source, val_qs, depth, lambda: bar.advance(task))
+        train_ex = build_examples(source, train_qs, depth, lambda: bar.advance(task), supervision)
+        val_ex = build_examples(source, val_qs, depth, lambda: bar.advance(task), supervision)
     seed_everything(train_cfg.seed)
-    model = SCRModel(model_cfg).to(dev)
+    if init_from is not None:
+        model, _ = SCRModel.load(init_from, dev)
+        model_cfg.__dict__.update(model.cfg.__dict__)
+    else:
+        model = SCRModel(model_cfg).to(dev)
     train_cfg.out_dir = out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     meta = {"dataset": dataset, "graph_version": source.graph_version, "device": str(dev),
+            "supervision": supervision, "init_from": str(init_from) if init_from else None,
             "train_with_walks": sum(bool(e.walks) for e in train_ex)}
     result = train(model, train_ex, val_ex, train_cfg, extra_meta=meta)
     if record_latest and result.best_path is not None:

@@ -59,7 +59,7 @@ class ScriptedScorer(nn.Module):
         self.seen_texts.extend(texts)
         return torch.stack([torch.eye(5)[NAMES.index(POLICY[t.split(self.sep)[-1].strip()])] for t in texts])
 
-    def candidate_vectors(self, h, pg, graph, sources, cands):
+    def candidate_vectors(self, h, pg, graph, cands):
         return h[torch.tensor([pg.offsets[g] + c.node for g, c in zip(graph, cands)])]
 
 

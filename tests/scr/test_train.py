@@ -64,3 +64,28 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
                 assert n > 0, (h, rel, t)
         g = greedy.answer(ex.question)
         assert len(g.paths) == 1
+
+    # SCR as SGR's path proposer (`sgr ask --retriever scr`): with nothing valid from direct reasoning, only SCR's
+    # paths vote (ρ = their probability), and each answer is supported by an SCR walk
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from sgr.llm import LLM
+    from sgr.pipeline import SGRAnswerer, config_from_options
+
+    ex = next(e for e in test_ex if e.walks)
+    nowhere = f'MATCH (e:Entity {{name: "{ex.question.topic_entities[0]}"}}) RETURN "Atlantis" AS answer'
+    for retriever in ("scr", "schema+scr"):
+        cfg = config_from_options("sgr", {"exemplars": False, "compiled_fallback": False, "max_verify_calls": 0,
+                                          "max_repairs": 0, "hops": 1, "path_retriever": retriever,
+                                          "scr_checkpoint": str(result.best_path)})
+        llm = LLM(FakeListChatModel(responses=['{"relations": [1]}', nowhere]), name="fake")
+        res = SGRAnswerer(store, llm, cfg, name="sgr").run(ex.question)
+        assert res.scr_paths and all(p.source == "scr" and 0 < p.score <= 1 for p in res.scr_paths)
+        assert res.prediction.route == "collaborative" and res.prediction.answers
+        assert "scr" in res.prediction.usage.stage_seconds
+        sources = {p.source for v in res.votes for p in v.paths}
+        assert sources == {"scr"} if retriever == "scr" else "scr" in sources and len(sources) > 1
+        for a in res.prediction.answers:
+            assert a.paths and a.paths[0].nodes[-1] == a.id
+    with pytest.raises(Exception, match="path_retriever"):
+        config_from_options("sgr", {"path_retriever": "gnn"})
