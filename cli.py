@@ -308,7 +308,8 @@ def ask_cmd(
     topic: Optional[list[str]] = typer.Option(None, "--topic", "-t",
                                               help="topic entity name or MID (repeatable); default: linked from the text"),
     method: str = typer.Option("sgr", "--method", "-m",
-                               help="sgr, sgr-direct, sgr-no-schema, cypher-only, sgr-compiled (no LLM) or llm-only"),
+                               help="sgr (default), its variants (sgr-direct, sgr-no-verify, sgr-no-schema, cypher-only, "
+                                    "sgr-compiled: no LLM, llm-only) or any `sgr eval` method: rcr, scr, scr+llm …"),
     hops: int = typer.Option(2, "--hops", help="expansion depth (a CVT node is not a hop)"),
     max_repairs: int = typer.Option(2, "--max-repairs", help="rounds of feeding Neo4j's errors back to the LLM"),
     retriever: str = typer.Option("schema", "--retriever",

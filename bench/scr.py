@@ -54,22 +54,24 @@ from sgr.types import Prediction, Question  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("metaqa", "webqsp")
-#: The training runs of each dataset, in order. A run with ``init_from`` starts from an earlier run's best.pt.
-#: ``stepwise`` serves ``scr``/``scr-greedy``/``scr+llm``; ``single-step`` serves ``scr-single-step``.
-#: Small CPU config: MiniLM, top-2 encoder layers trained. ``subset``: first N training questions per hop.
+#: The training runs of each dataset, in order (small CPU config: MiniLM, top-2 encoder layers trained; one epoch
+#: each, the budget of a 2-core machine). ``stepwise`` serves ``scr``/``scr-greedy``/``scr+llm``; ``single-step``
+#: serves ``scr-single-step``. ``subset``: first N training questions per hop (0: all); ``supervision``:
+#: :func:`sgr.scr.data.build_examples`; ``init_from``: start from an earlier run's best.pt.
 _BASE = {"train_per_hop": 1000, "val_per_hop": 100, "subset": 0, "val_subset": 0, "batch_size": 16,
          "lr_encoder": 1e-4, "lr_graph": 1e-3, "supervision": "shortest", "init_from": None, "epochs": 1}
 TRAIN: dict[str, dict[str, dict[str, Any]]] = {
     "metaqa": {
-        "stage1": {**_BASE, "epochs": 1},
-        "stepwise": {**_BASE, "epochs": 2, "subset": 400, "val_subset": 50, "batch_size": 8, "lr_encoder": 2e-4,
-                     "lr_graph": 3e-3, "supervision": "gold-first", "init_from": "stage1"},
-        "single-step": {**_BASE, "epochs": 1, "val_subset": 50, "lr_encoder": 2e-4, "lr_graph": 3e-3},
+        "stepwise": {**_BASE},
+        "single-step": {**_BASE, "subset": 500, "val_subset": 50},
+        # not the paper's supervision: the stepwise model fine-tuned on walks along MetaQA's gold relation path
+        # (a 3-hop answer set often holds entities one hop from the topic, whose shortest walk teaches stopping)
+        "stepwise-gold": {**_BASE, "subset": 400, "val_subset": 50, "batch_size": 8, "lr_encoder": 2e-4,
+                          "lr_graph": 3e-3, "supervision": "gold-first", "init_from": "stepwise"},
     },
     "webqsp": {
-        "stepwise": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, "epochs": 3},
-        "single-step": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, "epochs": 2, "lr_encoder": 2e-4,
-                        "lr_graph": 3e-3},
+        "stepwise": {**_BASE, "train_per_hop": 0, "val_per_hop": 0},
+        "single-step": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, "subset": 600},
     },
 }
 
@@ -209,10 +211,12 @@ def path_match(pred: Prediction, q: Question) -> bool:
 
 
 def make_answerer(dataset: str, info: dict[str, Any], method: str, llm: Any = None) -> Any:
+    """The method's answerer; ``scr@KIND`` is ``scr`` with the model of training run KIND (e.g. ``stepwise-gold``)."""
     from sgr.scr.method import SCRAnswerer
 
     models = info.get("models", {})
-    kind = "single-step" if method == "scr-single-step" else "stepwise"
+    method, _, kind = method.partition("@")
+    kind = kind or ("single-step" if method == "scr-single-step" else "stepwise")
     if kind not in models:
         raise SystemExit(f"no {kind} model for {dataset}: run `python bench/scr.py train --dataset {dataset}`")
     return SCRAnswerer(store=None, checkpoint=Path(models[kind]["checkpoint"]), name=method,
@@ -285,6 +289,8 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
             details[name] = {"n": len(qs), "ceiling": summary[f"{name}/ceiling"],
                              "gq_ceiling": float(np.mean(in_gq)) if in_gq else 0.0, "methods": {}}
         for method in methods:
+            if "@" in method and method.partition("@")[2] not in info["models"]:
+                continue  # a training run only some datasets have (scr@stepwise-gold: MetaQA)
             ans = make_answerer(dataset, info, method)
             for group, qs in groups.items():
                 name = f"metaqa-{group}" if dataset == "metaqa" else dataset
@@ -302,23 +308,13 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
                     summary[f"{name}/{method}/{m}"] = sc[m]
                 if sc["latency"]:
                     summary[f"{name}/{method}/p50_ms"] = sc["latency"]["p50_ms"]
-                if method == "scr":
-                    summary[f"{name}/scr/path_recall"] = sc["path_recall"]
+                if method == "scr" or method.startswith("scr@"):
+                    summary[f"{name}/{method}/path_recall"] = sc["path_recall"]
                 print(f"{name:12s} {method:16s} Hits@1 {sc['hits1_strict']:.3f} Hit {sc['hit']:.3f} "
                       f"F1 {sc['f1']:.3f} path-recall {sc['path_recall']} p50 {sc['latency'].get('p50_ms', 0):.0f} ms",
                       flush=True)
         if llm is not None:
-            ans = make_answerer(dataset, info, "scr+llm", llm=llm)
-            for group, qs in groups.items():
-                name = f"metaqa-{group}" if dataset == "metaqa" else dataset
-                sub = qs[:llm_n]
-                preds = ans.answer_many(sub)
-                sc = score_group(preds, sub)
-                details[name]["methods"]["scr+llm"] = sc
-                for m in ("hits1_strict", "hit", "f1", "llm_calls_median", "prompt_tokens_median"):
-                    summary[f"{name}/scr+llm/{m}"] = sc[m]
-                print(f"{name:12s} scr+llm (n={len(sub)}) Hits@1 {sc['hits1_strict']:.3f} Hit {sc['hit']:.3f} "
-                      f"F1 {sc['f1']:.3f} prompt tokens {sc['prompt_tokens_median']:.0f}", flush=True)
+            llm_rows(dataset, info, groups, llm, llm_n, summary, details)
     training = {ds: {kind: {k: v for k, v in m.items() if k != "config"} | {"config": m.get("config")}
                      for kind, m in state[ds].get("models", {}).items()} for ds in DATASETS if ds in state}
     return {"summary": summary, "details": details, "training": training,
@@ -328,6 +324,67 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
                       "load_average": os.getloadavg(), "encoder": "all-MiniLM-L6-v2 (sgr.encoders 'minilm')",
                       "graphs": {ds: state[ds]["graph_version"] for ds in DATASETS if ds in state}}}
+
+
+def llm_rows(dataset: str, info: dict[str, Any], groups: dict[str, list[Question]], llm: Any, llm_n: int,
+             summary: dict[str, Any], details: dict[str, Any]) -> None:
+    """``scr+llm`` on the first ``llm_n`` questions of each group (the stepwise model's paths, the paper's prompt)."""
+    ans = make_answerer(dataset, info, "scr+llm", llm=llm)
+    for group, qs in groups.items():
+        name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+        sub = qs[:llm_n]
+        preds = ans.answer_many(sub)
+        sc = score_group(preds, sub)
+        details[name]["methods"]["scr+llm"] = sc
+        for m in ("hits1_strict", "hit", "f1", "llm_calls_median", "prompt_tokens_median"):
+            summary[f"{name}/scr+llm/{m}"] = sc[m]
+        print(f"{name:12s} scr+llm (n={len(sub)}) Hits@1 {sc['hits1_strict']:.3f} Hit {sc['hit']:.3f} "
+              f"F1 {sc['f1']:.3f} prompt tokens {sc['prompt_tokens_median']:.0f}", flush=True)
+
+
+def add_llm(llm_n: int, per_hop: int = 1000, subsample: int | None = None) -> dict[str, Any]:
+    """Add ``scr+llm`` rows to an existing ``scr.json`` (needs a reachable LLM)."""
+    from sgr.llm import LLM
+
+    res = json.loads((RESULTS / "scr.json").read_text())
+    llm = LLM.from_settings()
+    state = load_state()
+    for dataset in DATASETS:
+        info = state.get(dataset)
+        if info and "models" in info:
+            groups = test_questions(dataset, per_hop, seed=0, subsample=subsample)
+            llm_rows(dataset, info, groups, llm, llm_n, res["summary"], res["details"])
+    res["setup"]["llm_n"] = llm_n
+    return res
+
+
+def remeasure_latency(latency_n: int, methods: list[str], latency_threads: int = 1, per_hop: int = 1000,
+                      subsample: int | None = None) -> dict[str, Any]:
+    """Time one question at a time again (quality figures of ``scr.json`` kept), e.g. once the machine is quiet."""
+    res = json.loads((RESULTS / "scr.json").read_text())
+    state = load_state()
+    torch.set_num_threads(latency_threads)
+    for dataset in DATASETS:
+        info = state.get(dataset)
+        if not info or "models" not in info:
+            continue
+        groups = test_questions(dataset, per_hop, seed=0, subsample=subsample)
+        for method in methods:
+            if "@" in method and method.partition("@")[2] not in info["models"]:
+                continue
+            ans = make_answerer(dataset, info, method)
+            for group, qs in groups.items():
+                name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+                sc = res["details"].get(name, {}).get("methods", {}).get(method)
+                if sc is None:
+                    continue
+                sc["latency"] = latency(ans, qs[:latency_n])
+                res["summary"][f"{name}/{method}/p50_ms"] = sc["latency"]["p50_ms"]
+                print(f"{name:12s} {method:16s} p50 {sc['latency']['p50_ms']:.0f} ms p95 {sc['latency']['p95_ms']:.0f} ms",
+                      flush=True)
+    res["setup"]["latency_load_average"] = os.getloadavg()
+    res["setup"]["latency_remeasured"] = True
+    return res
 
 
 def write_markdown(res: dict[str, Any]) -> str:
@@ -380,6 +437,8 @@ def main() -> None:
     e.add_argument("--methods", default="scr,scr-greedy,scr-single-step")
     e.add_argument("--subsample", type=int, default=None, help="keep N of each test group (seeded)")
     e.add_argument("--latency-threads", type=int, default=1, help="torch threads while timing one question")
+    e.add_argument("--latency-only", action="store_true", help="only time questions again; keep scr.json's scores")
+    e.add_argument("--add-llm", action="store_true", help="only add scr+llm (--llm-n questions per group) to scr.json")
     args = ap.parse_args()
     if args.stage == "prepare":
         prepare(args.dataset, args.load, args.per_hop)
@@ -388,8 +447,14 @@ def main() -> None:
     elif args.stage == "register":
         register(args.dataset, args.kind, args.folder)
     else:
-        res = evaluate(args.per_hop, args.latency_n, args.llm_n, args.methods.split(","), args.subsample,
-                       args.latency_threads)
+        if args.add_llm:
+            res = add_llm(args.llm_n, args.per_hop, args.subsample)
+        elif args.latency_only:
+            res = remeasure_latency(args.latency_n, args.methods.split(","), args.latency_threads, args.per_hop,
+                                    args.subsample)
+        else:
+            res = evaluate(args.per_hop, args.latency_n, args.llm_n, args.methods.split(","), args.subsample,
+                           args.latency_threads)
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "scr.json").write_text(json.dumps(res, indent=2, default=str))
         md = write_markdown(res)

@@ -22,6 +22,7 @@ METHODS: dict[str, str] = {
     # SGR and its ablations (sgr/pipeline.py)
     "sgr": "sgr.pipeline:make_sgr",
     "sgr-direct": "sgr.pipeline:make_sgr_direct",
+    "sgr-no-verify": "sgr.pipeline:make_sgr_no_verify",
     "sgr-no-schema": "sgr.pipeline:make_sgr_no_schema",
     "cypher-only": "sgr.pipeline:make_cypher_only",
     "llm-only": "sgr.pipeline:make_llm_only",

@@ -689,12 +689,13 @@ class LLMOnlyAnswerer:
 VARIANTS: dict[str, dict[str, Any]] = {
     "sgr": {},
     "sgr-direct": {"collaborative": False},
+    "sgr-no-verify": {"max_verify_calls": 0},
     "sgr-no-schema": {"schema_guided": False, "use_llm_schema": False},
     "cypher-only": {"use_subgraph": False, "validate_answers": False, "collaborative": False,
                     "compiled_fallback": False},
     "sgr-compiled": {"use_llm_schema": False, "use_llm_cypher": False},
 }
-NEEDS_LLM = {"sgr", "sgr-direct", "sgr-no-schema", "cypher-only", "llm-only"}
+NEEDS_LLM = {"sgr", "sgr-direct", "sgr-no-verify", "sgr-no-schema", "cypher-only", "llm-only"}
 
 
 def config_from_options(variant: str, options: dict[str, Any] | None = None) -> SGRConfig:
@@ -727,7 +728,11 @@ def create(variant: str, ctx: Any) -> Any:
         return LLMOnlyAnswerer(llm)
     cfg = config_from_options(variant, options)
     retriever = options.get("relation_retriever")
-    if isinstance(retriever, str):  # "embedding" (default), "auto" / "cosine" / a model file of sgr.relations
+    if retriever is None:  # RCR's trained heads when `sgr relations train` made some for this graph (RCR issue)
+        from sgr.relations import find_model
+
+        retriever = "auto" if find_model(ctx.store.graph_version()) is not None else "embedding"
+    if isinstance(retriever, str):  # "embedding" (plain MiniLM cosine), "auto" / "cosine" / a model of sgr.relations
         if retriever in ("", "embedding"):
             retriever = None
         else:
@@ -743,6 +748,10 @@ def make_sgr(ctx: Any) -> Any:
 
 def make_sgr_direct(ctx: Any) -> Any:
     return create("sgr-direct", ctx)
+
+
+def make_sgr_no_verify(ctx: Any) -> Any:
+    return create("sgr-no-verify", ctx)
 
 
 def make_sgr_no_schema(ctx: Any) -> Any:
@@ -765,21 +774,23 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
         max_repairs: int = 2, llm: Any = None, options: dict[str, Any] | None = None) -> SGRResult:
     """``sgr ask``: answer one typed question with a graph-based method and return the full trace.
 
-    ``llm-only`` is answered too (its trace has no graph parts). Raises EntityNotFound / LLMError /
-    Neo4jUnavailable with one-line messages.
+    ``llm-only`` and every other method of :data:`sgr.methods.METHODS` (``rcr``, ``scr`` …) are answered too; their
+    trace is their :class:`Prediction`. Raises EntityNotFound / LLMError / Neo4jUnavailable with one-line messages.
     """
-    from sgr.methods import MethodContext
+    from sgr.methods import MethodContext, create_method
 
     store.verify()
-    if method not in VARIANTS and method != "llm-only":
-        raise ConfigError(f"sgr ask supports the methods {', '.join(sorted([*VARIANTS, 'llm-only']))}, not {method!r}")
     opts = {"hops": hops, "max_repairs": max_repairs, **(options or {})}
-    answerer = create(method, MethodContext(store=store, options=opts, llm=llm))
+    ctx = MethodContext(store=store, options=opts, llm=llm)
+    # SGR variants give the full trace; any other registered method (rcr, scr, …) gives its Prediction
+    answerer = create(method, ctx) if method in VARIANTS or method == "llm-only" else create_method(method, ctx)
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
-    if isinstance(answerer, LLMOnlyAnswerer):
-        pred = answerer.answer(question)
-        return SGRResult(question=question, method=method, prediction=pred, config=SGRConfig())
-    return answerer.run(question)
+    if isinstance(answerer, SGRAnswerer):
+        return answerer.run(question)
+    pred = answerer.answer(question)
+    if pred.error and not pred.answers:
+        raise SgrError(f"{method}: {pred.error}")
+    return SGRResult(question=question, method=method, prediction=pred, config=SGRConfig())
 
 
 def format_result(result: SGRResult, max_paths: int = 5) -> list[str]:
@@ -821,6 +832,14 @@ def format_result(result: SGRResult, max_paths: int = 5) -> list[str]:
                    f"{len(result.subgraph.schema_paths)} relation patterns):")
         for p in result.subgraph.paths[:max_paths]:
             out.append(f"  {p.score:.3f}  {e(p.render())}")
+    elif pred.paths:
+        out.append(f"[bold]Top paths[/] ({len(pred.paths)}):")
+        for p in pred.paths[:max_paths]:
+            out.append(f"  {p.score:.3f}  {e(p.render())}")
+    for key, label in (("relation_paths", "Relation paths (generated)"), ("walked_paths", "Relation paths (walked)")):
+        if pred.extra.get(key):  # RCR
+            out.append(f"[bold]{label}:[/]")
+            out += [f"  {e(' → '.join(rp))}" for rp in pred.extra[key]]
     if result.scr_paths:
         out.append(f"[bold]SCR paths[/] (P(a, p | q), beam {result.config.scr_beam}):")
         for p in result.scr_paths[:max_paths]:

@@ -133,3 +133,20 @@ def test_shortest_paths_and_walks_on_the_hand_graph() -> None:
     assert rev.edges == (4,) and rev.directions == (1,)
     walk = shortest_walk(sg, 0, 4)
     assert walk is not None and walk.nodes == [0, 2, 4]
+
+
+def test_gold_walks_follow_the_gold_relation_path_where_shortest_walks_do_not() -> None:
+    from sgr.scr.data import gold_walks
+
+    # answers {A, C}: the shortest walk to A is one step, but the gold path (ra, rc) reaches C in two
+    sg = hand_graph()
+    walks = gold_walks(sg, [["ra", "rc"]], answers=[1, 3])
+    assert [(w.nodes, w.edges) for w in walks] == [((0, 1, 3), (0, 2))]
+    assert walks[0].directions == (0, 0)
+    # a direction that contradicts the stored edge rules the walk out; a relation G_q lacks yields nothing
+    assert gold_walks(sg, [["ra", "rc"]], answers=[3], directions=[["out", "in"]]) == []
+    assert gold_walks(sg, [["ra", "zz"]], answers=[3]) == []
+    # "re" walked backwards from Topic reaches C (edge C -re-> Topic) with direction 1 (against the stored edge)
+    back = gold_walks(sg, [["re"]], answers=[3])
+    assert [(w.nodes, w.directions) for w in back] == [((0, 3), (1,))]
+    assert shortest_paths(sg, [1, 3], max_depth=3)[0].nodes == (0, 1)

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from sgr.errors import EntityNotFound
-from sgr.pipeline import SGRAnswerer, ask, config_from_options
+from sgr.pipeline import SGRAnswerer, ask, config_from_options, format_result
 from sgr.types import Question
 
 
@@ -131,3 +131,22 @@ def test_multi_hop_order_on_metaqa(metaqa_graph):
     top = res.subgraph.schema_paths[0]
     assert top.steps == (("starred_actors", "in"), ("directed_by", "out")) and top.hops == 2
     assert "Yann Demange" in res.prediction.answer_texts
+
+
+def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_graph):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from sgr.llm import LLM
+    from sgr.methods import METHODS
+
+    # `sgr ask --method rcr`: RCR's generated relation paths and grounded answers come back as the trace
+    llm = LLM(FakeListChatModel(responses=[f"({LANG})", "Jamaican English"]), name="fake")
+    res = ask(Q.text, store=webqsp_graph, topics=["Jamaica"], method="rcr", llm=llm,
+              options={"relation_model": "cosine", "examples": 0, "candidates": 20})
+    assert res.method == "rcr" and [a.text for a in res.prediction.answers] == ["Jamaican English"]
+    assert res.prediction.extra["relation_paths"] == [[LANG]] and res.prediction.answers[0].paths
+    assert any("Relation paths (generated)" in line for line in format_result(res))
+    # sgr-no-verify is a registered variant: δ and ρ stay the fixed prior (no Yes/No call)
+    assert "sgr-no-verify" in METHODS and config_from_options("sgr-no-verify").max_verify_calls == 0
+    res = answerer(webqsp_graph, "sgr-no-verify", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    assert res.prediction.route == "collaborative" and "verify" not in res.prediction.extra["llm_calls_by_stage"]
