@@ -428,7 +428,9 @@ class RCRAnswerer:
         paths_of: dict[str, list[ReasoningPath]] = {}
         for node, walks in ends.items():
             for wi in walks:
-                paths_of.setdefault(node, []).extend(g.paths_to(node, wi, limit=2))
+                for path in g.paths_to(node, wi, limit=2):
+                    path.score = len(walks) / max(1, len(g.walks))  # share of relation paths reaching the node
+                    paths_of.setdefault(node, []).append(path)
         named = {n: g.names.get(n) for n in paths_of if paths_of[n] and g.names.get(n)}
         if not named:
             return [], ""

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn import MessagePassing
-from torch_geometric.utils import softmax
+
+# PyG's import scripts a helper with torch.jit, which torch 2.9+ reports as deprecated on every `sgr` run
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning)
+from torch_geometric.nn import MessagePassing  # noqa: E402
+from torch_geometric.utils import softmax  # noqa: E402
 
 
 class RelationalAttentionConv(MessagePassing):

@@ -145,6 +145,7 @@ def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_gr
               options={"relation_model": "cosine", "examples": 0, "candidates": 20})
     assert res.method == "rcr" and [a.text for a in res.prediction.answers] == ["Jamaican English"]
     assert res.prediction.extra["relation_paths"] == [[LANG]] and res.prediction.answers[0].paths
+    assert res.prediction.paths[0].score == 1.0  # the one generated relation path reaches the answer
     assert any("Relation paths (generated)" in line for line in format_result(res))
     # sgr-no-verify is a registered variant: δ and ρ stay the fixed prior (no Yes/No call)
     assert "sgr-no-verify" in METHODS and config_from_options("sgr-no-verify").max_verify_calls == 0
