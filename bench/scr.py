@@ -210,13 +210,29 @@ def path_match(pred: Prediction, q: Question) -> bool:
     return False
 
 
+def group_name(dataset: str, group: str) -> str:
+    """The results' name of a test group: ``metaqa-2hop``, ``webqsp``."""
+    return f"metaqa-{group}" if dataset == "metaqa" else dataset
+
+
+def model_kind(method: str) -> str:
+    """The training run whose model serves ``method`` (``scr@KIND`` names it)."""
+    base, _, kind = method.partition("@")
+    return kind or ("single-step" if base == "scr-single-step" else "stepwise")
+
+
+def lacks_named_model(info: dict[str, Any], method: str) -> bool:
+    """``scr@KIND`` whose run KIND this dataset never trained (skipped; a missing default model is an error)."""
+    return "@" in method and model_kind(method) not in info.get("models", {})
+
+
 def make_answerer(dataset: str, info: dict[str, Any], method: str, llm: Any = None) -> Any:
     """The method's answerer; ``scr@KIND`` is ``scr`` with the model of training run KIND (e.g. ``stepwise-gold``)."""
     from sgr.scr.method import SCRAnswerer
 
     models = info.get("models", {})
-    method, _, kind = method.partition("@")
-    kind = kind or ("single-step" if method == "scr-single-step" else "stepwise")
+    kind = model_kind(method)
+    method = method.partition("@")[0]
     if kind not in models:
         raise SystemExit(f"no {kind} model for {dataset}: run `python bench/scr.py train --dataset {dataset}`")
     return SCRAnswerer(store=None, checkpoint=Path(models[kind]["checkpoint"]), name=method,
@@ -279,7 +295,7 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
         p = preset(dataset)
         source = SubgraphSource(None, p.subgraph, info["graph_version"])
         for group, qs in groups.items():
-            name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+            name = group_name(dataset, group)
             ceil = [info["ceiling"].get(q.id, False) for q in qs]
             summary[f"{name}/ceiling"] = float(np.mean(ceil)) if ceil else 0.0
             in_gq = []
@@ -289,11 +305,11 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
             details[name] = {"n": len(qs), "ceiling": summary[f"{name}/ceiling"],
                              "gq_ceiling": float(np.mean(in_gq)) if in_gq else 0.0, "methods": {}}
         for method in methods:
-            if "@" in method and method.partition("@")[2] not in info["models"]:
+            if lacks_named_model(info, method):
                 continue  # a training run only some datasets have (scr@stepwise-gold: MetaQA)
             ans = make_answerer(dataset, info, method)
             for group, qs in groups.items():
-                name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+                name = group_name(dataset, group)
                 t0 = time.perf_counter()
                 preds = ans.answer_many(qs)
                 wall = time.perf_counter() - t0
@@ -331,7 +347,7 @@ def llm_rows(dataset: str, info: dict[str, Any], groups: dict[str, list[Question
     """``scr+llm`` on the first ``llm_n`` questions of each group (the stepwise model's paths, the paper's prompt)."""
     ans = make_answerer(dataset, info, "scr+llm", llm=llm)
     for group, qs in groups.items():
-        name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+        name = group_name(dataset, group)
         sub = qs[:llm_n]
         preds = ans.answer_many(sub)
         sc = score_group(preds, sub)
@@ -370,11 +386,11 @@ def remeasure_latency(latency_n: int, methods: list[str], latency_threads: int =
             continue
         groups = test_questions(dataset, per_hop, seed=0, subsample=subsample)
         for method in methods:
-            if "@" in method and method.partition("@")[2] not in info["models"]:
+            if lacks_named_model(info, method):
                 continue
             ans = make_answerer(dataset, info, method)
             for group, qs in groups.items():
-                name = f"metaqa-{group}" if dataset == "metaqa" else dataset
+                name = group_name(dataset, group)
                 sc = res["details"].get(name, {}).get("methods", {}).get(method)
                 if sc is None:
                     continue
@@ -388,7 +404,6 @@ def remeasure_latency(latency_n: int, methods: list[str], latency_threads: int =
 
 
 def write_markdown(res: dict[str, Any]) -> str:
-    s = res["summary"]
     d = res["details"]
     lines = ["# SCR benchmark (CPU)", "",
              f"Device: CPU only ({res['setup']['machine']}, torch threads {res['setup']['torch_threads']}); "

@@ -695,7 +695,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
                     "compiled_fallback": False},
     "sgr-compiled": {"use_llm_schema": False, "use_llm_cypher": False},
 }
-NEEDS_LLM = {"sgr", "sgr-direct", "sgr-no-verify", "sgr-no-schema", "cypher-only", "llm-only"}
+#: the variants that call the LLM (for the schema or for Cypher), and llm-only
+NEEDS_LLM = {v for v, o in VARIANTS.items() if o.get("use_llm_schema", True) or o.get("use_llm_cypher", True)} | {
+    "llm-only"}
 
 
 def config_from_options(variant: str, options: dict[str, Any] | None = None) -> SGRConfig:
@@ -781,11 +783,9 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
 
     store.verify()
     opts = {"hops": hops, "max_repairs": max_repairs, **(options or {})}
-    ctx = MethodContext(store=store, options=opts, llm=llm)
-    # SGR variants give the full trace; any other registered method (rcr, scr, …) gives its Prediction
-    answerer = create(method, ctx) if method in VARIANTS or method == "llm-only" else create_method(method, ctx)
+    answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
-    if isinstance(answerer, SGRAnswerer):
+    if isinstance(answerer, SGRAnswerer):  # SGR variants give the full trace, other methods their Prediction
         return answerer.run(question)
     pred = answerer.answer(question)
     if pred.error and not pred.answers:
@@ -827,23 +827,23 @@ def format_result(result: SGRResult, max_paths: int = 5) -> list[str]:
     if pred.cypher:
         out.append(f"[bold]Cypher that answered[/] ({result.cypher_source}):")
         out += ["  " + e(line) for line in pred.cypher[-1].splitlines()]
+    def scored(paths: Sequence[ReasoningPath]) -> list[str]:
+        return [f"  {p.score:.3f}  {e(p.render())}" for p in paths[:max_paths]]
+
     if result.subgraph is not None:
         out.append(f"[bold]Top paths[/] (G_q: {len(result.subgraph.paths)} paths, "
                    f"{len(result.subgraph.schema_paths)} relation patterns):")
-        for p in result.subgraph.paths[:max_paths]:
-            out.append(f"  {p.score:.3f}  {e(p.render())}")
+        out += scored(result.subgraph.paths)
     elif pred.paths:
         out.append(f"[bold]Top paths[/] ({len(pred.paths)}):")
-        for p in pred.paths[:max_paths]:
-            out.append(f"  {p.score:.3f}  {e(p.render())}")
+        out += scored(pred.paths)
     for key, label in (("relation_paths", "Relation paths (generated)"), ("walked_paths", "Relation paths (walked)")):
         if pred.extra.get(key):  # RCR
             out.append(f"[bold]{label}:[/]")
             out += [f"  {e(' → '.join(rp))}" for rp in pred.extra[key]]
     if result.scr_paths:
         out.append(f"[bold]SCR paths[/] (P(a, p | q), beam {result.config.scr_beam}):")
-        for p in result.scr_paths[:max_paths]:
-            out.append(f"  {p.score:.3f}  {e(p.render())}")
+        out += scored(result.scr_paths)
     stages = " · ".join(f"{k} {v * 1000:.0f} ms" for k, v in u.stage_seconds.items())
     out.append(f"[bold]Time:[/] {u.total_seconds:.2f} s ({stages})")
     out.append(f"[bold]LLM:[/] {u.llm_calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
