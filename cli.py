@@ -1,7 +1,7 @@
 """The ``sgr`` command line: a thin Typer layer over the ``sgr`` package.
 
 Each command parses flags, calls one function of the package and prints its result. Errors that
-users can cause are :class:`sgr.errors.SgrError`: one red line and a non-zero exit code.
+users can cause are :class:`sgr.core.errors.SgrError`: one red line and a non-zero exit code.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sgr.errors import SgrError
+from sgr.core.errors import SgrError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -52,12 +52,12 @@ def neo4j_start(
     browser: bool = typer.Option(False, "--browser", help="also serve Neo4j Browser on 127.0.0.1"),
 ) -> None:
     """Start Neo4j (builds the launcher with Maven on first use) and wait until Bolt answers."""
-    from sgr import neo4j_server
+    from sgr.graph import server as neo4j_server
 
     info = neo4j_server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache)
     console.print(f"Neo4j is running: [bold]{info.uri}[/] (pid {info.pid}, store {info.home}, log {info.log})")
     if browser:
-        from sgr import browser as browser_mod
+        from sgr.graph import browser as browser_mod
 
         url = browser_mod.serve(info)
         console.print(f"Neo4j Browser: [bold]{url}[/]", soft_wrap=True)
@@ -67,7 +67,7 @@ def neo4j_start(
 @neo4j_app.command("stop")
 def neo4j_stop() -> None:
     """Stop the embedded Neo4j cleanly."""
-    from sgr import neo4j_server
+    from sgr.graph import server as neo4j_server
 
     console.print("stopped" if neo4j_server.stop() else "Neo4j was not running")
 
@@ -75,7 +75,7 @@ def neo4j_stop() -> None:
 @neo4j_app.command("status")
 def neo4j_status() -> None:
     """Say whether the embedded Neo4j runs, where, and with which store."""
-    from sgr import neo4j_server
+    from sgr.graph import server as neo4j_server
 
     info = neo4j_server.status()
     if info is None:
@@ -92,7 +92,7 @@ def query(
     timeout: float = typer.Option(30.0, help="seconds before Neo4j stops the query"),
 ) -> None:
     """Run a read-only Cypher query (READ access, timeout, row cap) and print the rows."""
-    from sgr.store import GraphStore
+    from sgr.graph.store import GraphStore
 
     with GraphStore.from_settings() as store:
         store.verify()
@@ -123,7 +123,7 @@ def _run_load(paths: list[Path], fmt: Optional[str], keep_all: bool, max_errors:
     from rich.text import Text
 
     from loaders.api import LoadProgress, load_files
-    from sgr.store import GraphStore
+    from sgr.graph.store import GraphStore
 
     class _Rate(ProgressColumn):
         def render(self, task):  # noqa: ANN001, ANN202
@@ -223,8 +223,8 @@ def stats_cmd(
     """Nodes, CVTs, relationships and relation types in the graph, and the files loaded into it."""
     import json
 
-    from sgr.stats import graph_stats
-    from sgr.store import GraphStore
+    from sgr.graph.stats import graph_stats
+    from sgr.graph.store import GraphStore
 
     with GraphStore.from_settings() as store:
         st = graph_stats(store, top=top)
@@ -271,7 +271,7 @@ def llm_serve(
     threads: Optional[int] = typer.Option(None, help="CPU threads (default: half the cores, at least 1)"),
 ) -> None:
     """Start the OpenAI-compatible local model server on 127.0.0.1 (in the background) and wait until it answers."""
-    from sgr import local_llm
+    from sgr.llm import server as local_llm
 
     info = local_llm.start(port=port, n_ctx=n_ctx, n_threads=threads)
     console.print(f"local LLM is serving [bold]{info.model}[/] at [bold]{info.base_url}[/] (pid {info.pid}, log {info.log})")
@@ -281,7 +281,7 @@ def llm_serve(
 @llm_app.command("status")
 def llm_status() -> None:
     """Say whether the local model server runs, where, and which model it serves."""
-    from sgr import local_llm
+    from sgr.llm import server as local_llm
 
     info = local_llm.status()
     if info is None:
@@ -294,7 +294,7 @@ def llm_status() -> None:
 @llm_app.command("stop")
 def llm_stop() -> None:
     """Stop the local model server."""
-    from sgr import local_llm
+    from sgr.llm import server as local_llm
 
     console.print("stopped" if local_llm.stop() else "the local LLM server was not running")
 
@@ -324,9 +324,10 @@ def ask_cmd(
     """Answer one question with SGR: answers with their paths, the Cypher that ran, route, costs, evidence."""
     import json as _json
 
-    from sgr import evidence
-    from sgr.pipeline import ask, format_result
-    from sgr.store import GraphStore
+    from sgr.evidence import saved as evidence
+    from sgr.api import ask
+    from sgr.cli.render import format_result
+    from sgr.graph.store import GraphStore
 
     with GraphStore.from_settings() as store:
         options = {"path_retriever": retriever, "scr_checkpoint": str(scr_checkpoint) if scr_checkpoint else ""}
@@ -371,7 +372,7 @@ app.add_typer(eval_app, name="eval")
 def eval_run(
     dataset: str = typer.Argument(..., help="a file (MetaQA .tsv, RoG-style or plain .jsonl/.json/.parquet) or "
                                             "a name: metaqa-1hop, metaqa-2hop, metaqa-3hop, webqsp"),
-    method: str = typer.Option(..., "--method", "-m", help="method name (see sgr.methods.METHODS)"),
+    method: str = typer.Option(..., "--method", "-m", help="method name (see sgr.methods.registry.METHODS)"),
     out: Optional[Path] = typer.Option(None, "--out", help="run folder (default $SGR_HOME/runs/<dataset>__<method>…); "
                                                            "rerun with the same folder to resume"),
     split: Optional[str] = typer.Option(None, help="split (test, dev, …) of a named dataset or a file"),
@@ -388,7 +389,7 @@ def eval_run(
     option: Optional[list[str]] = typer.Option(None, "--option", "-o", help="method option KEY=VALUE (repeatable)"),
 ) -> None:
     """Run METHOD over DATASET against Neo4j; stream predictions, resume, and write the report."""
-    from sgr.errors import ConfigError
+    from sgr.core.errors import ConfigError
     from sgr.evaluation.runner import RunConfig, run_eval
 
     opts = {}
@@ -433,7 +434,7 @@ def eval_compare(
 @eval_app.command("report")
 def eval_report(run_dir: Path = typer.Argument(..., help="run folder")) -> None:
     """Rewrite metrics.json, report.md and the plots of a run folder from its files."""
-    from sgr.errors import InputError
+    from sgr.core.errors import InputError
     from sgr.evaluation.report import write_report
 
     if not (run_dir / "predictions.jsonl").exists():
@@ -476,10 +477,10 @@ def scr_train(
     graph_version: Optional[str] = typer.Option(None, help="use cached subgraphs of this graph version without Neo4j"),
 ) -> None:
     """Train SCR with stepwise InfoNCE; writes best.pt/last.pt/history.json and records best.pt as the default."""
-    from sgr.config import sgr_home
-    from sgr.scr.model import SCRConfig
-    from sgr.scr.train import TrainConfig, run_training
-    from sgr.store import GraphStore
+    from sgr.core.config import sgr_home
+    from sgr.methods.scr.model import SCRConfig
+    from sgr.methods.scr.train import TrainConfig, run_training
+    from sgr.graph.store import GraphStore
 
     store = None
     if graph_version is None:
@@ -512,10 +513,10 @@ def scr_paths_cmd(
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda"),
 ) -> None:
     """Print SCR's top-K reasoning paths and their probabilities P(a, p | q) for a question."""
-    from sgr.errors import EntityNotFound
-    from sgr.evaluation.entities import resolve_entities
-    from sgr.scr.method import render_path, scr_paths
-    from sgr.store import GraphStore
+    from sgr.core.errors import EntityNotFound
+    from sgr.retrieval.resolution import resolve_entities
+    from sgr.methods.scr.method import render_path, scr_paths
+    from sgr.graph.store import GraphStore
 
     store = GraphStore.from_settings()
     store.verify()
@@ -539,7 +540,7 @@ app.add_typer(relations_app, name="relations")
 
 
 def _parse_ks(text: str) -> list[int]:
-    from sgr.errors import ConfigError
+    from sgr.core.errors import ConfigError
 
     try:
         ks = [int(x) for x in text.split(",") if x.strip()]
@@ -568,8 +569,8 @@ def relations_train(
     data: Optional[Path] = typer.Option(None, help="shared data folder (default: $SGR_SHARED_DATA or ../shared/data)"),
 ) -> None:
     """Train the dual-encoder heads (RCR §4.1) against the loaded graph's relation vocabulary."""
-    from sgr.relations import TrainConfig, train_model
-    from sgr.store import GraphStore
+    from sgr.retrieval.relations import TrainConfig, train_model
+    from sgr.graph.store import GraphStore
 
     cfg = TrainConfig(epochs=epochs, lr=lr, gamma=gamma, negatives=negatives, batch_size=batch_size,
                       select_k=select_k, seed=seed, patience=patience)
@@ -606,8 +607,8 @@ def relations_eval(
     data: Optional[Path] = typer.Option(None, help="shared data folder"),
 ) -> None:
     """RRA@k (RCR §5.1) of the trained retriever beside plain cosine on the graph's relation vocabulary."""
-    from sgr.relations import evaluate_retrieval, load_retriever
-    from sgr.store import GraphStore
+    from sgr.retrieval.relations import evaluate_retrieval, load_retriever
+    from sgr.graph.store import GraphStore
 
     ks = _parse_ks(k)
     with GraphStore.from_settings() as store:
@@ -639,8 +640,8 @@ def relations_top(
     model: str = typer.Option("auto", help="model file, 'auto' or 'cosine'"),
 ) -> None:
     """The k relations of the graph most similar to a question."""
-    from sgr.relations import load_retriever
-    from sgr.store import GraphStore
+    from sgr.retrieval.relations import load_retriever
+    from sgr.graph.store import GraphStore
 
     with GraphStore.from_settings() as store:
         store.verify()
@@ -671,8 +672,8 @@ def evidence_list(limit: int = typer.Option(50, help="show at most this many, ne
     """List saved questions (`sgr ask --save`, `sgr eval --save-evidence`)."""
     from rich.markup import escape
 
-    from sgr import evidence
-    from sgr.store import GraphStore
+    from sgr.evidence import saved as evidence
+    from sgr.graph.store import GraphStore
 
     with GraphStore.from_settings() as store:
         rows = evidence.list_evidence(store, limit=limit)
@@ -697,15 +698,16 @@ def evidence_show(
     html: Optional[Path] = typer.Option(None, "--html", help="also write the offline HTML view to this file"),
 ) -> None:
     """Show one saved question: answers, scored paths, evidence entities, the Cypher that ran, how to redraw it."""
-    from sgr import browser, evidence
-    from sgr.store import GraphStore
-    from sgr.types import ReasoningPath
+    from sgr.graph import browser
+    from sgr.evidence import saved as evidence
+    from sgr.graph.store import GraphStore
+    from sgr.core.types import ReasoningPath
 
     with GraphStore.from_settings() as store:
         saved = evidence.load_evidence(store, question_id)
         graph = None
         if html:
-            from sgr.html_view import write_html
+            from sgr.evidence.html import write_html
 
             prediction = saved.to_prediction()
             graph = evidence.evidence_subgraph(store, prediction, topic_ids=saved.topic_ids())
@@ -741,13 +743,13 @@ def evidence_clear(
     question_id: Optional[str] = typer.Argument(None, metavar="[ID]", help="delete only this one"),
 ) -> None:
     """Delete saved evidence (all of it, or one question); the data it points at is not touched."""
-    from sgr import evidence
-    from sgr.store import GraphStore
+    from sgr.evidence import saved as evidence
+    from sgr.graph.store import GraphStore
 
     with GraphStore.from_settings() as store:
         n = evidence.clear_evidence(store, question_id)
     if question_id and n == 0:
-        from sgr.errors import InputError
+        from sgr.core.errors import InputError
 
         raise InputError(f"no saved evidence with id {question_id!r}: see `sgr evidence list`")
     console.print(f"deleted {n} saved question(s) and their evidence links")

@@ -35,10 +35,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sgr.config import sgr_home  # noqa: E402
+from sgr.core.config import sgr_home  # noqa: E402
 from sgr.datasets import NAMED_DATASETS, shared_data_dir  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
-from sgr.store import GraphStore  # noqa: E402
+from sgr.graph.store import GraphStore  # noqa: E402
 
 DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp")
 GRAPH_OF = {"metaqa-1hop": "metaqa", "metaqa-2hop": "metaqa", "metaqa-3hop": "metaqa", "webqsp": "webqsp"}

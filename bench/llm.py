@@ -11,7 +11,7 @@ local model (SmolLM2-135M-Instruct via `sgr llm serve`) is asked, each time with
    *EXPLAIN ok* = Neo4j's ``EXPLAIN`` raises no error and gives no unknown relationship-type/label/property notification.
 
 Candidate relations of a question: the relationship types within 2 undirected hops of its topic entities in Neo4j,
-ranked by MiniLM cosine similarity to the question (:func:`sgr.encoders.embed_texts`), top ``--candidates``.
+ranked by MiniLM cosine similarity to the question (:func:`sgr.llm.encoders.embed_texts`), top ``--candidates``.
 Every prompt is a system message plus two worked examples. All calls are cached (``SGR_HOME/cache/llm``), so a rerun
 is free; ``tokens_per_s`` is measured separately on uncached calls (median of 3 generations of up to 128 tokens).
 
@@ -46,11 +46,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cypher.grammar import cypher_grammar  # noqa: E402
-from sgr.config import cache_dir, sgr_home  # noqa: E402
-from sgr.encoders import embed_texts  # noqa: E402
-from sgr.errors import CypherError  # noqa: E402
-from sgr.llm import LLM, CallRecord  # noqa: E402
-from sgr.store import GraphStore, relation_text  # noqa: E402
+from sgr.core.config import cache_dir, sgr_home  # noqa: E402
+from sgr.llm.encoders import embed_texts  # noqa: E402
+from sgr.core.errors import CypherError  # noqa: E402
+from sgr.llm.client import LLM, CallRecord  # noqa: E402
+from sgr.graph.store import GraphStore, relation_text  # noqa: E402
 
 DATA = Path(os.environ.get("SGR_SHARED_DATA", ROOT.parent / "shared" / "data"))
 WEBQSP = DATA / "webqsp" / "webqsp_mini.jsonl"

@@ -47,8 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 from loaders.api import load_files, parse_file  # noqa: E402
 from loaders.writer import GraphBatch, write_graph  # noqa: E402
-from sgr.config import Neo4jSettings  # noqa: E402
-from sgr.store import GraphStore, quote_identifier  # noqa: E402
+from sgr.core.config import Neo4jSettings  # noqa: E402
+from sgr.graph.store import GraphStore, quote_identifier  # noqa: E402
 
 
 def shared_data() -> Path:
@@ -65,7 +65,7 @@ class ServerCpu:
     def __init__(self, uri: str) -> None:
         self.pid: int | None = None
         try:
-            from sgr import neo4j_server
+            from sgr.graph import server as neo4j_server
 
             info = neo4j_server.status()
             if info is not None and info.uri == uri:
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         import shutil
         import tempfile
 
-        from sgr import neo4j_server
+        from sgr.graph import server as neo4j_server
 
         home = tempfile.mkdtemp(prefix="sgr-bench-load-")
         os.environ["SGR_HOME"] = home

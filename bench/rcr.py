@@ -6,7 +6,7 @@
 
 **Part ``retrieval``** (no LLM; RCR §5.3.1, Table 5). Both graphs are loaded into one database, so the relation
 vocabulary ranked is the union of the WebQSP slice's and the MetaQA KB's ``(:Relation)`` nodes. Two retrievers are
-trained with :func:`sgr.relations.train_model` (10 % of the training questions held out for model selection by
+trained with :func:`sgr.retrieval.relations.train_model` (10 % of the training questions held out for model selection by
 validation RRA@50): on WebQSP train paths, and on a fixed-seed sample of MetaQA dev (``--metaqa-train-per-hop``
 per hop). RRA@k for k ∈ {10, 50, 100, 200} is measured on the WebQSP slice (every question with ``ground_paths``)
 and on a fixed-seed sample of MetaQA test per hop (``--metaqa-test-per-hop``), trained vs. plain cosine on the same
@@ -45,9 +45,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sgr.config import sgr_home  # noqa: E402
+from sgr.core.config import sgr_home  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
-from sgr.store import GraphStore  # noqa: E402
+from sgr.graph.store import GraphStore  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 KS = (10, 50, 100, 200)
@@ -117,7 +117,7 @@ def ensure_combined(store: GraphStore) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 def _train_or_reuse(store: GraphStore, dataset: str, path: Path, cfg, limit: int | None, retrain: bool
                     ) -> dict[str, Any]:
-    from sgr.relations import read_model, train_model
+    from sgr.retrieval.relations import read_model, train_model
 
     version = store.graph_version()
     if path.exists() and not retrain:
@@ -147,7 +147,7 @@ def _train_or_reuse(store: GraphStore, dataset: str, path: Path, cfg, limit: int
 def run_retrieval(store: GraphStore, args: argparse.Namespace, summary: dict[str, float]) -> dict[str, Any]:
     import torch
 
-    from sgr.relations import TrainConfig, evaluate_retrieval, load_retriever
+    from sgr.retrieval.relations import TrainConfig, evaluate_retrieval, load_retriever
 
     torch.set_num_threads(2)
     graph = ensure_combined(store)
@@ -220,7 +220,7 @@ def path_recall(run_dir: Path, dataset: str, sample: int | None, seed: int) -> d
 def run_kgqa(store: GraphStore, args: argparse.Namespace, summary: dict[str, float],
              previous: dict[str, Any]) -> dict[str, Any]:
     from sgr.evaluation.runner import RunConfig, run_eval
-    from sgr.methods import METHODS
+    from sgr.methods.registry import METHODS
 
     kgqa = _kgqa_module()
     details: dict[str, Any] = previous.get("kgqa", {}).get("runs", {})

@@ -6,24 +6,24 @@ Three stages (run in this order; every stage can be rerun, caches make reruns ch
     Needs Neo4j (``NEO4J_URI``, e.g. ``SGR_HOME=/tmp/sgr-scr sgr neo4j start``). ``--load`` empties the store
     and loads the dataset's graph with :mod:`loaders.writer` (the MetaQA KB, or the union of the WebQSP
     slice's per-question graphs). Then every G_q the later stages need (train, validation, test) is cut
-    and cached on disk (:class:`sgr.scr.data.SubgraphCache`, keyed by graph version), and the
-    reachability ceiling of the test questions is computed with :mod:`sgr.metrics.reachability`
+    and cached on disk (:class:`sgr.methods.scr.data.SubgraphCache`, keyed by graph version), and the
+    reachability ceiling of the test questions is computed with :mod:`sgr.evaluation.metrics.reachability`
     (MetaQA: k = the question's hops; WebQSP: k = 2 with CVT hops free). After ``prepare`` the two
     graphs need not be loaded: ``train`` and ``eval`` read the cache only.
 
 ``train --dataset metaqa|webqsp``
-    :func:`sgr.scr.train.run_training` twice: the stepwise model (``scr``, ``scr-greedy``) and the
+    :func:`sgr.methods.scr.train.run_training` twice: the stepwise model (``scr``, ``scr-greedy``) and the
     single-step ablation model (``scr-single-step``). Small CPU config (MiniLM, top-2 encoder layers).
 
 ``eval``
     Batched inference over the test samples (``--per-hop`` questions per MetaQA hop, seed 0; the whole
-    WebQSP held-out part), scored with :mod:`sgr.metrics.scores`; per-question latency on CPU
+    WebQSP held-out part), scored with :mod:`sgr.evaluation.metrics.scores`; per-question latency on CPU
     (one question at a time) on a fixed sample; ``scr+llm`` on a small sample when ``--llm-n`` > 0 and
     an LLM is reachable. Writes ``bench/results/scr.json`` (summary keys ``<dataset>/<method>/<metric>``,
     ``<dataset>/scr/path_recall``, ``<dataset>/ceiling``) and ``bench/results/scr.md``.
 
 Datasets in the summary: ``metaqa-1hop``, ``metaqa-2hop``, ``metaqa-3hop`` (test samples), ``webqsp``
-(the held-out 20 %: :func:`sgr.scr.data.split_of`, sha256 of ``scr-split:<id>``).
+(the held-out 20 %: :func:`sgr.methods.scr.data.split_of`, sha256 of ``scr-split:<id>``).
 """
 
 from __future__ import annotations
@@ -44,20 +44,20 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sgr.config import cache_dir, sgr_home  # noqa: E402
+from sgr.core.config import cache_dir, sgr_home  # noqa: E402
 from sgr.datasets import shared_data_dir  # noqa: E402
 from sgr.evaluation.cost import percentile  # noqa: E402
-from sgr.metrics.scores import score_answers  # noqa: E402
-from sgr.scr.data import SubgraphSource, reachable  # noqa: E402
-from sgr.scr.presets import preset, test_questions, training_questions  # noqa: E402
-from sgr.types import Prediction, Question  # noqa: E402
+from sgr.evaluation.metrics.scores import score_answers  # noqa: E402
+from sgr.methods.scr.data import SubgraphSource, reachable  # noqa: E402
+from sgr.methods.scr.presets import preset, test_questions, training_questions  # noqa: E402
+from sgr.core.types import Prediction, Question  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("metaqa", "webqsp")
 #: The training runs of each dataset, in order (small CPU config: MiniLM, top-2 encoder layers trained; one epoch
 #: each, the budget of a 2-core machine). ``stepwise`` serves ``scr``/``scr-greedy``/``scr+llm``; ``single-step``
 #: serves ``scr-single-step``. ``subset``: first N training questions per hop (0: all); ``supervision``:
-#: :func:`sgr.scr.data.build_examples`; ``init_from``: start from an earlier run's best.pt.
+#: :func:`sgr.methods.scr.data.build_examples`; ``init_from``: start from an earlier run's best.pt.
 _BASE = {"train_per_hop": 1000, "val_per_hop": 100, "subset": 0, "val_subset": 0, "batch_size": 16,
          "lr_encoder": 1e-4, "lr_graph": 1e-3, "supervision": "shortest", "init_from": None, "epochs": 1}
 TRAIN: dict[str, dict[str, dict[str, Any]]] = {
@@ -118,8 +118,8 @@ def load_graph(store: Any, dataset: str) -> None:
 
 
 def prepare(dataset: str, load: bool, per_hop: int) -> None:
-    from sgr.metrics.reachability import reachability
-    from sgr.store import GraphStore
+    from sgr.evaluation.metrics.reachability import reachability
+    from sgr.graph.store import GraphStore
 
     store = GraphStore.from_settings()
     store.verify()
@@ -154,8 +154,8 @@ def prepare(dataset: str, load: bool, per_hop: int) -> None:
 
 # -- train ---------------------------------------------------------------------------------------------
 def train_models(dataset: str, which: list[str]) -> None:
-    from sgr.scr.model import SCRConfig
-    from sgr.scr.train import TrainConfig, run_training
+    from sgr.methods.scr.model import SCRConfig
+    from sgr.methods.scr.train import TrainConfig, run_training
 
     torch.set_num_threads(2)
     info = load_state().get(dataset)
@@ -228,7 +228,7 @@ def lacks_named_model(info: dict[str, Any], method: str) -> bool:
 
 def make_answerer(dataset: str, info: dict[str, Any], method: str, llm: Any = None) -> Any:
     """The method's answerer; ``scr@KIND`` is ``scr`` with the model of training run KIND (e.g. ``stepwise-gold``)."""
-    from sgr.scr.method import SCRAnswerer
+    from sgr.methods.scr.method import SCRAnswerer
 
     models = info.get("models", {})
     kind = model_kind(method)
@@ -281,7 +281,7 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
     llm = None
     if llm_n > 0:
         try:
-            from sgr.llm import LLM
+            from sgr.llm.client import LLM
 
             llm = LLM.from_settings()
         except Exception as exc:  # no LLM reachable: scr+llm is skipped and the report says so
@@ -338,7 +338,7 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
                       "latency_threads": latency_threads, "llm_n": llm_n,
                       "device": "cpu", "torch_threads": torch.get_num_threads(), "gpu": "not measured in this session",
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-                      "load_average": os.getloadavg(), "encoder": "all-MiniLM-L6-v2 (sgr.encoders 'minilm')",
+                      "load_average": os.getloadavg(), "encoder": "all-MiniLM-L6-v2 (sgr.llm.encoders 'minilm')",
                       "graphs": {ds: state[ds]["graph_version"] for ds in DATASETS if ds in state}}}
 
 
@@ -360,7 +360,7 @@ def llm_rows(dataset: str, info: dict[str, Any], groups: dict[str, list[Question
 
 def add_llm(llm_n: int, per_hop: int = 1000, subsample: int | None = None) -> dict[str, Any]:
     """Add ``scr+llm`` rows to an existing ``scr.json`` (needs a reachable LLM)."""
-    from sgr.llm import LLM
+    from sgr.llm.client import LLM
 
     res = json.loads((RESULTS / "scr.json").read_text())
     llm = LLM.from_settings()

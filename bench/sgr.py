@@ -45,10 +45,10 @@ _spec = importlib.util.spec_from_file_location("bench_kgqa", ROOT / "bench" / "k
 kgqa = importlib.util.module_from_spec(_spec)  # graph loading and summary keys shared with the KGQA benchmark
 _spec.loader.exec_module(kgqa)
 
-from sgr.config import sgr_home  # noqa: E402
+from sgr.core.config import sgr_home  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
-from sgr.store import GraphStore  # noqa: E402
+from sgr.graph.store import GraphStore  # noqa: E402
 
 DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp")
 METHODS = ("sgr", "sgr-direct", "sgr-no-schema", "cypher-only", "llm-only", "sgr-compiled")
@@ -71,8 +71,8 @@ def route_shares(run_dir: Path) -> dict[str, Any]:
 def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
     """Entity linking from the question text alone against the gold topic entities of the WebQSP slice."""
     from sgr.datasets import load_dataset
-    from sgr.linking import EntityLinker, normalise
-    from sgr.schema import bracket_mentions
+    from sgr.retrieval.entities import EntityLinker, normalise
+    from sgr.methods.sgr.schema import bracket_mentions
 
     ds = load_dataset("webqsp", limit=limit)
     linker = EntityLinker(store)

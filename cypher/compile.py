@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgr.store import quote_identifier
+from sgr.graph.store import quote_identifier
 
 Step = tuple[str, str]  # (relationship type, "out" | "in")
 

@@ -113,7 +113,7 @@ def check_gbnf(grammar: str) -> None:
     answer with an error or, in some versions, fail hard."""
     import llama_cpp
 
-    from sgr.local_llm import model_path
+    from sgr.llm.server import model_path
 
     vocab = _vocab_only_model(str(model_path()))
     sampler = llama_cpp.llama_sampler_init_grammar(vocab._model.vocab, grammar.encode("utf-8"), b"root")

@@ -4,7 +4,7 @@ Each round: the model replies, :func:`cypher.extract.extract_cypher` pulls out t
 validate` checks it statically and with ``EXPLAIN``. A query with blocking problems is shown back to the model
 together with Neo4j's messages (unknown relationship type, label or property, syntax errors, writes) and the
 allowed relationship types, for at most ``max_repairs`` further rounds. Then the accepted query runs in a READ
-session with a timeout and a row cap (:meth:`sgr.store.GraphStore.run_generated`); a run-time error is fed back
+session with a timeout and a row cap (:meth:`sgr.graph.store.GraphStore.run_generated`); a run-time error is fed back
 the same way while rounds remain.
 """
 
@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from cypher.extract import extract_cypher
 from cypher.validate import Problem, validate
-from sgr.errors import CypherError
+from sgr.core.errors import CypherError
 
 
 @dataclass

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from cypher.compile import compile_answer_query
-from sgr.store import GraphStore, quote_identifier
+from sgr.graph.store import GraphStore, quote_identifier
 
 SYSTEM = (
     "You translate questions into Cypher for a Neo4j knowledge graph. Nodes are (:Entity {id, name}); "

@@ -5,7 +5,7 @@ Two layers, both returning structured :class:`Problem` s that :mod:`cypher.repai
 1. :func:`static_check` — without Neo4j: the query must be one read-only statement (no ``CREATE``, ``MERGE``,
    ``SET``, ``DELETE``, ``REMOVE``, ``DROP``, ``LOAD CSV``, ``FOREACH``, write procedures …) with a ``RETURN``, and every
    relationship type it names must be in the graph's vocabulary (so a relation the graph does not have never runs).
-2. :func:`explain_check` — ``EXPLAIN`` through :meth:`sgr.store.GraphStore.explain`: syntax and semantic errors
+2. :func:`explain_check` — ``EXPLAIN`` through :meth:`sgr.graph.store.GraphStore.explain`: syntax and semantic errors
    become ``syntax`` problems; Neo4j's notifications (unknown relationship type, label or property, cartesian
    products …) become problems of their own kind.
 
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sgr.errors import CypherError
+from sgr.core.errors import CypherError
 
 WRITE_CLAUSES = re.compile(
     r"\b(CREATE|MERGE|DELETE|DETACH|SET|REMOVE|DROP|FOREACH|LOAD\s+CSV|GRANT|REVOKE|DENY|ALTER|RENAME|"

@@ -31,8 +31,8 @@ from loaders import ntriples, rog, triples
 from loaders.detect import detect_format
 from loaders.records import LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file
 from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, GraphBatch, WriteStats, record_source, write_graph
-from sgr.errors import InputError, LoadError, Neo4jUnavailable
-from sgr.store import GraphStore, is_mid
+from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
+from sgr.graph.store import GraphStore, is_mid
 
 #: Default error budget: malformed lines tolerated in one run before it stops.
 DEFAULT_MAX_ERRORS = 100

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loaders.records import PARQUET_MAGIC, check_file, head_bytes, text_sample
-from sgr.errors import InputError
+from sgr.core.errors import InputError
 
 FORMATS = ("rog", "ntriples", "triples")
 _BY_SUFFIX = {".parquet": "rog", ".jsonl": "rog", ".nt": "ntriples", ".ntriples": "ntriples", ".tsv": "triples"}

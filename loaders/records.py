@@ -8,7 +8,7 @@ them against the ``--max-errors`` budget and loads the rest.
 
 :class:`LineReader` opens plain or gzip-compressed text, decodes each line as UTF-8 on its own (a
 line in another encoding becomes one :class:`Malformed` record, the rest of the file still
-loads), and raises :class:`sgr.errors.InputError` with one line for what cannot be read at all:
+loads), and raises :class:`sgr.core.errors.InputError` with one line for what cannot be read at all:
 a missing file, a folder, UTF-16 text, binary data, a corrupt gzip stream.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Union
 
-from sgr.errors import InputError
+from sgr.core.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from loaders.records import PARQUET_MAGIC, LineReader, Malformed, Record, Triple, check_file
-from sgr.errors import InputError
+from sgr.core.errors import InputError
 
 FORMAT = "rog"
 GRAPH_FIELD = "graph"

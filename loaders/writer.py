@@ -46,7 +46,7 @@ from typing import Any
 
 from neo4j.exceptions import ConstraintError
 
-from sgr.store import GraphStore, is_mid, quote_identifier, relation_text
+from sgr.graph.store import GraphStore, is_mid, quote_identifier, relation_text
 
 ProgressFn = Callable[[int], None]
 

@@ -1,4 +1,4 @@
-"""Readers for KGQA datasets; each yields :class:`sgr.types.Question` objects.
+"""Readers for KGQA datasets; each yields :class:`sgr.core.types.Question` objects.
 
 Formats (detected from the file name and the records):
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sgr.config import repo_root
-from sgr.errors import InputError
-from sgr.types import Question
+from sgr.core.config import repo_root
+from sgr.core.errors import InputError
+from sgr.core.types import Question
 
 #: MetaQA's entity types in qtype strings → the KB relation whose tail has that type (heads are movies).
 METAQA_TYPE_RELATIONS: dict[str, str] = {

@@ -38,7 +38,7 @@ def neo4j_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
     home = tmp_path_factory.mktemp("sgr-home")
     old = os.environ.get("SGR_HOME")
     os.environ["SGR_HOME"] = str(home)
-    from sgr import neo4j_server
+    from sgr.graph import server as neo4j_server
 
     info = neo4j_server.start(heap="1g", pagecache="256m")
     os.environ["NEO4J_URI"] = info.uri
@@ -55,8 +55,8 @@ def neo4j_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="session")
 def store(neo4j_uri: str):
-    """A :class:`sgr.store.GraphStore` on the test server."""
-    from sgr.store import GraphStore
+    """A :class:`sgr.graph.store.GraphStore` on the test server."""
+    from sgr.graph.store import GraphStore
 
     st = GraphStore(neo4j_uri)
     st.verify()

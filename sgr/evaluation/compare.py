@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sgr.errors import InputError
+from sgr.core.errors import InputError
 from sgr.evaluation.predictions import read_predictions, record_scores
-from sgr.metrics.scores import METRIC_LABELS, METRIC_NAMES
+from sgr.evaluation.metrics.scores import METRIC_LABELS, METRIC_NAMES
 
 COST_ROWS = (("latency_ms_p50", "latency p50 (ms)"), ("latency_ms_p95", "latency p95 (ms)"),
              ("questions_per_s", "questions / s"), ("neo4j_queries_median", "Neo4j queries (median)"),

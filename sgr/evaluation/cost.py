@@ -1,6 +1,6 @@
 """Cost summaries of a run: latency percentiles, Neo4j and LLM totals and medians, throughput.
 
-Per question the runner records :class:`sgr.types.Usage` (wall time per stage, Neo4j query count
+Per question the runner records :class:`sgr.core.types.Usage` (wall time per stage, Neo4j query count
 and time, LLM calls and prompt/completion tokens). Here those records are summarised: the median
 (p50) and 95th percentile (p95, linear interpolation between order statistics, NumPy's default)
 of end-to-end latency, totals and medians of the counters, and questions per second of wall-clock

@@ -14,8 +14,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from sgr.metrics.scores import QuestionScores, score_answers
-from sgr.types import Prediction, Question
+from sgr.evaluation.metrics.scores import QuestionScores, score_answers
+from sgr.core.types import Prediction, Question
 
 PATHS_KEPT = 10  # reasoning paths kept per question in the file
 

@@ -3,9 +3,9 @@
 ``metrics.json`` holds, for the questions answered so far (``complete`` says whether that is the
 whole selection):
 
-* ``overall`` — the means of the answer metrics (:mod:`sgr.metrics.scores`) over questions that
+* ``overall`` — the means of the answer metrics (:mod:`sgr.evaluation.metrics.scores`) over questions that
   have gold answers (questions without any are counted in ``n_no_gold`` and left out), a question
-  whose method raised scoring 0; plus the reachability ``ceiling`` (:mod:`sgr.metrics.reachability`)
+  whose method raised scoring 0; plus the reachability ``ceiling`` (:mod:`sgr.evaluation.metrics.reachability`)
   over the same questions, ``ceiling_cvt`` when CVT hops were collapsed;
 * ``by_hops`` / ``by_type`` — the same per MetaQA hop count and per question type;
 * ``cost`` — :class:`sgr.evaluation.cost.CostSummary`.
@@ -24,8 +24,8 @@ from typing import Any
 from sgr.datasets import Dataset
 from sgr.evaluation.cost import cost_summary
 from sgr.evaluation.predictions import read_predictions, record_scores
-from sgr.metrics.breakdown import breakdown, rate_by
-from sgr.metrics.scores import METRIC_LABELS, METRIC_NAMES, summarize
+from sgr.evaluation.metrics.breakdown import breakdown, rate_by
+from sgr.evaluation.metrics.scores import METRIC_LABELS, METRIC_NAMES, summarize
 
 MAX_TYPES_IN_MD = 40
 

@@ -12,7 +12,7 @@ A run lives in a folder (``--out``, default ``$SGR_HOME/runs/<dataset>__<method>
   the run instead (every later question would fail the same way).
 * ``ceiling.json``, ``metrics.json``, ``report.md``, ``*.png`` — see :mod:`sgr.evaluation.report`.
 
-Concurrency: ``workers`` threads, each with its **own** :class:`~sgr.store.GraphStore` and its own
+Concurrency: ``workers`` threads, each with its **own** :class:`~sgr.graph.store.GraphStore` and its own
 method instance (``create_method`` is called once per thread), so per-question Neo4j counters are
 exact. Method factories that load heavy models should share them through a module-level cache.
 """
@@ -32,13 +32,13 @@ from typing import Any
 
 from rich.console import Console
 
-from sgr.config import cache_dir, sgr_home
+from sgr.core.config import cache_dir, sgr_home
 from sgr.datasets import Dataset, load_dataset
-from sgr.errors import ConfigError, Neo4jUnavailable
-from sgr.methods import MethodContext, create_method
-from sgr.metrics.reachability import Reachability, reachability
-from sgr.store import GraphStore
-from sgr.types import Answerer, Question
+from sgr.core.errors import ConfigError, Neo4jUnavailable
+from sgr.methods.registry import MethodContext, create_method
+from sgr.evaluation.metrics.reachability import Reachability, reachability
+from sgr.graph.store import GraphStore
+from sgr.core.types import Answerer, Question
 
 from sgr.evaluation.predictions import PredictionLog, prediction_record, read_predictions
 
@@ -61,7 +61,7 @@ class RunConfig:
     hops: int | None = None  # k of the reachability ceiling; None: the question's hop count, else 2
     ceiling: bool = True
     retry_errors: bool = False
-    save_evidence: bool = False  # record each answered question as (:SgrQuestion) evidence (sgr.evidence)
+    save_evidence: bool = False  # record each answered question as (:SgrQuestion) evidence (sgr.evidence.saved)
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -183,7 +183,7 @@ def answer_one(workers: _Workers, question: Question) -> dict[str, Any]:
         usage["neo4j_queries"] = store.query_count - q0
         usage["neo4j_seconds"] = store.query_seconds - s0
     if workers.save_evidence:  # after the cost is taken: saving is not part of answering
-        from sgr.evidence import save_evidence
+        from sgr.evidence.saved import save_evidence
 
         pred.extra["evidence_id"] = save_evidence(
             store, question.text, pred, workers.method,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sgr.config import repo_root
+from sgr.core.config import repo_root
 
 CHROMIUM = os.environ.get("SGR_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -40,7 +40,7 @@ def chromium():
 @pytest.fixture(scope="session")
 def browser_server(neo4j_uri, tmp_path_factory):
     """The Neo4j Browser app served on 127.0.0.1 for the test Neo4j (stopped at the end)."""
-    from sgr import browser
+    from sgr.graph import browser
 
     server = browser.start_server(neo4j_uri, log_dir=tmp_path_factory.mktemp("browser"))
     yield server

@@ -11,7 +11,9 @@ import re
 
 import pytest
 
-from sgr import evidence, html_view
+from sgr.evidence import saved as evidence
+
+from sgr.evidence import html as html_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.neo4j]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sgr.datasets import load_dataset, metaqa_relation_path, read_metaqa
-from sgr.errors import InputError
+from sgr.core.errors import InputError
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "evaluation"
 

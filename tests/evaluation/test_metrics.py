@@ -7,13 +7,13 @@ import math
 import pytest
 
 from sgr.evaluation.cost import cost_summary, percentile
-from sgr.metrics.breakdown import breakdown, rate_by
-from sgr.metrics.exact_set import exact_set
-from sgr.metrics.f1 import f1, set_scores
-from sgr.metrics.hit import hit, occurs_in
-from sgr.metrics.hits1_strict import hits1_strict
-from sgr.metrics.normalize import normalize_answer, normalize_set
-from sgr.metrics.scores import QuestionScores, score_answers, summarize
+from sgr.evaluation.metrics.breakdown import breakdown, rate_by
+from sgr.evaluation.metrics.exact_set import exact_set
+from sgr.evaluation.metrics.f1 import f1, set_scores
+from sgr.evaluation.metrics.hit import hit, occurs_in
+from sgr.evaluation.metrics.hits1_strict import hits1_strict
+from sgr.evaluation.metrics.normalize import normalize_answer, normalize_set
+from sgr.evaluation.metrics.scores import QuestionScores, score_answers, summarize
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -6,10 +6,10 @@ from collections import defaultdict, deque
 
 import pytest
 
-from sgr.evaluation.entities import resolve_entities
-from sgr.metrics.reachability import ceiling, reachability
-from sgr.store import is_mid
-from sgr.types import Question
+from sgr.retrieval.resolution import resolve_entities
+from sgr.evaluation.metrics.reachability import ceiling, reachability
+from sgr.graph.store import is_mid
+from sgr.core.types import Question
 
 pytestmark = pytest.mark.neo4j
 

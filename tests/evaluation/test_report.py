@@ -10,8 +10,8 @@ import pytest
 from sgr.evaluation.compare import compare_runs, comparison_markdown
 from sgr.evaluation.predictions import PredictionLog, prediction_record, read_predictions, repair_tail
 from sgr.evaluation.report import build_metrics, write_report
-from sgr.errors import InputError
-from sgr.types import Answer, Prediction, Question, Usage
+from sgr.core.errors import InputError
+from sgr.core.types import Answer, Prediction, Question, Usage
 
 
 def test_partial_last_line_is_ignored_and_cut_before_appending(tmp_path):

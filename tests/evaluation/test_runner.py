@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from sgr.errors import ConfigError
+from sgr.core.errors import ConfigError
 from sgr.evaluation import runner as runner_mod
 from sgr.evaluation.predictions import read_predictions
 from sgr.evaluation.runner import RunConfig, run_eval
-from sgr.metrics.scores import score_answers
-from sgr.store import GraphStore
+from sgr.evaluation.metrics.scores import score_answers
+from sgr.graph.store import GraphStore
 
 from .conftest import Adjacency, write_metaqa
 

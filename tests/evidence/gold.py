@@ -6,8 +6,8 @@ reached entities (and so the answers) from Neo4j.
 
 from __future__ import annotations
 
-from sgr.store import GraphStore
-from sgr.types import Answer, Prediction, ReasoningPath
+from sgr.graph.store import GraphStore
+from sgr.core.types import Answer, Prediction, ReasoningPath
 
 STEP = ("MATCH (a:Entity {id: $id})-[r]-(b:Entity) WHERE type(r) = $rel "
         "RETURN DISTINCT b.id AS id, b.name AS name, startNode(r) = a AS out ORDER BY id")

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from sgr import browser
+from sgr.graph import browser
 
 
 def test_edit_url_round_trips_the_query():
@@ -51,7 +51,7 @@ def test_server_serves_app_and_discovery(neo4j_uri, tmp_path):
 
 
 def test_browser_url_without_a_server_says_how_to_start_one(monkeypatch):
-    from sgr.errors import Neo4jServerError
+    from sgr.core.errors import Neo4jServerError
 
     monkeypatch.setattr(browser, "running", lambda: None)
     with pytest.raises(Neo4jServerError, match="--browser"):

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from sgr import evidence
-from sgr.config import repo_root
+from sgr.evidence import saved as evidence
+from sgr.core.config import repo_root
 
 pytestmark = pytest.mark.neo4j
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from sgr import evidence
-from sgr.errors import InputError
-from sgr.store import is_mid
-from sgr.types import Answer, Prediction, ReasoningPath
+from sgr.evidence import saved as evidence
+from sgr.core.errors import InputError
+from sgr.graph.store import is_mid
+from sgr.core.types import Answer, Prediction, ReasoningPath
 
 pytestmark = pytest.mark.neo4j
 

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
-from sgr import evidence, html_view
-from sgr.evidence import EvidenceEdge, EvidenceGraph, EvidenceNode, EvidencePath
-from sgr.types import Answer, Prediction
+from sgr.evidence import saved as evidence
+
+from sgr.evidence import html as html_view
+from sgr.evidence.saved import EvidenceEdge, EvidenceGraph, EvidenceNode, EvidencePath
+from sgr.core.types import Answer, Prediction
 
 
 def _graph() -> tuple[Prediction, EvidenceGraph]:
@@ -56,7 +58,7 @@ def test_page_is_self_contained_and_escaped(tmp_path):
 
 
 def test_missing_asset_is_a_one_line_error(monkeypatch):
-    from sgr.errors import ConfigError
+    from sgr.core.errors import ConfigError
 
     monkeypatch.setattr(html_view, "ASSET", "no-such-file.js")
     with pytest.raises(ConfigError, match="vendor_js.sh"):

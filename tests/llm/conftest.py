@@ -1,7 +1,7 @@
 """Fixtures of the LLM layer: ``local_llm``, a real local model server for the whole test session.
 
 ``local_llm`` starts ``python -m llama_cpp.server`` with the packaged SmolLM2-135M-Instruct on a free port (its own
-process, stopped at the end of the session) and yields an :class:`sgr.llm.LLM` for it (llama.cpp constraints on,
+process, stopped at the end of the session) and yields an :class:`sgr.llm.client.LLM` for it (llama.cpp constraints on,
 log-probs on, a call cache in a temporary folder). When ``SGR_LLM_BASE_URL`` is set it uses that endpoint instead
 (``LLM.from_settings``). When llama-cpp-python or the model package is not installed, tests using it are skipped,
 unless ``SGR_REQUIRE_LLM=1`` (CI after ``scripts/install_llm.sh``), in which case they fail.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sgr.errors import LLMError
+from sgr.core.errors import LLMError
 
 
 def _unavailable(reason: str) -> None:
@@ -38,7 +38,7 @@ _SHARED.setdefault("info", None)
 @pytest.fixture(scope="session")
 def local_llm_server(tmp_path_factory: pytest.TempPathFactory):
     """``(base_url, model)`` of a running local server (started here unless SGR_LLM_BASE_URL is set)."""
-    from sgr import local_llm as server
+    from sgr.llm import server
 
     if os.environ.get("SGR_LLM_BASE_URL"):
         yield os.environ["SGR_LLM_BASE_URL"].rstrip("/"), os.environ.get("SGR_LLM_MODEL", "")
@@ -64,8 +64,8 @@ def local_llm_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def local_llm(local_llm_server, tmp_path_factory: pytest.TempPathFactory):
-    """An :class:`sgr.llm.LLM` on the real local model (constrained decoding and log-probs on)."""
-    from sgr.llm import LLM
+    """An :class:`sgr.llm.client.LLM` on the real local model (constrained decoding and log-probs on)."""
+    from sgr.llm.client import LLM
 
     if os.environ.get("SGR_LLM_BASE_URL"):
         yield LLM.from_settings(cache=False)

@@ -1,4 +1,4 @@
-"""sgr.encoders: packaged MiniLM / MPNet folders and the cached sentence-embedding helper."""
+"""sgr.llm.encoders: packaged MiniLM / MPNet folders and the cached sentence-embedding helper."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sgr import encoders
-from sgr.errors import ConfigError
+from sgr.llm import encoders
+from sgr.core.errors import ConfigError
 
 
 @pytest.fixture()

@@ -39,8 +39,8 @@ def test_bad_arguments() -> None:
 
 def test_llama_cpp_parses_the_grammar() -> None:
     from cypher.grammar import check_gbnf
-    from sgr import local_llm
-    from sgr.errors import LLMError
+    from sgr.llm import server as local_llm
+    from sgr.core.errors import LLMError
 
     try:
         local_llm.check_installed()

@@ -1,4 +1,4 @@
-"""Unit tests of sgr.llm with scripted fake chat models (no server): repair, cache, accounting, parsing."""
+"""Unit tests of sgr.llm.client with scripted fake chat models (no server): repair, cache, accounting, parsing."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, Field
 
-from sgr.errors import LLMError
-from sgr.llm import LLM, extract_json, strip_template_tokens, yes_no_from_alternatives
+from sgr.core.errors import LLMError
+from sgr.llm.client import LLM, extract_json, strip_template_tokens, yes_no_from_alternatives
 
 MSGS = [SystemMessage(content="Return JSON."), HumanMessage(content="who directed the godfather?")]
 
@@ -180,7 +180,7 @@ def test_strip_template_tokens() -> None:
 
 
 def test_from_settings_without_endpoint_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from sgr.config import LLMSettings
+    from sgr.core.config import LLMSettings
 
     monkeypatch.setenv("SGR_HOME", str(tmp_path))
     monkeypatch.delenv("SGR_LLM_BASE_URL", raising=False)

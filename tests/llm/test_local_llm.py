@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from cypher.grammar import cypher_grammar
-from sgr.errors import CypherError
+from sgr.core.errors import CypherError
 
 pytestmark = pytest.mark.llm
 
@@ -104,7 +104,7 @@ def test_cypher_under_the_grammar_passes_explain(local_llm, webqsp_graph, webqsp
 
 def test_free_and_constrained_json_differ_in_form(local_llm) -> None:
     """Without constraints the same request is not guaranteed JSON; with them it always parses (sanity of wiring)."""
-    from sgr.llm import LLM
+    from sgr.llm.client import LLM
 
     free = LLM(local_llm.chat, name=local_llm.name, constrained=False, base_url=local_llm.base_url)
     res = free.try_structured(SCHEMA_MSGS, Extraction, stage="schema", max_retries=0, max_tokens=64)
@@ -120,8 +120,8 @@ def test_sgr_llm_serve_status_stop(monkeypatch: pytest.MonkeyPatch, tmp_path, lo
 
     if os.environ.get("SGR_LLM_BASE_URL"):
         pytest.skip("an external endpoint is configured")
-    from sgr import local_llm as server
-    from sgr.llm import LLM
+    from sgr.llm import server
+    from sgr.llm.client import LLM
 
     monkeypatch.setenv("SGR_HOME", str(tmp_path))
     assert server.status() is None

@@ -1,4 +1,4 @@
-"""sgr.local_llm without a server: clear errors when the install step is missing, state handling."""
+"""sgr.llm.server without a server: clear errors when the install step is missing, state handling."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sgr import local_llm
-from sgr.errors import LLMError
+from sgr.llm import server as local_llm
+from sgr.core.errors import LLMError
 
 
 def test_missing_llama_cpp_names_the_install_script(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loaders.api import load_files
-from sgr.stats import graph_stats
+from sgr.graph.stats import graph_stats
 
 pytestmark = pytest.mark.neo4j
 

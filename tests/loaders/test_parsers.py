@@ -12,7 +12,7 @@ from loaders import ntriples, rog, triples
 from loaders.api import parse_file
 from loaders.detect import detect_format
 from loaders.records import Literal, Malformed, Name, Skipped, Triple
-from sgr.errors import InputError, LoadError
+from sgr.core.errors import InputError, LoadError
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "loaders"
 NS = "http://rdf.freebase.com/ns/"

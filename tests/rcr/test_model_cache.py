@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loaders.writer import GraphBatch, write_graph
-from sgr.relations import (RelationExample, TrainConfig, default_model_path, load_retriever, save_model,
+from sgr.retrieval.relations import (RelationExample, TrainConfig, default_model_path, load_retriever, save_model,
                            train_heads, trained_retriever)
 
 

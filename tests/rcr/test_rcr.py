@@ -6,11 +6,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from loaders.writer import GraphBatch, write_graph
-from sgr.llm import LLM
-from sgr.rcr import (RELATION_PATH_PROMPT, RCRAnswerer, RCRConfig, generate_relation_paths, parse_relation_paths,
+from sgr.llm.client import LLM
+from sgr.methods.rcr.method import (RELATION_PATH_PROMPT, RCRAnswerer, RCRConfig, generate_relation_paths, parse_relation_paths,
                      path_guided_subgraph, path_messages, relation_path_grammar)
-from sgr.relations import CosineRelationRetriever
-from sgr.types import Question
+from sgr.retrieval.relations import CosineRelationRetriever
+from sgr.core.types import Question
 
 TRIPLES = [
     ("Jamaica", "location.country.languages_spoken", "Jamaican English"),

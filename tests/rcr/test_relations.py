@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from sgr.errors import InputError
-from sgr.relations import (CosineRelationRetriever, RelationExample, RelationHeads, RelationRetriever, TrainConfig,
+from sgr.core.errors import InputError
+from sgr.retrieval.relations import (CosineRelationRetriever, RelationExample, RelationHeads, RelationRetriever, TrainConfig,
                            gold_ranks, margin_ranking_loss, metaqa_qtype_path, metaqa_question_text, rra_at_k,
                            split_validation, train_heads)
 

@@ -7,8 +7,8 @@ import math
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from sgr.llm import LLM
-from sgr.verify import (PRIOR_SCORE, answer_messages, prp_score, step_messages, verify_answer, verify_step)
+from sgr.llm.client import LLM
+from sgr.llm.verify import (PRIOR_SCORE, answer_messages, prp_score, step_messages, verify_answer, verify_step)
 
 
 def test_prp_score_is_the_kg_rar_formula() -> None:

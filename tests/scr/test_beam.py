@@ -16,9 +16,9 @@ import pytest
 import torch
 from torch import nn
 
-from sgr.scr.beam import beam_search, shortest_walk
-from sgr.scr.data import Subgraph, shortest_paths
-from sgr.scr.model import PackedGraphs, SCRConfig, SCRModel, question_text
+from sgr.methods.scr.beam import beam_search, shortest_walk
+from sgr.methods.scr.data import Subgraph, shortest_paths
+from sgr.methods.scr.model import PackedGraphs, SCRConfig, SCRModel, question_text
 
 NAMES = ["Topic", "A", "B", "C", "D"]
 POLICY = {"Topic": "A", "A": "C", "C": "C", "B": "D", "D": "D"}
@@ -136,7 +136,7 @@ def test_shortest_paths_and_walks_on_the_hand_graph() -> None:
 
 
 def test_gold_walks_follow_the_gold_relation_path_where_shortest_walks_do_not() -> None:
-    from sgr.scr.data import gold_walks
+    from sgr.methods.scr.data import gold_walks
 
     # answers {A, C}: the shortest walk to A is one step, but the gold path (ra, rc) reaches C in two
     sg = hand_graph()

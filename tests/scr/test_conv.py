@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from sgr.scr.conv import RelationalAttentionConv
+from sgr.methods.scr.conv import RelationalAttentionConv
 
 
 def _graph():

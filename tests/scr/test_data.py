@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sgr.scr.data import SubgraphConfig, SubgraphSource, fetch_subgraph, shortest_paths, split_of
+from sgr.methods.scr.data import SubgraphConfig, SubgraphSource, fetch_subgraph, shortest_paths, split_of
 
 pytestmark = pytest.mark.neo4j
 

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from sgr.scr.model import info_nce, segment_log_softmax
+from sgr.methods.scr.model import info_nce, segment_log_softmax
 
 
 def test_info_nce_matches_hand_computation() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sgr.scr.method import build_prompt, parse_answer_lines, render_path
-from sgr.types import ReasoningPath
+from sgr.methods.scr.method import build_prompt, parse_answer_lines, render_path
+from sgr.core.types import ReasoningPath
 
 
 def _paths() -> list[ReasoningPath]:
@@ -32,9 +32,9 @@ def test_answer_lines_are_parsed() -> None:
 def test_llm_answer_with_scripted_chat_model() -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from sgr.llm import LLM
-    from sgr.scr.method import SCRAnswerer
-    from sgr.types import Answer, Prediction, Question
+    from sgr.llm.client import LLM
+    from sgr.methods.scr.method import SCRAnswerer
+    from sgr.core.types import Answer, Prediction, Question
 
     llm = LLM(FakeListChatModel(responses=["Vienna\nSalzburg"]), name="fake")
     paths = _paths()

@@ -12,10 +12,10 @@ import random
 import pytest
 import torch
 
-from sgr.methods import MethodContext, create_method
-from sgr.scr.data import SubgraphConfig, SubgraphSource, build_examples
-from sgr.scr.model import SCRConfig, SCRModel
-from sgr.scr.train import TrainConfig, evaluate_hits, seed_everything, train
+from sgr.methods.registry import MethodContext, create_method
+from sgr.methods.scr.data import SubgraphConfig, SubgraphSource, build_examples
+from sgr.methods.scr.model import SCRConfig, SCRModel
+from sgr.methods.scr.train import TrainConfig, evaluate_hits, seed_everything, train
 
 from .conftest import slice_questions
 
@@ -69,8 +69,8 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
     # paths vote (ρ = their probability), and each answer is supported by an SCR walk
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from sgr.llm import LLM
-    from sgr.pipeline import SGRAnswerer, config_from_options
+    from sgr.llm.client import LLM
+    from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
 
     ex = next(e for e in test_ex if e.walks)
     nowhere = f'MATCH (e:Entity {{name: "{ex.question.topic_entities[0]}"}}) RETURN "Atlantis" AS answer'

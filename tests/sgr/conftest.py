@@ -17,10 +17,10 @@ local_llm = _llm_conftest.local_llm
 
 
 def scripted_llm(*replies: str, logprobs: bool = False):
-    """An :class:`sgr.llm.LLM` over a fake chat model that answers ``replies`` in order (no cache)."""
+    """An :class:`sgr.llm.client.LLM` over a fake chat model that answers ``replies`` in order (no cache)."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from sgr.llm import LLM
+    from sgr.llm.client import LLM
 
     return LLM(FakeListChatModel(responses=list(replies)), name="fake", logprobs=logprobs)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sgr.linking import EntityLinker, lucene_query, normalise, spans
+from sgr.retrieval.entities import EntityLinker, lucene_query, normalise, spans
 
 pytestmark = pytest.mark.neo4j
 

@@ -8,10 +8,10 @@ import pytest
 
 from cypher.repair import generate_cypher
 from cypher.translate import grammar_for, relation_endpoints, translate_messages, example_for
-from sgr.pipeline import SGRAnswerer, config_from_options
-from sgr.reasoning import model_confidence
-from sgr.schema import ScoredRelation, extract_schema
-from sgr.types import Question, ReasoningPath
+from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
+from sgr.methods.sgr.reasoning import model_confidence
+from sgr.methods.sgr.schema import ScoredRelation, extract_schema
+from sgr.core.types import Question, ReasoningPath
 
 pytestmark = pytest.mark.llm
 

@@ -7,9 +7,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from sgr.errors import EntityNotFound
-from sgr.pipeline import SGRAnswerer, ask, config_from_options, format_result
-from sgr.types import Question
+from sgr.core.errors import EntityNotFound
+from sgr.api import ask
+from sgr.cli.render import format_result
+from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
+from sgr.core.types import Question
 
 
 pytestmark = pytest.mark.neo4j
@@ -25,7 +27,7 @@ Q = Question(id="WebQTest-0", text="what does jamaican people speak?", topic_ent
 def _scripted(*replies):
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from sgr.llm import LLM
+    from sgr.llm.client import LLM
 
     return LLM(FakeListChatModel(responses=list(replies)), name="fake")
 
@@ -122,7 +124,7 @@ class PickByName(BaseChatModel):
 
 
 def test_multi_hop_order_on_metaqa(metaqa_graph):
-    from sgr.llm import LLM
+    from sgr.llm.client import LLM
 
     q = Question(id="m", text="who directed the movies starred by Jack O'Connell", topic_entities=["Jack O'Connell"])
     llm = LLM(PickByName(names=["starred_actors", "directed_by"], replies=[]), name="fake")
@@ -136,8 +138,8 @@ def test_multi_hop_order_on_metaqa(metaqa_graph):
 def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_graph):
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from sgr.llm import LLM
-    from sgr.methods import METHODS
+    from sgr.llm.client import LLM
+    from sgr.methods.registry import METHODS
 
     # `sgr ask --method rcr`: RCR's generated relation paths and grounded answers come back as the trace
     llm = LLM(FakeListChatModel(responses=[f"({LANG})", "Jamaican English"]), name="fake")

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from sgr.reasoning import (Candidate, aggregate_votes, consistency, delta_decides, parse_answer_lines, reliability,
+from sgr.methods.sgr.reasoning import (Candidate, aggregate_votes, consistency, delta_decides, parse_answer_lines, reliability,
                            select_answers, validate_candidates, validation_score)
-from sgr.types import ReasoningPath
+from sgr.core.types import ReasoningPath
 
 
 def path(answer, rels=("r",), score=1.0):

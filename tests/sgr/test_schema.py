@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from sgr.schema import ScoredRelation, combine_scores, extract_schema, reply_model, rule_constraints
+from sgr.methods.sgr.schema import ScoredRelation, combine_scores, extract_schema, reply_model, rule_constraints
 
 
 class FixedRetriever:
@@ -74,8 +74,8 @@ class OnePool:
 
 
 def test_worked_example_uses_the_questions_candidates():
-    from sgr.exemplars import Exemplar
-    from sgr.schema import examples_for, schema_messages
+    from sgr.methods.sgr.exemplars import Exemplar
+    from sgr.methods.sgr.schema import examples_for, schema_messages
 
     pool = OnePool([Exemplar("who wrote X", ["not.listed"]), Exemplar("who directed Y", ["directed_by"], "Y")])
     ex = examples_for("who directed Z", "Z", ["written_by", "directed_by"], pool, 1)

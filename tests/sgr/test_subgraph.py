@@ -2,10 +2,10 @@
 
 import pytest
 
-from sgr.encoders import embed_texts
-from sgr.linking import EntityLinker
-from sgr.schema import EmbeddingRelationRetriever, ScoredRelation, QuestionSchema, rule_constraints
-from sgr.subgraph import ExpansionConfig, SubgraphBuilder, lcs, neighbourhood_relation_types
+from sgr.llm.encoders import embed_texts
+from sgr.retrieval.entities import EntityLinker
+from sgr.methods.sgr.schema import EmbeddingRelationRetriever, ScoredRelation, QuestionSchema, rule_constraints
+from sgr.methods.sgr.subgraph import ExpansionConfig, SubgraphBuilder, lcs, neighbourhood_relation_types
 
 pytestmark = pytest.mark.neo4j
 

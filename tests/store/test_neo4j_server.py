@@ -31,7 +31,7 @@ def test_start_status_stop_and_data_persists(tmp_path):
         assert again.returncode == 0
         wrote = _run(["query", "MATCH (n) RETURN count(n) AS n"], env)
         assert wrote.returncode == 0 and "0" in wrote.stdout
-        from sgr.store import GraphStore
+        from sgr.graph.store import GraphStore
         import json
 
         uri = json.loads((tmp_path / "home" / "neo4j" / "server.json").read_text())["uri"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sgr.errors import CypherError
+from sgr.core.errors import CypherError
 
 
 def test_schema_is_idempotent(clean_store):

@@ -1,0 +1,1 @@
+"""The ``sgr`` command line, one module per command group; ``cli.py`` assembles the Typer app."""

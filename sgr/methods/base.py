@@ -1,0 +1,151 @@
+"""What every question-answering method shares: its context, its typed options, and the usage meter.
+
+- :class:`MethodContext` is what a factory gets (the store, the user's ``-o KEY=VALUE`` options, an LLM).
+- :func:`parse_options` turns those options into the method's one typed config dataclass, once: an
+  unknown key or a value of the wrong type is a :class:`~sgr.core.errors.ConfigError` that lists the
+  valid keys, so a typo never runs with a default.
+- :class:`UsageMeter` measures one question for every method alike: LLM calls and tokens (billed and
+  cached apart, from :class:`sgr.llm.client.LLM`'s counters), stage timers, Neo4j query count and time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import typing
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, TypeVar
+
+from sgr.core.errors import ConfigError
+from sgr.core.types import Usage
+from sgr.graph.store import GraphStore
+
+C = TypeVar("C")
+
+#: Options every method accepts whatever its config: they steer the harness or the LLM factory.
+COMMON_OPTIONS = {"llm_cache"}
+
+
+@dataclass
+class MethodContext:
+    """What a method factory may use: the store, options from flags, and an LLM (built lazily by the caller)."""
+
+    store: GraphStore
+    options: dict[str, Any] = field(default_factory=dict)
+    llm: Any = None  # an sgr.llm.client.LLM when the method needs one
+
+
+def _coerce(value: Any, hint: Any, key: str, method: str) -> Any:
+    """``value`` (often a string from ``-o KEY=VALUE``) as the type ``hint`` names."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null", "")):
+            if type(None) in args:
+                return None
+        errors = []
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return _coerce(value, arg, key, method)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if errors else f"{method}: bad value {value!r} for option {key!r}")
+    try:
+        if hint is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if hint is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            return int(value)
+        if hint is float:
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if hint is str:
+            return str(value)
+        if origin in (tuple, list):
+            items = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v.strip()]
+            inner = args[0] if args else str
+            out = [_coerce(v.strip() if isinstance(v, str) else v, inner, key, method) for v in items]
+            return tuple(out) if origin is tuple else out
+    except (TypeError, ValueError):
+        name = getattr(hint, "__name__", str(hint))
+        raise ConfigError(f"{method}: option {key}={value!r} is not a valid {name}") from None
+    return value
+
+
+def parse_options(config_cls: type[C], options: dict[str, Any] | None, *, method: str,
+                  base: C | None = None, extra_keys: set[str] | frozenset[str] = frozenset()) -> C:
+    """The method's typed config: ``base`` (or the class's defaults) with ``options`` applied on top.
+
+    Keys are the dataclass's field names; ``extra_keys`` and :data:`COMMON_OPTIONS` are accepted and
+    left to the caller. Raises :class:`ConfigError` naming the valid keys for an unknown key, and the
+    field and expected type for a value that does not convert.
+    """
+    cfg = base if base is not None else config_cls()
+    fields = {f.name: f for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(config_cls)
+    changes: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        if key in COMMON_OPTIONS or key in extra_keys:
+            continue
+        if key not in fields:
+            valid = ", ".join(sorted(set(fields) | set(extra_keys) | COMMON_OPTIONS))
+            raise ConfigError(f"{method}: unknown option {key!r}; valid options: {valid}")
+        changes[key] = _coerce(value, hints[key], key, method)
+    return dataclasses.replace(cfg, **changes) if changes else cfg  # type: ignore[type-var]
+
+
+class UsageMeter:
+    """Measures one question: wrap the answer in :meth:`measure`, time stages with :meth:`stage`.
+
+    ``llm`` is an :class:`sgr.llm.client.LLM` (or None); its thread-local counters are reset on entry and
+    read on exit, so cached calls count the same way in every method (``llm_cached_calls`` and the
+    ``cached_*`` token fields; ``prompt_tokens``/``completion_tokens`` are billed tokens of real calls).
+    """
+
+    def __init__(self, store: GraphStore | None, llm: Any = None) -> None:
+        self.store = store
+        self.llm = llm
+        self.usage = Usage()
+
+    @contextmanager
+    def measure(self) -> Iterator[Usage]:
+        self.usage = Usage()
+        if self.llm is not None:
+            self.llm.take_usage()
+        q0 = self.store.query_count if self.store is not None else 0
+        s0 = self.store.query_seconds if self.store is not None else 0.0
+        t0 = time.perf_counter()
+        try:
+            yield self.usage
+        finally:
+            if self.llm is not None:
+                u = self.llm.take_usage()
+                self.usage.llm_calls += u.calls
+                self.usage.llm_cached_calls += u.cached
+                self.usage.prompt_tokens += u.prompt_tokens
+                self.usage.completion_tokens += u.completion_tokens
+                self.usage.cached_prompt_tokens += u.cached_prompt_tokens
+                self.usage.cached_completion_tokens += u.cached_completion_tokens
+                self.usage.llm_seconds += u.seconds
+            if self.store is not None:
+                self.usage.neo4j_queries += self.store.query_count - q0
+                self.usage.neo4j_seconds += self.store.query_seconds - s0
+            self.usage.total_seconds = time.perf_counter() - t0
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.usage.add_stage(name, time.perf_counter() - t0)

@@ -1,0 +1,207 @@
+"""Two methods that need no LLM, so the harness can be tested and every score has a frame.
+
+* ``oracle-paths`` — an **upper bound** for path-following methods: it walks the dataset's *gold*
+  relation paths (WebQSP ``ground_paths``; MetaQA's relation-path type, with directions) in Neo4j
+  from the topic entities, and answers with every entity the walks end at, ranked by how many walks
+  reach it. This is the "ground-truth relation path" oracle of RoG's analysis (Luo et al. 2024, §5.3):
+  it tells how much of a dataset a method with perfect relation paths could answer in this graph.
+  Directions: MetaQA's are known (heads are movies); WebQSP's path triples sometimes point against
+  Freebase's direction, so each step is walked both ways there.
+* ``neighbors`` — a **floor**: the topic entities' 1-hop neighbours, ranked by word overlap with the
+  question. Each relation (with its direction) is scored by the question words it shares, the
+  relation's last segment counting fully and its domain/type segments half
+  (``location.country.languages_spoken``: ``languages spoken`` 1.0, ``location country`` 0.5);
+  words match on their first four letters (a crude stemmer: *directed*/*director*, *written*/*writer*).
+  The answers are the named neighbours reached by the best-scoring relations (all neighbours when no
+  relation shares a word), ordered by the overlap of their own names with the question, then by name.
+
+Both read through :meth:`sgr.graph.store.GraphStore.read`; their :class:`sgr.core.types.Usage` reports the
+Neo4j queries and time measured on their own store (one store per worker thread in the runner).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from sgr.retrieval.resolution import resolve_entities
+from sgr.methods.registry import MethodContext
+from sgr.graph.store import GraphStore
+from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
+
+STOPWORDS = frozenset("""a an the of in on at to for by from with and or is are was were be been being do does did
+what which who whom whose where when why how that this these those it its as has have had also
+movie movies film films person people""".split())
+# "movie", "film", "person", "people" are in nearly every MetaQA question and Freebase relation name:
+# they carry no signal about which relation is meant.
+
+
+def word_keys(text: str) -> set[str]:
+    """Lower-case words of 3+ letters, stop words removed, cut to their first four letters."""
+    return {w[:4] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in STOPWORDS}
+
+
+class _Timed:
+    """Per-question Usage bookkeeping: stage times and this store's Neo4j counters."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.usage = Usage()
+        self._q0 = store.query_count
+        self._s0 = store.query_seconds
+        self._t0 = time.perf_counter()
+
+    def stage(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        self.usage.add_stage(name, now - since)
+        return now
+
+    def finish(self) -> Usage:
+        self.usage.neo4j_queries = self.store.query_count - self._q0
+        self.usage.neo4j_seconds = self.store.query_seconds - self._s0
+        self.usage.total_seconds = time.perf_counter() - self._t0
+        return self.usage
+
+
+def _topic_ids(store: GraphStore, question: Question) -> list[str]:
+    keys = [*question.topic_mids, *question.topic_entities]
+    found = resolve_entities(store, keys)
+    return list(dict.fromkeys(i for k in keys for i in found.get(k, [])))
+
+
+def path_pattern(length: int, directions: list[str] | None) -> str:
+    """``(t)<-[:$($r0)]-(:Entity)-[:$($r1)]->(x)`` for a path of ``length`` relations given as
+    parameters ``$r0 …`` (Neo4j 5.26 dynamic types, so one query plan serves every relation path of
+    the same shape; a direction that is not ``out``/``in`` is walked both ways)."""
+    parts = ["(t:Entity {id: $tid})"]
+    for i in range(length):
+        d = directions[i] if directions and i < len(directions) else "both"
+        edge = f"[:$($r{i})]"
+        arrow = {"out": f"-{edge}->", "in": f"<-{edge}-"}.get(d, f"-{edge}-")
+        parts.append(arrow + ("(x:Entity)" if i == length - 1 else "(:Entity)"))
+    return "".join(parts)
+
+
+def walk_query(length: int, directions: list[str] | None) -> str:
+    """Answers at the end of the path from topic ``$tid``: support (walk count) and one sample walk each.
+
+    Walks of two or more steps that come back to a topic entity are dropped (MetaQA's multi-hop
+    answers exclude the topic: the co-directors of X are not X); a one-step walk can only return to
+    the topic through a self-loop, a real fact (the film *Lemmy* stars Lemmy), so it is kept."""
+    return (f"MATCH p = {path_pattern(length, directions)} "
+            + ("WHERE NOT x.id IN $topics " if length > 1 else "")
+            + "WITH x, count(p) AS support, head(collect(p)) AS p "
+            "RETURN x.id AS id, x.name AS name, support, "
+            "[n IN nodes(p) | n.id] AS nodes, [n IN nodes(p) | n.name] AS names, "
+            "[i IN range(0, size(relationships(p)) - 1) | "
+            " CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'out' ELSE 'in' END] AS dirs "
+            "ORDER BY support DESC, coalesce(x.name, x.id) LIMIT $cap")
+
+
+@dataclass
+class OraclePaths:
+    """Follow the gold relation paths from the topic entities (an upper bound; see module doc)."""
+
+    store: GraphStore
+    answer_cap: int = 1000
+    max_paths: int = 20
+    name: str = field(default="oracle-paths")
+
+    def answer(self, question: Question) -> Prediction:
+        timed = _Timed(self.store)
+        t = time.perf_counter()
+        topics = _topic_ids(self.store, question)
+        t = timed.stage("resolve", t)
+        directions = question.extra.get("gold_directions") or []
+        support: dict[str, float] = defaultdict(float)
+        names: dict[str, str | None] = {}
+        paths: dict[str, list[ReasoningPath]] = defaultdict(list)
+        for pi, rels in enumerate(question.gold_paths):
+            if not rels:
+                continue
+            dirs = directions[pi] if pi < len(directions) else None
+            query = walk_query(len(rels), dirs)
+            params = {f"r{i}": r for i, r in enumerate(rels)}
+            for tid in topics:
+                for row in self.store.read(query, {**params, "tid": tid, "topics": topics, "cap": self.answer_cap}):
+                    support[row["id"]] += row["support"]
+                    names[row["id"]] = row["name"]
+                    paths[row["id"]].append(ReasoningPath(
+                        nodes=row["nodes"], relations=list(rels), score=float(row["support"]),
+                        names=row["names"], directions=row["dirs"], source=self.name))
+        timed.stage("walk", t)
+        ranked = sorted(support, key=lambda i: (-support[i], names[i] or i))[: self.answer_cap]
+        answers = [Answer(text=names[i] or i, id=i, score=support[i], paths=paths[i][:3]) for i in ranked]
+        top_paths = [a.paths[0] for a in answers[: self.max_paths] if a.paths]
+        return Prediction(question_id=question.id, answers=answers, paths=top_paths,
+                          usage=timed.finish(), method=self.name,
+                          extra={"topics_found": len(topics), "gold_paths": len(question.gold_paths)})
+
+
+NEIGHBOURS_QUERY = (
+    "UNWIND $tids AS tid MATCH (t:Entity {id: tid})-[r]-(n:Entity) "
+    "WHERE NOT type(r) STARTS WITH 'SGR_' AND NOT n.id IN $tids "
+    "RETURN t.id AS tid, t.name AS tname, type(r) AS rel, startNode(r) = t AS out, "
+    "n.id AS id, n.name AS name LIMIT $cap")
+
+
+def relation_overlap(relation: str, question_keys: set[str]) -> float:
+    """Words shared by the question and a relation: last segment 1.0 each, other segments 0.5 each."""
+    segments = relation.split(".")
+    last = word_keys(segments[-1].replace("_", " "))
+    rest = word_keys(" ".join(segments[:-1]).replace("_", " ")) - last
+    return len(last & question_keys) + 0.5 * len(rest & question_keys)
+
+
+@dataclass
+class Neighbors:
+    """Rank the topic entities' 1-hop neighbours by overlap with the question (a floor; see module doc)."""
+
+    store: GraphStore
+    neighbour_cap: int = 5000
+    answer_cap: int = 1000
+    max_paths: int = 20
+    name: str = field(default="neighbors")
+
+    def answer(self, question: Question) -> Prediction:
+        timed = _Timed(self.store)
+        t = time.perf_counter()
+        topics = _topic_ids(self.store, question)
+        t = timed.stage("resolve", t)
+        rows = self.store.read(NEIGHBOURS_QUERY, {"tids": topics, "cap": self.neighbour_cap}) if topics else []
+        t = timed.stage("neighbours", t)
+
+        topic_words = set().union(*(word_keys(n) for n in question.topic_entities)) if question.topic_entities else set()
+        q_keys = word_keys(question.text) - topic_words
+        rel_score = {r: relation_overlap(r, q_keys) for r in {row["rel"] for row in rows}}
+        named = [row for row in rows if row["name"]]
+        best = max((rel_score[row["rel"]] for row in named), default=0.0)
+        chosen = [row for row in named if rel_score[row["rel"]] == best]
+
+        by_id: dict[str, dict] = {}
+        for row in chosen:
+            by_id.setdefault(row["id"], row)
+        name_score = {i: len(word_keys(r["name"]) & q_keys) for i, r in by_id.items()}
+        ranked = sorted(by_id, key=lambda i: (-name_score[i], by_id[i]["name"]))[: self.answer_cap]
+        answers = []
+        for i in ranked:
+            row = by_id[i]
+            path = ReasoningPath(nodes=[row["tid"], i], relations=[row["rel"]], score=best + 0.25 * name_score[i],
+                                 names=[row["tname"], row["name"]], directions=["out" if row["out"] else "in"],
+                                 source=self.name)
+            answers.append(Answer(text=row["name"], id=i, score=path.score, paths=[path]))
+        timed.stage("rank", t)
+        return Prediction(question_id=question.id, answers=answers,
+                          paths=[a.paths[0] for a in answers[: self.max_paths]], usage=timed.finish(),
+                          method=self.name, extra={"topics_found": len(topics), "neighbours": len(rows),
+                                                   "best_relation_score": best})
+
+
+def create_oracle_paths(ctx: MethodContext) -> OraclePaths:
+    return OraclePaths(store=ctx.store, answer_cap=int(ctx.options.get("answer_cap", 1000)))
+
+
+def create_neighbors(ctx: MethodContext) -> Neighbors:
+    return Neighbors(store=ctx.store, neighbour_cap=int(ctx.options.get("neighbour_cap", 5000)))

@@ -1,0 +1,595 @@
+"""RCR: relation-centric reasoning over the Neo4j graph (RCR paper §4, Algorithm 1 in App. A.2).
+
+Four stages per question, each timed in ``Usage.stage_seconds``:
+
+1. ``relations`` — **relation retrieval** (§4.1): the top ``K_r`` relations of the graph's vocabulary for the
+   question, from :mod:`sgr.relations` (the trained dual encoder when one exists for this graph, else plain cosine).
+2. ``paths`` — **relation-path generation** (§4.2): the LLM composes relation paths ``(r1, …, rl)`` from the
+   retrieved candidates only, prompted with the template of App. A.3 (Figure 3). Decoding is constrained by a GBNF
+   grammar (:func:`relation_path_grammar`) whose only terminals are the retrieved relation names, so every
+   generated relation is a retrieved one. The paper decodes with beam search (beam 4 on WebQSP, 6 on CWQ); an
+   OpenAI-style endpoint has no beam search, so the model writes up to ``beam`` paths, one per line, in one call
+   (the grammar admits 1..``beam`` lines) and duplicates are dropped. The paper instruction-tunes its LLM on
+   (question, entity, candidates) → gold path (§4.2.2, eq. 4); a local model is not fine-tuned here, so the
+   nearest training questions (WebQSP train / MetaQA dev, never test) are shown as worked examples in exactly that
+   training format — their gold paths among their own candidates (gold relations plus retrieved ones, §4.2.2).
+3. ``walk`` — **path-guided subgraph retrieval** (§4.3, eq. 5): each path is followed from the topic entity; at
+   step ``t`` the frontier ``E_{t−1}`` is expanded along ``r_t`` (edges are walked in either stored direction). When
+   no frontier entity has an ``r_t`` edge, ``r_t`` is replaced by the ``K_s`` relations most similar to it (cosine
+   in the retriever's relation space) among those the frontier does have (**similarity-based relation
+   substitution**; ``K_s = 1`` by default, ``0`` disables it, §5.3.3). The union of walked triples is the evidence
+   subgraph ``G_q``. Algorithm 1's ``Select(E_t)`` keeps the whole frontier, capped at ``frontier_cap`` entities.
+4. ``answer`` — **answer generation** (§4.4): the LLM reads the question and the linearised reasoning paths of
+   ``G_q`` (topic → … → endpoint) and lists the answers, with RoG's answer prompt (the paper generates answers with
+   RoG, §5.1). A grammar restricts the reply to names of path endpoints, so every answer is grounded in ``G_q``.
+
+That is two LLM calls per question, as in the paper (§2.2: "only two LLM calls during inference").
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from cypher.grammar import gbnf_literal
+from sgr.core.errors import EntityNotFound, SgrError
+from sgr.graph.store import GraphStore, quote_identifier
+from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
+
+#: The relation-path prompt of RCR App. A.3 (Figure 3), verbatim; ``{paths_line}`` is the one addition needed to
+#: get several paths from one call without beam search.
+RELATION_PATH_PROMPT = (
+    "Please generate a valid relation path that connects the question entity to potential answer entities "
+    "using only the provided candidate relations.\n"
+    "\n"
+    "Question: {question}\n"
+    "Question Entity: {entity}\n"
+    "Candidate Relations: ({relations})\n"
+    "\n"
+    "Requirements:\n"
+    "- Only use relations from the candidate set.\n"
+    "- Do not invent new relations.\n"
+    "- Prefer shorter and semantically coherent paths.\n"
+    "- Return the final path as a list of relations in order, e.g., (relation1, relation2, relation3).\n"
+    "{paths_line}"
+)
+PATHS_LINE = "- Give up to {beam} different paths, one per line, the most likely first.\n"
+
+#: RoG's answer-generation prompt (Luo et al. 2024), the generator RCR uses (§5.1).
+ANSWER_PROMPT = (
+    "Based on the reasoning paths, please answer the given question. Please keep the answer as simple as "
+    "possible and return all the possible answers as a list, one per line.\n"
+    "\n"
+    "Reasoning Paths:\n{paths}\n"
+    "\n"
+    "Question:\n{question}"
+)
+
+
+@dataclass
+class RCRConfig:
+    """RCR's knobs; paper values in brackets (§5.1, §5.3)."""
+
+    candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
+    beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
+    max_hops: int = 3  # longest path the grammar admits [WebQSP ≤ 2, CWQ ≤ 4 hops]
+    substitutions: int = 1  # K_s of the similarity-based substitution [1; 0 disables]
+    examples: int = 1  # worked examples (nearest training questions) in the path prompt [0: fine-tuned model]
+    example_candidates: int = 8  # candidate relations shown with an example (its gold ones + retrieved ones)
+    frontier_cap: int = 100  # entities kept per step of a walk (Algorithm 1's Select)
+    edge_cap: int = 2000  # edges read per step of a walk
+    answer_paths: int = 40  # reasoning paths shown to the answer generator
+    max_answers: int = 10  # answers the generator may list
+    path_tokens: int = 160  # completion budget of the path call
+    answer_tokens: int = 160  # completion budget of the answer call
+
+
+# ---------------------------------------------------------------------------------------------
+# stage 2: relation paths
+# ---------------------------------------------------------------------------------------------
+def relation_path_grammar(relations: Sequence[str], max_hops: int = 3, max_paths: int = 4) -> str:
+    """GBNF admitting 1..``max_paths`` lines ``(r1, …, rl)`` with 1 ≤ l ≤ ``max_hops``, each ``ri`` one of
+    ``relations`` (the retrieved candidates): the model cannot write a relation that was not retrieved."""
+    rels = list(dict.fromkeys(r for r in relations if r))
+    if not rels:
+        raise ValueError("relation_path_grammar needs at least one relation")
+    if max_hops < 1 or max_paths < 1:
+        raise ValueError("max_hops and max_paths must be at least 1")
+    tail = ""
+    for _ in range(max_hops - 1):
+        tail = f'(", " rel {tail})?' if tail else '(", " rel)?'
+    more = ""
+    for _ in range(max_paths - 1):
+        more = f'("\\n" path {more})?' if more else '("\\n" path)?'
+    lines = [f"root ::= path {more}".rstrip(),
+             f'path ::= "(" rel {tail} ")"' if tail else 'path ::= "(" rel ")"',
+             "rel ::= " + " | ".join(gbnf_literal(r) for r in rels)]
+    return "\n".join(lines) + "\n"
+
+
+_PAREN = re.compile(r"\(([^()]*)\)")
+
+
+def parse_relation_paths(text: str, allowed: Sequence[str], max_hops: int = 3) -> list[tuple[str, ...]]:
+    """Relation paths in a reply: every ``( … )`` group (or bare line) split at commas; relations must be in
+    ``allowed`` (quotes and blanks stripped); a path with any unknown relation is dropped; duplicates removed."""
+    ok = set(allowed)
+    groups = _PAREN.findall(text) or [ln for ln in text.splitlines() if ln.strip()]
+    out: list[tuple[str, ...]] = []
+    for g in groups:
+        rels = tuple(r.strip().strip("\"'`[] ") for r in g.split(",") if r.strip().strip("\"'`[] "))
+        if rels and len(rels) <= max_hops and all(r in ok for r in rels) and rels not in out:
+            out.append(rels)
+    return out
+
+
+def path_messages(question: str, entity: str, candidates: Sequence[str], beam: int,
+                  examples: Sequence[tuple[str, str, Sequence[str], Sequence[Sequence[str]]]] = ()
+                  ) -> list[BaseMessage]:
+    """The A.3 prompt for ``question``, preceded by worked examples ``(question, entity, candidates, gold paths)``."""
+    paths_line = PATHS_LINE.format(beam=beam) if beam > 1 else ""
+    msgs: list[BaseMessage] = []
+    for q, e, cands, paths in examples:
+        msgs.append(HumanMessage(RELATION_PATH_PROMPT.format(question=q, entity=e, relations=", ".join(cands),
+                                                             paths_line=paths_line)))
+        msgs.append(AIMessage("\n".join("(" + ", ".join(p) + ")" for p in list(paths)[:beam])))
+    msgs.append(HumanMessage(RELATION_PATH_PROMPT.format(question=question, entity=entity,
+                                                         relations=", ".join(candidates), paths_line=paths_line)))
+    return msgs
+
+
+def generate_relation_paths(llm: Any, question: str, entity: str, candidates: Sequence[str], config: "RCRConfig",
+                            examples: Sequence[tuple[str, str, Sequence[str], Sequence[Sequence[str]]]] = ()
+                            ) -> tuple[list[tuple[str, ...]], str]:
+    """One LLM call (§4.2): up to ``config.beam`` relation paths over ``candidates`` under
+    :func:`relation_path_grammar`; returns the parsed, de-duplicated paths and the raw reply."""
+    msgs = path_messages(question, entity, candidates, config.beam, examples)
+    grammar = relation_path_grammar(candidates, config.max_hops, config.beam)
+    text = llm.complete(msgs, stage="rcr-paths", grammar=grammar, max_tokens=config.path_tokens)
+    return parse_relation_paths(text, candidates, config.max_hops)[:config.beam], text
+
+
+# ---------------------------------------------------------------------------------------------
+# worked examples (training questions only)
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class PathExample:
+    question: str
+    entity: str
+    paths: tuple[tuple[str, ...], ...]
+
+
+class PathExamplePool:
+    """Training questions with gold paths (WebQSP train, a MetaQA dev sample) whose relations all exist in the
+    graph; :meth:`nearest` returns the most similar ones by frozen-embedding cosine (stand-in for §4.2.2's tuning)."""
+
+    def __init__(self, examples: Sequence[PathExample], encoder: str = "minilm") -> None:
+        self.examples = list(examples)
+        self.encoder = encoder
+        self._matrix: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_shared_data(cls, vocabulary: set[str], metaqa_per_hop: int = 300, seed: int = 0) -> "PathExamplePool":
+        from sgr.datasets import shared_data_dir
+        from sgr.retrieval.relations import read_metaqa, read_webqsp_paths
+
+        root = shared_data_dir()
+        out: list[PathExample] = []
+        train = root / "webqsp" / "webqsp_train_paths.jsonl"
+        if train.exists():
+            for ex in read_webqsp_paths(train):
+                paths = tuple(p for p in ex.paths if all(r in vocabulary for r in p))
+                if paths:
+                    out.append(PathExample(ex.question, "", paths))
+        metaqa = root / "metaqa"
+        if (metaqa / "1hop_dev.tsv").exists() and {"directed_by", "starred_actors"} <= vocabulary:
+            raw: dict[str, str] = {}
+            for hop in (1, 2, 3):
+                for line in (metaqa / f"{hop}hop_dev.tsv").read_text(encoding="utf-8").splitlines():
+                    text = line.split("\t", 1)[0]
+                    m = re.search(r"\[([^\]]+)\]", text)
+                    raw[re.sub(r"\[([^\]]+)\]", r"\1", text).strip()] = m.group(1) if m else ""
+            for ex in read_metaqa(metaqa, "dev", (1, 2, 3), limit_per_hop=metaqa_per_hop, seed=seed):
+                if all(r in vocabulary for r in ex.relations):
+                    out.append(PathExample(ex.question, raw.get(ex.question, ""), ex.paths))
+        return cls(out)
+
+    def _embeddings(self) -> np.ndarray:
+        from sgr.retrieval.relations import embed
+
+        with self._lock:
+            if self._matrix is None:
+                self._matrix = embed([e.question for e in self.examples], self.encoder) if self.examples \
+                    else np.zeros((0, 384), dtype=np.float32)
+            return self._matrix
+
+    def nearest(self, question: str, k: int) -> list[PathExample]:
+        if k <= 0 or not self.examples:
+            return []
+        from sgr.retrieval.relations import embed
+
+        sims = self._embeddings() @ embed([question], self.encoder)[0]
+        return [self.examples[i] for i in np.argsort(-sims, kind="stable")[:k]]
+
+
+# ---------------------------------------------------------------------------------------------
+# stage 3: path-guided subgraph retrieval with substitution
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class WalkStep:
+    """One step of a walk: the relation asked for, the relations actually followed, and what they reached."""
+
+    relation: str
+    used: list[str]
+    substituted: bool
+    edges: int
+    reached: int
+
+
+@dataclass
+class PathWalk:
+    """A relation path followed from the topic entities (Algorithm 1, lines 4–19)."""
+
+    path: tuple[str, ...]
+    steps: list[WalkStep] = field(default_factory=list)
+    endpoints: list[str] = field(default_factory=list)  # entity ids reached at the last step
+
+    @property
+    def complete(self) -> bool:
+        return len(self.steps) == len(self.path) and bool(self.endpoints)
+
+    @property
+    def substituted(self) -> bool:
+        return any(s.substituted for s in self.steps)
+
+    @property
+    def walked(self) -> tuple[str, ...]:
+        """The relations followed (the first used relation of each step)."""
+        return tuple(s.used[0] for s in self.steps if s.used)
+
+
+@dataclass
+class EvidenceSubgraph:
+    """G_q (eq. 5): walked triples as stored (head, relation, tail), node names, and back-pointers for paths."""
+
+    topics: list[str]
+    triples: set[tuple[str, str, str]] = field(default_factory=set)
+    names: dict[str, str | None] = field(default_factory=dict)
+    walks: list[PathWalk] = field(default_factory=list)
+    # (walk index, step, node) -> [(previous node, relation, direction)]
+    back: dict[tuple[int, int, str], list[tuple[str, str, str]]] = field(default_factory=dict)
+
+    def endpoints(self) -> dict[str, list[int]]:
+        """Entity ids reached at the end of complete walks → the walks reaching them."""
+        out: dict[str, list[int]] = {}
+        for i, w in enumerate(self.walks):
+            if w.complete:
+                for e in w.endpoints:
+                    out.setdefault(e, []).append(i)
+        return out
+
+    def paths_to(self, node: str, walk: int, limit: int = 3) -> list[ReasoningPath]:
+        """Up to ``limit`` reasoning paths topic → … → ``node`` along walk ``walk``."""
+        steps = len(self.walks[walk].steps)
+        partial: list[tuple[list[str], list[str], list[str]]] = [([node], [], [])]
+        for t in range(steps - 1, -1, -1):
+            nxt: list[tuple[list[str], list[str], list[str]]] = []
+            for nodes, rels, dirs in partial:
+                for prev, rel, d in self.back.get((walk, t, nodes[0]), [])[:limit]:
+                    if prev in nodes:
+                        continue
+                    nxt.append(([prev, *nodes], [rel, *rels], [d, *dirs]))
+                    if len(nxt) >= limit:
+                        break
+                if len(nxt) >= limit:
+                    break
+            partial = nxt
+        return [ReasoningPath(nodes=n, relations=r, directions=d, names=[self.names.get(x) for x in n],
+                              source="rcr") for n, r, d in partial if n and n[0] in self.topics]
+
+
+def relations_at(store: GraphStore, ids: Sequence[str]) -> list[str]:
+    """Relationship types incident to the entities ``ids`` (either direction; sgr's own SGR_* types excluded)."""
+    rows = store.read("UNWIND $ids AS i MATCH (h:Entity {id: i})-[r]-(:Entity) "
+                      "WHERE NOT type(r) STARTS WITH 'SGR_' RETURN DISTINCT type(r) AS t", {"ids": list(ids)})
+    return sorted(r["t"] for r in rows)
+
+
+def follow(store: GraphStore, ids: Sequence[str], relation: str, cap: int) -> list[dict[str, Any]]:
+    """Edges of type ``relation`` at ``ids`` (either direction): rows ``{h, t, name, out}``, at most ``cap``."""
+    return store.read(
+        f"UNWIND $ids AS i MATCH (h:Entity {{id: i}})-[r:{quote_identifier(relation)}]-(t:Entity) "
+        "RETURN h.id AS h, t.id AS t, t.name AS name, startNode(r) = h AS out LIMIT $cap",
+        {"ids": list(ids), "cap": int(cap)})
+
+
+def path_guided_subgraph(store: GraphStore, topics: Sequence[str], paths: Sequence[Sequence[str]], retriever: Any,
+                         substitutions: int = 1, frontier_cap: int = 100, edge_cap: int = 2000,
+                         topic_names: dict[str, str | None] | None = None) -> EvidenceSubgraph:
+    """Algorithm 1 (lines 3–20) in Neo4j: follow each relation path from the topic entities, substituting a
+    relation missing at the frontier by its ``substitutions`` most similar present ones
+    (``retriever.similar_relations``), and collect the walked triples into G_q (eq. 5)."""
+    g = EvidenceSubgraph(topics=list(topics), names=dict(topic_names or {}))
+    topic_set = set(topics)
+    for path in paths:
+        walk = PathWalk(path=tuple(path))
+        wi = len(g.walks)
+        g.walks.append(walk)
+        frontier = list(dict.fromkeys(topics))
+        for t, rel in enumerate(path):
+            if not frontier:
+                break
+            rows = follow(store, frontier, rel, edge_cap)
+            used, substituted = [rel], False
+            if not rows:  # Algorithm 1, line 7: no (e_{t-1}, r_t, *) in G
+                used, substituted = [], True
+                if substitutions > 0:
+                    present = relations_at(store, frontier)
+                    similar = retriever.similar_relations(rel, present, substitutions)
+                    used = [r for r, _ in similar]
+                    rows = []
+                    for r in used:
+                        rows += [dict(row, rel=r) for row in follow(store, frontier, r, edge_cap)]
+            rows = [row if "rel" in row else dict(row, rel=rel) for row in rows]
+            reached: list[str] = []
+            for row in rows:
+                h, tail, r = row["h"], row["t"], row["rel"]
+                g.triples.add((h, r, tail) if row["out"] else (tail, r, h))
+                g.names.setdefault(tail, row["name"])
+                g.back.setdefault((wi, t, tail), []).append((h, r, "out" if row["out"] else "in"))
+                reached.append(tail)
+            reached = [e for e in dict.fromkeys(reached) if e not in topic_set]  # never walk back to e_0
+            walk.steps.append(WalkStep(relation=rel, used=used, substituted=substituted, edges=len(rows),
+                                       reached=len(reached)))
+            frontier = reached[:frontier_cap]
+        if len(walk.steps) == len(path):
+            walk.endpoints = frontier
+    return g
+
+
+# ---------------------------------------------------------------------------------------------
+# stage 4: answers
+# ---------------------------------------------------------------------------------------------
+def answer_grammar(names: Sequence[str], max_answers: int) -> str:
+    """GBNF: 1..``max_answers`` lines, each one of ``names`` (endpoint names of the evidence subgraph)."""
+    alts = list(dict.fromkeys(n for n in names if n))
+    if not alts:
+        raise ValueError("answer_grammar needs at least one name")
+    more = ""
+    for _ in range(max_answers - 1):
+        more = f'("\\n" ans {more})?' if more else '("\\n" ans)?'
+    return f"root ::= ans {more}".rstrip() + "\nans ::= " + " | ".join(gbnf_literal(n) for n in alts) + "\n"
+
+
+def answer_messages(question: str, path_lines: Sequence[str]) -> list[BaseMessage]:
+    return [HumanMessage(ANSWER_PROMPT.format(paths="\n".join(path_lines), question=question))]
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().strip("-*•").strip()).lower()
+
+
+# ---------------------------------------------------------------------------------------------
+# the answerer
+# ---------------------------------------------------------------------------------------------
+class RCRAnswerer:
+    """RCR as an :class:`sgr.core.types.Answerer` (see the module docstring)."""
+
+    def __init__(self, store: GraphStore, llm: Any, retriever: Any = None, config: RCRConfig | None = None, *,
+                 name: str = "rcr", examples: PathExamplePool | None = None) -> None:
+        from sgr.retrieval.entities import EntityLinker
+        from sgr.retrieval.relations import load_retriever
+
+        self.store = store
+        self.llm = llm
+        self.config = config or RCRConfig()
+        self.name = name
+        self.retriever = retriever if retriever is not None else load_retriever(store, "auto")
+        if examples is None and self.config.examples > 0:
+            examples = _shared_examples(store, set(self.retriever.relations))
+        self.examples = examples
+        self.linker = EntityLinker(store)
+
+    # -- stages ------------------------------------------------------------------------------
+    def candidates(self, question: str) -> list[tuple[str, float]]:
+        return self.retriever.top_k(question, self.config.candidates)
+
+    def _example_turns(self, question: str) -> list[tuple[str, str, list[str], list[tuple[str, ...]]]]:
+        cfg = self.config
+        if not self.examples or cfg.examples <= 0:
+            return []
+        out = []
+        for ex in self.examples.nearest(question, cfg.examples):
+            gold = list(dict.fromkeys(r for p in ex.paths for r in p))
+            extra = [r for r, _ in self.retriever.top_k(ex.question, cfg.example_candidates) if r not in gold]
+            cands = (gold + extra)[:max(cfg.example_candidates, len(gold))]
+            random.Random(ex.question).shuffle(cands)  # gold relations must not always come first
+            out.append((ex.question, ex.entity or "(the entity in the question)", cands, list(ex.paths)))
+        return out
+
+    def generate_paths(self, question: str, entity: str, candidates: Sequence[str]) -> tuple[list[tuple[str, ...]], str]:
+        """(paths, raw reply) of the relation-path call (§4.2), with worked examples for this question."""
+        return generate_relation_paths(self.llm, question, entity, candidates, self.config,
+                                       self._example_turns(question))
+
+    def generate_answers(self, question: str, g: EvidenceSubgraph) -> tuple[list[tuple[str, list[ReasoningPath]]], str]:
+        """Ranked (endpoint id, its paths) chosen by the LLM from G_q's endpoints (§4.4), and the raw reply."""
+        cfg = self.config
+        ends = g.endpoints()
+        paths_of: dict[str, list[ReasoningPath]] = {}
+        for node, walks in ends.items():
+            for wi in walks:
+                for path in g.paths_to(node, wi, limit=2):
+                    path.score = len(walks) / max(1, len(g.walks))  # share of relation paths reaching the node
+                    paths_of.setdefault(node, []).append(path)
+        named = {n: g.names.get(n) for n in paths_of if paths_of[n] and g.names.get(n)}
+        if not named:
+            return [], ""
+        # support = number of walks reaching the endpoint: the order in which paths are shown
+        order = sorted(named, key=lambda n: (-len(ends[n]), named[n] or ""))
+        lines: list[str] = []
+        for n in order:
+            for p in paths_of[n][:1]:
+                lines.append(p.render())
+            if len(lines) >= cfg.answer_paths:
+                break
+        shown = order[:len(lines)]
+        by_name: dict[str, list[str]] = {}
+        for n in shown:
+            by_name.setdefault(_norm(named[n] or ""), []).append(n)
+        grammar = answer_grammar([named[n] or "" for n in shown], cfg.max_answers)
+        text = self.llm.complete(answer_messages(question, lines), stage="rcr-answer", grammar=grammar,
+                                 max_tokens=cfg.answer_tokens)
+        ranked: list[str] = []
+        for line in text.splitlines():
+            for n in by_name.get(_norm(line), []):
+                if n not in ranked:
+                    ranked.append(n)
+        return [(n, paths_of[n]) for n in ranked[:cfg.max_answers]], text
+
+    # -- Answerer ----------------------------------------------------------------------------
+    def answer(self, question: Question) -> Prediction:
+        pred = Prediction(question_id=question.id, method=self.name)
+        usage = Usage()
+        t0 = time.perf_counter()
+        q0, s0 = self.store.query_count, self.store.query_seconds
+        if self.llm is not None:
+            self.llm.take_usage()
+        try:
+            self._answer(question, pred, usage)
+        except EntityNotFound as exc:
+            pred.error = str(exc)
+        finally:
+            if self.llm is not None:
+                u = self.llm.take_usage()
+                usage.llm_calls, usage.prompt_tokens = u.calls, u.prompt_tokens
+                usage.completion_tokens, usage.llm_seconds = u.completion_tokens, u.seconds
+                pred.extra["llm_cached_calls"] = u.cached
+            usage.neo4j_queries = self.store.query_count - q0
+            usage.neo4j_seconds = self.store.query_seconds - s0
+            usage.total_seconds = time.perf_counter() - t0
+            pred.usage = usage
+        return pred
+
+    def _link(self, question: Question) -> list[Any]:
+        from sgr.methods.sgr.schema import bracket_mentions
+
+        topics = list(question.topic_entities) or list(question.topic_mids)
+        linked = self.linker.link_question(question.text, bracket_mentions(question.text), topics=topics)
+        if not linked:
+            raise EntityNotFound(f"no graph node matches the question's entities "
+                                 f"({', '.join(topics) or 'none recognised in the text'}): name one with --topic")
+        return linked
+
+    def _answer(self, question: Question, pred: Prediction, usage: Usage) -> None:
+        cfg = self.config
+        t = time.perf_counter()
+        linked = self._link(question)
+        topic_ids = [e.id for e in linked]
+        entity = ", ".join(e.label for e in linked)
+        usage.add_stage("link", time.perf_counter() - t)
+
+        t = time.perf_counter()
+        cands = self.candidates(question.text)
+        usage.add_stage("relations", time.perf_counter() - t)
+        names = [r for r, _ in cands]
+
+        t = time.perf_counter()
+        paths, raw = self.generate_paths(question.text, entity, names)
+        usage.add_stage("paths", time.perf_counter() - t)
+
+        t = time.perf_counter()
+        g = path_guided_subgraph(self.store, topic_ids, paths, self.retriever, substitutions=cfg.substitutions,
+                                 frontier_cap=cfg.frontier_cap, edge_cap=cfg.edge_cap,
+                                 topic_names={e.id: e.name for e in linked})
+        usage.add_stage("walk", time.perf_counter() - t)
+
+        t = time.perf_counter()
+        ranked, answer_raw = self.generate_answers(question.text, g)
+        usage.add_stage("answer", time.perf_counter() - t)
+
+        n = len(ranked)
+        pred.answers = [Answer(text=g.names.get(node) or node, id=node, score=float(n - i), paths=ps)
+                        for i, (node, ps) in enumerate(ranked)]
+        seen: set[tuple[str, ...]] = set()
+        for a in pred.answers:
+            for p in a.paths:
+                key = tuple(p.nodes)
+                if key not in seen:
+                    seen.add(key)
+                    pred.paths.append(p)
+        pred.route = "substituted" if any(w.substituted for w in g.walks) else "exact"
+        if not pred.answers:
+            pred.error = ("the answer generator chose no endpoint" if answer_raw
+                          else "no relation path reached a named entity")
+        pred.extra.update({
+            "topic": topic_ids,
+            "candidates": names,
+            "relation_paths": [list(p) for p in paths],
+            "walked_paths": [list(w.walked) for w in g.walks if w.complete],
+            "substitutions": [{"path": list(w.path), "step": i, "relation": s.relation, "used": s.used}
+                              for w in g.walks for i, s in enumerate(w.steps) if s.substituted],
+            "evidence_triples": len(g.triples),
+            "path_reply": raw,
+            "answer_reply": answer_raw,
+            "k_s": cfg.substitutions,
+        })
+
+
+# ---------------------------------------------------------------------------------------------
+# registry factories (sgr/methods.py)
+# ---------------------------------------------------------------------------------------------
+_POOLS: dict[tuple[str, int], PathExamplePool] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _shared_examples(store: GraphStore, vocabulary: set[str]) -> PathExamplePool:
+    key = (store.uri, hash(frozenset(vocabulary)))
+    with _POOL_LOCK:
+        if key not in _POOLS:
+            _POOLS[key] = PathExamplePool.from_shared_data(vocabulary)
+        return _POOLS[key]
+
+
+def create(ctx: Any, substitutions: int | None = None, name: str = "rcr") -> RCRAnswerer:
+    """Build RCR for a :class:`sgr.methods.registry.MethodContext`; options: ``candidates``, ``beam``, ``max_hops``,
+    ``substitutions``, ``examples``, ``relation_model`` (path, ``auto`` or ``cosine``), ``llm_cache``."""
+    from sgr.retrieval.relations import load_retriever
+
+    options = dict(getattr(ctx, "options", {}) or {})
+    cfg = RCRConfig()
+    for key in ("candidates", "beam", "max_hops", "substitutions", "examples", "answer_paths", "max_answers"):
+        if options.get(key) is not None:
+            setattr(cfg, key, int(options[key]))
+    if substitutions is not None:
+        cfg.substitutions = substitutions
+    llm = getattr(ctx, "llm", None)
+    if llm is None:
+        from sgr.llm.client import shared_llm
+
+        llm = shared_llm(cache=bool(options.get("llm_cache", True)))
+    retriever = options.get("relation_retriever") or load_retriever(ctx.store, options.get("relation_model", "auto"))
+    if not hasattr(retriever, "similar_relations"):
+        raise SgrError("rcr needs a retriever from sgr.retrieval.relations (similar_relations() is used for substitution)")
+    return RCRAnswerer(ctx.store, llm, retriever, cfg, name=name)
+
+
+def make_rcr(ctx: Any) -> RCRAnswerer:
+    return create(ctx)
+
+
+def make_rcr_ks0(ctx: Any) -> RCRAnswerer:
+    return create(ctx, substitutions=0, name="rcr-ks0")
+
+
+def make_rcr_ks2(ctx: Any) -> RCRAnswerer:
+    return create(ctx, substitutions=2, name="rcr-ks2")

@@ -1,0 +1,216 @@
+"""Stepwise inference: SCR's beam search (Lin et al., AAAI 2026, "Reasoning with Beam Search", eqs. 12–15).
+
+From each topic entity e_0, every step scores the candidates {e_i} ∪ 𝒩(e_i) (visited entities excluded)
+with P(e | q_i, e_i) = softmax(cos(h_{q_i}, h_e)/τ) and keeps the top-K partial paths (eq. 12). Choosing
+e_i itself ("stay") ends a path: e_i is its hypothesis answer. A path's probability is
+
+    P(a, p | q) = Π_{i=1}^{|p|} P(e_i | q_{i−1}, e_{i−1})          (eq. 14, P(a | q, p) = 1 for a = end of p)
+
+including the final "stay" factor. The K most probable finished paths form B_K (eq. 15); paths below
+``min_prob`` (paper: 0.02) are dropped. Because a partial path's probability can only shrink, dropping
+partial paths below the threshold during the search is exact. When every hypothesis of a topic entity
+is below it, the best one is kept (so a question always gets one path — the greedy ablation depends on
+it). Answers are ranked by P(a | q) = Σ_p P(a, p | q) (eq. 13).
+
+The search is batched across questions: one GNN pass over the union of their G_q, one encoder call per
+step for every live path of every question. After ``max_steps`` moves a path must stay.
+
+:func:`single_step_search` is the ablation "w/o multi-step" (paper Table 4): q_0 against every entity of
+G_q at once, the top-K entities kept, each explained by a shortest walk from the topic entity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from sgr.methods.scr.data import Subgraph, _bfs
+from sgr.methods.scr.model import Candidate, SCRModel, question_text, segment_log_softmax, step_candidates
+
+
+@dataclass
+class BeamPath:
+    """A walk found by the search: ``nodes[0]`` a topic entity, ``nodes[-1]`` its hypothesis answer."""
+
+    nodes: list[int]
+    edges: list[int] = field(default_factory=list)
+    directions: list[int] = field(default_factory=list)
+    logp: float = 0.0
+    finished: bool = False
+
+    @property
+    def prob(self) -> float:
+        return math.exp(self.logp)
+
+    @property
+    def answer(self) -> int:
+        return self.nodes[-1]
+
+
+@dataclass
+class SearchResult:
+    """B_K for one question (best first) and its answers ranked by P(a | q)."""
+
+    paths: list[BeamPath]
+    answers: list[tuple[int, float]]
+    encoder_calls: int = 0
+    encoded_texts: int = 0
+
+
+def path_steps(model: SCRModel, sg: Subgraph, path: BeamPath) -> list[tuple[str, str]]:
+    """The (r_i, e_i) texts a path has added to the question (eq. 8)."""
+    steps = []
+    for k, (e, d) in enumerate(zip(path.edges, path.directions)):
+        cand = Candidate(path.nodes[k + 1], e, d)
+        steps.append((model.relation_label(sg, cand), sg.text(path.nodes[k + 1])))
+    return steps
+
+
+def _rank_answers(paths: Sequence[BeamPath]) -> list[tuple[int, float]]:
+    scores: dict[int, float] = {}
+    for p in paths:
+        scores[p.answer] = scores.get(p.answer, 0.0) + p.prob
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _keep(pool: list[BeamPath], k: int, min_logp: float) -> list[BeamPath]:
+    pool.sort(key=lambda p: -p.logp)
+    kept = [p for p in pool[:k] if p.logp >= min_logp]
+    return kept or pool[:1]
+
+
+@torch.inference_mode()
+def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_size: int = 10,
+                min_prob: float = 0.02, max_steps: int | None = None, encode_batch: int = 256) -> list[SearchResult]:
+    """Beam search (eqs. 12–15) for each ``(question text, G_q)``; batched across the items."""
+    was_training = model.training
+    model.eval()
+    max_steps = model.cfg.max_steps if max_steps is None else max_steps
+    edge_level = model.cfg.edge_candidates
+    min_logp = math.log(min_prob) if min_prob > 0 else -math.inf
+    subgraphs = [sg for _, sg in items]
+    pg = model.pack(subgraphs)
+    h = model.gnn(pg)
+    sep = model.sep
+    # pools[(item, topic)] = live + finished paths of that topic entity
+    pools: dict[tuple[int, int], list[BeamPath]] = {}
+    for g, sg in enumerate(subgraphs):
+        for t in sg.topics:
+            pools[(g, t)] = [BeamPath(nodes=[t])]
+    calls = [0] * len(items)
+    texts_n = [0] * len(items)
+    for step in range(max_steps + 1):
+        live = [(key, p) for key, pool in pools.items() for p in pool if not p.finished]
+        if not live:
+            break
+        texts = []
+        for (g, t), p in live:
+            sg = subgraphs[g]
+            texts.append(question_text(items[g][0], sep, sg.text(p.nodes[0]), path_steps(model, sg, p)))
+            texts_n[g] += 1
+        for g in {key[0] for key, _ in live}:
+            calls[g] += 1
+        q = torch.cat([model.encode(texts[i:i + encode_batch]) for i in range(0, len(texts), encode_batch)])
+        graph_of, cands, seg = [], [], []
+        per_path: list[list[Candidate]] = []
+        for s, ((g, _), p) in enumerate(live):
+            cs = step_candidates(subgraphs[g], p.nodes[-1], set(p.nodes), edge_level)
+            per_path.append(cs)
+            graph_of.extend([g] * len(cs))
+            cands.extend(cs)
+            seg.extend([s] * len(cs))
+        vec = model.candidate_vectors(h, pg, graph_of, cands)
+        seg_t = torch.tensor(seg, dtype=torch.long, device=h.device)
+        logits = F.cosine_similarity(q[seg_t], vec, dim=-1) / model.cfg.tau
+        logp = segment_log_softmax(logits, seg_t, len(live)).float().cpu().numpy()
+        new_pools: dict[tuple[int, int], list[BeamPath]] = {key: [p for p in pool if p.finished]
+                                                           for key, pool in pools.items()}
+        start = 0
+        for s, ((key), p) in enumerate(live):
+            cs = per_path[s]
+            lp = logp[start:start + len(cs)]
+            start += len(cs)
+            order = np.argsort(-lp, kind="stable")[:beam_size] if step < max_steps else [0]
+            for j in order:
+                c = cs[int(j)]
+                total = p.logp + float(lp[j])
+                if c.stay:
+                    new_pools[key].append(BeamPath(list(p.nodes), list(p.edges), list(p.directions), total, True))
+                else:
+                    new_pools[key].append(BeamPath(p.nodes + [c.node], p.edges + [c.edge],
+                                                   p.directions + [c.direction], total, False))
+        pools = {key: _keep(pool, beam_size, min_logp) for key, pool in new_pools.items()}
+    results = []
+    for g in range(len(items)):
+        finished = [p for (gg, _), pool in pools.items() if gg == g for p in pool if p.finished]
+        kept = _keep(finished, beam_size, min_logp) if finished else []
+        results.append(SearchResult(paths=kept, answers=_rank_answers(kept), encoder_calls=calls[g],
+                                    encoded_texts=texts_n[g]))
+    model.train(was_training)
+    return results
+
+
+def shortest_walk(sg: Subgraph, source: int, target: int, max_depth: int = 8,
+                  bfs: tuple[dict[int, int], dict[int, list[tuple[int, int, int]]]] | None = None) -> BeamPath | None:
+    """One shortest walk source → target in G_q (the reasoning path of the single-step ablation)."""
+    if source == target:
+        return BeamPath(nodes=[source], finished=True)
+    dist, preds = bfs or _bfs(sg, source, max_depth)
+    if target not in dist:
+        return None
+    nodes, edges, dirs = [target], [], []
+    v = target
+    while v != source:
+        u, e, d = preds[v][0]
+        nodes.append(u)
+        edges.append(e)
+        dirs.append(d)
+        v = u
+    return BeamPath(nodes=nodes[::-1], edges=edges[::-1], directions=dirs[::-1], finished=True)
+
+
+@torch.inference_mode()
+def single_step_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_size: int = 10,
+                       min_prob: float = 0.02, encode_batch: int = 256) -> list[SearchResult]:
+    """Ablation "w/o multi-step": P(a | q_0) = softmax over all of G_q of cos(h_{q_0}, h_a)/τ, top-K kept."""
+    was_training = model.training
+    model.eval()
+    min_logp = math.log(min_prob) if min_prob > 0 else -math.inf
+    subgraphs = [sg for _, sg in items]
+    pg = model.pack(subgraphs)
+    h = model.gnn(pg)
+    sep = model.sep
+    starts = [(g, t) for g, sg in enumerate(subgraphs) for t in sg.topics]
+    texts = [question_text(items[g][0], sep, subgraphs[g].text(t)) for g, t in starts]
+    results = [SearchResult(paths=[], answers=[]) for _ in items]
+    if not starts:
+        return results
+    q = torch.cat([model.encode(texts[i:i + encode_batch]) for i in range(0, len(texts), encode_batch)])
+    per_item: dict[int, list[BeamPath]] = {g: [] for g in range(len(items))}
+    for s, (g, t) in enumerate(starts):
+        sg = subgraphs[g]
+        rows = slice(pg.offsets[g], pg.offsets[g] + sg.num_nodes)
+        logits = F.cosine_similarity(q[s:s + 1], h[rows], dim=-1) / model.cfg.tau
+        lp = torch.log_softmax(logits, dim=0).float().cpu().numpy()
+        pool = []
+        bfs = _bfs(sg, t, 8)
+        for j in np.argsort(-lp, kind="stable")[: beam_size * 2]:
+            walk = shortest_walk(sg, t, int(j), bfs=bfs)
+            if walk is None:
+                continue
+            walk.logp = float(lp[j])
+            pool.append(walk)
+        per_item[g].extend(_keep(pool, beam_size, min_logp) if pool else [])
+        results[g].encoder_calls += 1
+        results[g].encoded_texts += 1
+    for g, pool in per_item.items():
+        kept = _keep(pool, beam_size, min_logp) if pool else []
+        results[g].paths = kept
+        results[g].answers = _rank_answers(kept)
+    model.train(was_training)
+    return results

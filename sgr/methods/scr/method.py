@@ -1,0 +1,277 @@
+"""SCR as question-answering methods (:class:`sgr.core.types.Answerer`) and as a path scorer for SGR.
+
+Methods (registered in :data:`sgr.methods.registry.METHODS`):
+
+* ``scr`` — beam search (K = 10, drop P < 0.02, eqs. 12–15); the answers are the hypothesis answers of the
+  paths, ranked by P(a | q) = Σ_p P(a, p | q) (eq. 13). No LLM.
+* ``scr+llm`` — the same paths and hypothesis answers written into the paper's prompt (Figure 2) for an LLM
+  (:class:`sgr.llm.client.LLM`), whose answer lines are the prediction.
+* ``scr-greedy`` — ablation "w/o beam search" (Table 4): K = 1, the argmax entity at each step (eq. 7).
+* ``scr-single-step`` — ablation "w/o multi-step" (Table 4): a separately trained model aligns q_0 with the
+  answer among all of G_q; each kept answer is explained by a shortest walk from the topic entity.
+
+Checkpoints: the method option ``checkpoint`` (``single_checkpoint`` for ``scr-single-step``), else
+``SGR_SCR_CHECKPOINT`` / ``SGR_SCR_SINGLE_CHECKPOINT``, else what ``sgr scr train`` recorded last in
+``SGR_HOME/scr/latest.json``. Other options: ``beam`` (K), ``min_prob``, ``device`` (auto|cpu|cuda),
+``threads``.
+
+:func:`scr_paths` gives SGR's collaborative stage SCR's paths with ρ = path probability.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sgr.core.errors import ConfigError
+from sgr.methods.scr.beam import BeamPath, SearchResult, beam_search, single_step_search
+from sgr.methods.scr.data import Subgraph, SubgraphSource
+from sgr.methods.scr.model import SCRModel, resolve_device
+from sgr.graph.store import GraphStore
+from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
+
+STEPWISE = "stepwise"
+SINGLE_STEP = "single-step"
+
+#: Figure 2 of the paper: the LLM input prompt for KG-based RAG.
+PROMPT_TEMPLATE = ("# Reasoning Paths:\n{paths}\n\n# Question:\n{question}\n\n"
+                   "Based on the reasoning paths, answer the given question as simply as possible. "
+                   "Please return only the answers, with each answer on a new line.")
+
+_models: dict[tuple[str, str], tuple[SCRModel, dict[str, Any]]] = {}
+_models_lock = threading.Lock()
+_sources: dict[tuple[int, str], SubgraphSource] = {}
+
+
+def resolve_checkpoint(kind: str = STEPWISE, explicit: str | Path | None = None) -> Path:
+    """The checkpoint to use (see module docstring); ConfigError with the fix when there is none."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get("SGR_SCR_SINGLE_CHECKPOINT" if kind == SINGLE_STEP else "SGR_SCR_CHECKPOINT")
+    if env:
+        return Path(env).expanduser()
+    from sgr.methods.scr.train import latest_checkpoint_file
+
+    f = latest_checkpoint_file()
+    if f.exists():
+        data = json.loads(f.read_text())
+        path = data.get(kind) or (data.get("checkpoint") if kind == STEPWISE else None)
+        if path:
+            return Path(path)
+    flag = " --single-step" if kind == SINGLE_STEP else ""
+    var = "SGR_SCR_SINGLE_CHECKPOINT" if kind == SINGLE_STEP else "SGR_SCR_CHECKPOINT"
+    raise ConfigError(f"no SCR {kind} checkpoint: train one with `sgr scr train --dataset …{flag}` "
+                      f"or set {var} to a .pt file")
+
+
+def load_model(path: Path, device: str = "auto") -> tuple[SCRModel, dict[str, Any]]:
+    """Load a checkpoint once per process and device."""
+    dev = resolve_device(device)
+    key = (str(Path(path).resolve()), str(dev))
+    with _models_lock:
+        if key not in _models:
+            _models[key] = SCRModel.load(Path(path), dev)
+        return _models[key]
+
+
+def to_reasoning_path(sg: Subgraph, path: BeamPath, source: str = "scr") -> ReasoningPath:
+    """A search path as :class:`ReasoningPath` (graph ids, relation names, stored directions, score = P(a, p | q))."""
+    return ReasoningPath(nodes=[sg.node_ids[n] for n in path.nodes],
+                         relations=[sg.relations[int(sg.edges[e, 1])] for e in path.edges],
+                         score=path.prob, names=[sg.names[n] for n in path.nodes],
+                         directions=["out" if d == 0 else "in" for d in path.directions], source=source)
+
+
+def render_path(rp: ReasoningPath) -> str:
+    """``Austria → country.capital → Vienna`` (the paper's path text; CVT nodes shown by id)."""
+    labels = [(rp.names[i] if i < len(rp.names) and rp.names[i] else n) for i, n in enumerate(rp.nodes)]
+    parts = [labels[0]]
+    for i, rel in enumerate(rp.relations):
+        parts.append(rel if (i >= len(rp.directions) or rp.directions[i] == "out") else f"{rel} (reverse)")
+        parts.append(labels[i + 1])
+    return " → ".join(parts)
+
+
+def build_prompt(question: str, paths: Sequence[ReasoningPath]) -> str:
+    """Figure 2: one line per path, ``<Path k><Hypothesis Answer k>``, then the question and the instruction."""
+    lines = [f"{render_path(p)} (hypothesis answer: {p.answer_name})" for p in paths]
+    return PROMPT_TEMPLATE.format(paths="\n".join(lines) if lines else "(none)", question=question)
+
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|answer\s*\d*\s*:)\s*", re.IGNORECASE)
+
+
+def parse_answer_lines(text: str) -> list[str]:
+    """The LLM's answers, one per line (bullets/numbering stripped, duplicates dropped)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        a = _BULLET.sub("", line).strip().strip('"').strip()
+        if a and a.lower() not in (x.lower() for x in out):
+            out.append(a)
+    return out
+
+
+@dataclass
+class SCRAnswerer:
+    """``scr`` / ``scr-greedy`` / ``scr-single-step`` / ``scr+llm`` over one store (see module docstring)."""
+
+    store: GraphStore | None
+    checkpoint: Path
+    name: str = "scr"
+    beam_size: int = 10
+    min_prob: float = 0.02
+    single_step: bool = False
+    llm: Any = None
+    device: str = "auto"
+    graph_version: str | None = None
+    batch_size: int = 16
+    _source: SubgraphSource | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.model, self.meta = load_model(self.checkpoint, self.device)
+        self._source = SubgraphSource(self.store, self.model.cfg.subgraph, self.graph_version)
+
+    @property
+    def source(self) -> SubgraphSource:
+        assert self._source is not None
+        return self._source
+
+    def _search(self, items: list[tuple[str, Subgraph]]) -> list[SearchResult]:
+        if self.single_step:
+            return single_step_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
+        return beam_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
+
+    def answer(self, question: Question) -> Prediction:
+        return self.answer_many([question])[0]
+
+    def answer_many(self, questions: Sequence[Question]) -> list[Prediction]:
+        """Answer several questions with one batched search (GNN and encoder calls shared)."""
+        out: list[Prediction] = []
+        for i in range(0, len(questions), self.batch_size):
+            out.extend(self._answer_batch(list(questions[i:i + self.batch_size])))
+        return out
+
+    def _answer_batch(self, questions: list[Question]) -> list[Prediction]:
+        t0 = time.perf_counter()
+        q0, s0 = (self.store.query_count, self.store.query_seconds) if self.store else (0, 0.0)
+        subgraphs = [self.source.for_question(q) for q in questions]
+        t1 = time.perf_counter()
+        results = self._search([(q.text, sg) for q, sg in zip(questions, subgraphs)])
+        t2 = time.perf_counter()
+        n = len(questions)
+        preds = []
+        for q, sg, res in zip(questions, subgraphs, results):
+            usage = Usage()
+            usage.add_stage("subgraph", (t1 - t0) / n)
+            usage.add_stage("retrieval", (t2 - t1) / n)
+            if self.store:
+                usage.neo4j_queries = (self.store.query_count - q0) // n
+                usage.neo4j_seconds = (self.store.query_seconds - s0) / n
+            preds.append(self._prediction(q, sg, res, usage))
+        if self.llm is not None:
+            for p in preds:
+                self._llm_answer(p, next(q for q in questions if q.id == p.question_id))
+        for p in preds:
+            p.usage.total_seconds = sum(p.usage.stage_seconds.values())
+        return preds
+
+    def _prediction(self, q: Question, sg: Subgraph, res: SearchResult, usage: Usage) -> Prediction:
+        source = "scr-single-step" if self.single_step else "scr"
+        paths = [to_reasoning_path(sg, p, source) for p in res.paths]
+        answers = []
+        for node, prob in res.answers:
+            answers.append(Answer(text=sg.label(node), id=sg.node_ids[node], score=prob,
+                                  paths=[rp for rp, p in zip(paths, res.paths) if p.answer == node]))
+        extra = {"subgraph_nodes": sg.num_nodes, "subgraph_edges": sg.num_edges, "subgraph_truncated": sg.truncated,
+                 "topics_found": len(sg.topics), "encoder_calls": res.encoder_calls,
+                 "encoded_texts": res.encoded_texts, "checkpoint": str(self.checkpoint)}
+        return Prediction(question_id=q.id, answers=answers, paths=paths, usage=usage, method=self.name,
+                          error=None if sg.topics else "no topic entity of the question is in the graph", extra=extra)
+
+    def _llm_answer(self, pred: Prediction, q: Question) -> None:
+        from langchain_core.messages import HumanMessage
+
+        prompt = build_prompt(q.text, pred.paths)
+        t = time.perf_counter()
+        self.llm.take_usage()
+        text = self.llm.complete([HumanMessage(content=prompt)], stage="scr_answer", max_tokens=64)
+        u = self.llm.take_usage()
+        pred.usage.add_stage("llm", time.perf_counter() - t)
+        pred.usage.llm_calls += u.calls
+        pred.usage.prompt_tokens += u.prompt_tokens
+        pred.usage.completion_tokens += u.completion_tokens
+        pred.usage.llm_seconds += u.seconds
+        lines = parse_answer_lines(text)
+        by_norm = {a.text.lower(): a for a in pred.answers}
+        pred.extra["hypotheses"] = [a.text for a in pred.answers]
+        pred.extra["llm_output"] = text
+        pred.answers = [by_norm.get(a.lower(), Answer(text=a, score=1.0 / (k + 1))) for k, a in enumerate(lines)]
+
+
+def _options(ctx: Any) -> dict[str, Any]:
+    return dict(getattr(ctx, "options", {}) or {})
+
+
+def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None, with_llm: bool = False) -> SCRAnswerer:
+    opts = _options(ctx)
+    kind = SINGLE_STEP if single else STEPWISE
+    ckpt = resolve_checkpoint(kind, opts.get("single_checkpoint" if single else "checkpoint"))
+    if opts.get("threads"):
+        torch.set_num_threads(int(opts["threads"]))
+    llm = None
+    if with_llm:
+        llm = getattr(ctx, "llm", None)
+        if llm is None:
+            from sgr.llm.client import LLM
+
+            llm = LLM.from_settings()
+    return SCRAnswerer(store=ctx.store, checkpoint=ckpt, name=name,
+                       beam_size=int(beam if beam is not None else opts.get("beam", 10)),
+                       min_prob=float(opts.get("min_prob", 0.02)), single_step=single, llm=llm,
+                       device=str(opts.get("device", "auto")), graph_version=opts.get("graph_version"))
+
+
+def create_scr(ctx: Any) -> SCRAnswerer:
+    return _build(ctx, "scr")
+
+
+def create_scr_llm(ctx: Any) -> SCRAnswerer:
+    return _build(ctx, "scr+llm", with_llm=True)
+
+
+def create_scr_greedy(ctx: Any) -> SCRAnswerer:
+    return _build(ctx, "scr-greedy", beam=1)
+
+
+def create_scr_single_step(ctx: Any) -> SCRAnswerer:
+    return _build(ctx, "scr-single-step", single=True)
+
+
+def scr_paths(store: GraphStore, question: Question | str, topic_ids: Sequence[str], k: int = 10, *,
+              checkpoint: str | Path | None = None, min_prob: float = 0.02, device: str = "auto") -> list[ReasoningPath]:
+    """SCR's top-``k`` reasoning paths from ``topic_ids`` (graph ids), ``score`` = P(a, p | q) (eq. 14).
+
+    For SGR's collaborative stage: each path is a candidate with ρ = its probability; ``source = "scr"``.
+    The G_q is cut from ``store`` with the checkpoint's settings (cached by graph version).
+    """
+    text = question.text if isinstance(question, Question) else str(question)
+    model, _ = load_model(resolve_checkpoint(STEPWISE, checkpoint), device)
+    key = (id(store), model.cfg.subgraph.key())
+    with _models_lock:
+        source = _sources.get(key)
+        if source is None or source.store is not store:
+            source = _sources[key] = SubgraphSource(store, model.cfg.subgraph)
+    sg = source.get(list(topic_ids))
+    if not sg.topics:
+        return []
+    res = beam_search(model, [(text, sg)], beam_size=k, min_prob=min_prob)[0]
+    return [to_reasoning_path(sg, p) for p in res.paths]

@@ -1,0 +1,192 @@
+"""Worked examples for SGR's prompts, chosen per question from training splits (dynamic few-shot prompting).
+
+The SGR paper prompts a strong LLM as a "knowledge graph expert" (§3.1.1, §3.4.1). A 135M local model needs
+worked examples that look like the question at hand; this module keeps a pool of training questions with their
+gold relation paths and returns the nearest ones by sentence-embedding cosine similarity (topic entity masked).
+
+Pools (read-only, from the shared benchmark data; never evaluation questions):
+
+* WebQSP **train** questions with RoG's gold relation paths (``webqsp/webqsp_train_paths.jsonl``); of several
+  gold paths the one whose relations are closest to the question in embedding space is kept (some are noise,
+  e.g. ``people.person.gender`` twice);
+* MetaQA **dev** questions (``{1,2,3}hop_dev.tsv``) with their relation-path types (``…_qtype.txt``), mapped to
+  relation sequences (``actor_to_movie_to_director`` → ``starred_actors`` (in), ``directed_by`` (out)).
+
+Only examples whose relations all exist in the graph's vocabulary are kept, so an example never suggests a
+relation the graph does not have. The pool is optional: without data files, prompts use static examples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sgr.core.config import repo_root
+
+#: MetaQA's entity roles → the KB relation linking a movie to that role (movie is always the head).
+METAQA_ROLE_RELATION = {
+    "actor": "starred_actors", "director": "directed_by", "writer": "written_by", "year": "release_year",
+    "genre": "has_genre", "tags": "has_tags", "tag": "has_tags", "language": "in_language",
+    "votes": "has_imdb_votes", "rating": "has_imdb_rating",
+}
+_BRACKET = re.compile(r"\[([^\]]+)\]")
+
+
+@dataclass
+class Exemplar:
+    """A training question with the relation path that answers it (``directions`` when known)."""
+
+    question: str
+    relations: list[str]
+    entity: str | None = None
+    directions: list[str] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def masked(self) -> str:
+        return mask_entity(self.question, self.entity)
+
+
+def mask_entity(question: str, entity: str | None) -> str:
+    """The question with its topic entity replaced by ``X`` (brackets removed), for similarity search."""
+    q = _BRACKET.sub("X", question)
+    if entity:
+        q = re.sub(re.escape(entity), "X", q, flags=re.IGNORECASE)
+    return q
+
+
+def relation_words(path: list[str]) -> list[str]:
+    return [r.replace(".", " ").replace("_", " ") for r in path]
+
+
+def shared_data_dir() -> Path | None:
+    """``SGR_SHARED_DATA`` or ``../shared/data`` next to the checkout (None when absent)."""
+    env = os.environ.get("SGR_SHARED_DATA")
+    for cand in ([Path(env)] if env else []) + [repo_root().parent / "shared" / "data"]:
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def metaqa_qtype_path(qtype: str) -> tuple[list[str], list[str]]:
+    """``actor_to_movie_to_director`` → (["starred_actors", "directed_by"], ["in", "out"])."""
+    roles = qtype.split("_to_")
+    rels: list[str] = []
+    dirs: list[str] = []
+    for a, b in zip(roles, roles[1:]):
+        if a == "movie":
+            rels.append(METAQA_ROLE_RELATION[b])
+            dirs.append("out")
+        else:
+            rels.append(METAQA_ROLE_RELATION[a])
+            dirs.append("in")
+    return rels, dirs
+
+
+def load_metaqa_dev(folder: Path, per_hop: int = 1500, seed: int = 0) -> list[Exemplar]:
+    out: list[Exemplar] = []
+    rng = random.Random(seed)
+    for hop in (1, 2, 3):
+        qfile, tfile = folder / f"{hop}hop_dev.tsv", folder / f"{hop}hop_dev_qtype.txt"
+        if not qfile.exists() or not tfile.exists():
+            continue
+        rows = []
+        with open(qfile) as fq, open(tfile) as ft:
+            for line, qtype in zip(fq, ft):
+                question = line.split("\t")[0].strip()
+                m = _BRACKET.search(question)
+                try:
+                    rels, dirs = metaqa_qtype_path(qtype.strip())
+                except KeyError:
+                    continue
+                rows.append(Exemplar(question.replace("[", "").replace("]", ""), rels, m.group(1) if m else None,
+                                     dirs, f"metaqa-{hop}hop-dev"))
+        rng.shuffle(rows)
+        out += rows[:per_hop]
+    return out
+
+
+def load_webqsp_train(path: Path) -> list[tuple[str, list[list[str]]]]:
+    """(question, gold relation paths) of the WebQSP train questions that have at least one path."""
+    out = []
+    with open(path) as fh:
+        for line in fh:
+            rec = json.loads(line)
+            paths = [list(p) for p in rec.get("ground_paths", []) if p]
+            if paths:
+                out.append((rec["question"], paths))
+    return out
+
+
+class ExemplarPool:
+    """Nearest training questions by MiniLM cosine similarity (:func:`sgr.llm.encoders.embed_texts`, disk-cached)."""
+
+    def __init__(self, exemplars: list[Exemplar], encoder: str = "minilm") -> None:
+        self.exemplars = exemplars
+        self.encoder = encoder
+        self._matrix: np.ndarray | None = None
+
+    @classmethod
+    def from_shared_data(cls, vocabulary: set[str], folder: Path | None = None,
+                         encoder: str = "minilm") -> "ExemplarPool":
+        """Training examples from the shared data whose relations are all in ``vocabulary``."""
+        from sgr.llm.encoders import embed_texts
+
+        root = folder or shared_data_dir()
+        pool: list[Exemplar] = []
+        if root is not None:
+            if (root / "metaqa").is_dir() and {"directed_by", "starred_actors"} <= vocabulary:
+                pool += load_metaqa_dev(root / "metaqa")
+            wq = root / "webqsp" / "webqsp_train_paths.jsonl"
+            if wq.exists():
+                rows = [(q, [p for p in paths if all(r in vocabulary for r in p)]) for q, paths in load_webqsp_train(wq)]
+                rows = [(q, paths) for q, paths in rows if paths]
+                multi = [(q, paths) for q, paths in rows if len(paths) > 1]
+                if multi:  # keep the gold path closest to the question (batched embeddings)
+                    qv = embed_texts([q for q, _ in multi], encoder)
+                    texts = sorted({" ".join(relation_words(p)) for _, paths in multi for p in paths})
+                    tv = dict(zip(texts, embed_texts(texts, encoder)))
+                    best = {}
+                    for i, (q, paths) in enumerate(multi):
+                        sims = [float(tv[" ".join(relation_words(p))] @ qv[i]) for p in paths]
+                        best[q] = paths[int(np.argmax(sims))]
+                for q, paths in rows:
+                    pool.append(Exemplar(q, list(best[q] if len(paths) > 1 else paths[0]), None, [], "webqsp-train"))
+        pool = [ex for ex in pool if ex.relations and all(r in vocabulary for r in ex.relations)]
+        return cls(pool, encoder)
+
+    def __len__(self) -> int:
+        return len(self.exemplars)
+
+    def _embeddings(self) -> np.ndarray:
+        if self._matrix is None:
+            from sgr.llm.encoders import embed_texts
+
+            self._matrix = embed_texts([ex.masked for ex in self.exemplars], self.encoder)
+        return self._matrix
+
+    def nearest(self, question: str, k: int = 1, entity: str | None = None) -> list[tuple[Exemplar, float]]:
+        """The ``k`` most similar examples (never the question itself), best first, with their cosine."""
+        if not self.exemplars or k <= 0:
+            return []
+        from sgr.llm.encoders import embed_texts
+
+        qv = embed_texts([mask_entity(question, entity)], self.encoder)[0]
+        sims = self._embeddings() @ qv
+        order = np.argsort(-sims)
+        out: list[tuple[Exemplar, float]] = []
+        norm_q = question.strip().lower()
+        for i in order:
+            ex = self.exemplars[int(i)]
+            if ex.question.strip().lower() == norm_q:
+                continue
+            out.append((ex, float(sims[int(i)])))
+            if len(out) >= k:
+                break
+        return out

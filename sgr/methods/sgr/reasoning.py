@@ -1,0 +1,302 @@
+"""Direct and collaborative reasoning over G_q (SGR §3.4–§3.5), and the one config object of the method.
+
+**Direct reasoning (§3.4).** Candidate answers A_c = Exec(Q_c, G) (eq. 9) come from the model's Cypher
+(:mod:`cypher.translate` + :mod:`cypher.repair`), or — when that query cannot be used (invalid after the
+repairs, failing, or empty) — from the deterministic compilation of the best scored schema path
+(:mod:`cypher.compile`). Each a_j ∈ A_c is validated (eqs. 10–13):
+
+    γ_j = C(p_j, G_q)                       graph consistency of a_j's best path in G_q (0 when none)
+    δ_j = P_θ(a_j | q, S_q, p_j)             the model's Yes/No confidence (PRP-RM score of a verification prompt)
+    v_j = μ·δ_j + (1 − μ)·γ_j,   A_v = {a_j : v_j ≥ ε}
+
+**Collaborative reasoning (§3.5)**, when A_v is empty: the top M paths p_1..p_M of G_q each give an answer a_i
+with ρ_i = P_θ(a_i | q, p_i, S_q) and η_i = C(p_i, G_q) (eqs. 14–16),
+
+    ω_i = λ·ρ_i + (1 − λ)·η_i,    â = argmax_a Σ_i ω_i·𝕀(a_i = a)            (eqs. 17–18)
+
+and the answers are returned ranked by that support; answers whose support is at least ``answer_ratio`` of
+â's are kept as well (set-valued questions), â first.
+
+C(p, G_q) (the paper leaves it open) is exp(−(s* − s(p))/τ) for a path p of G_q with score s(p), s* the best
+path score and τ = ``consistency_temperature`` — 1 for the best paths, decaying with the score gap — and 0 for
+a path outside G_q. δ and ρ are PRP-RM scores e^{lp_yes}/(e^{lp_yes}+e^{lp_no}) (:func:`sgr.llm.verify.prp_score`)
+of the verification prompt in this module, asked once per distinct relation pattern (answers reached by the
+same relations share the question's semantics) and only when the score can change the outcome
+(``lazy_verification``); an endpoint without log-probabilities gives the fixed prior ``prior_confidence``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from sgr.core.types import Answer, ReasoningPath
+
+
+@dataclass
+class SGRConfig:
+    """Every knob of SGR in one place. Defaults (chosen for a small local model; see README "ask"):
+
+    * ``hops = 2`` — expansion depth; CVT nodes do not count (§3.1.2).
+    * ``top_k_relations = 10`` — embedding top-k shown to the LLM as candidate relations R_q (§3.1.1).
+    * ``beam = 12`` — schema paths expanded per round; ``top_n = 100`` — walks kept in G_q.
+    * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
+    * ``lam = 0.3`` (λ, eq. 17) and ``mu = 0.3`` (μ, eq. 12) — weight of the model's confidence against graph
+      consistency; low because a 135M model's Yes/No judgement is weak (KNOWN.md).
+    * ``epsilon = 0.7`` (ε, eq. 13) — validation threshold: an answer needs a path close to the best of G_q.
+    * ``consistency_temperature = 0.1`` (τ of C(p, G_q)).
+    * ``beta = 0.5`` — weight of the LLM's relation choice against embedding similarity in s(r).
+    * ``answer_ratio = 0.5`` — collaborative answers kept relative to â's support.
+    * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
+    * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per question;
+      ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
+    * path score weights (:mod:`sgr.subgraph`): ``w_rel = 1``, ``w_align = 0.3``, ``w_con = 0.2``,
+      ``w_len = 0.3`` (per hop beyond the first, lifted for the LLM's own path), ``w_fan = 0``,
+      ``order_weight = 0.4`` — set on WebQSP questions disjoint from the benchmark sample (README "ask").
+    * ``answer_constraints = True`` — ordinal/type constraints filter the final answers;
+      ``anchor_entities = False`` — further question entities (verbatim names) for alignment (measured: no gain).
+    * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
+      scored paths), ``"scr"`` (SCR's beam search, :func:`sgr.methods.scr.method.scr_paths`, ρ = P(a, p | q)) or
+      ``"schema+scr"`` (both vote); ``scr_beam = 10`` (K), ``scr_checkpoint = ""`` (default: the latest
+      ``sgr scr train`` run or ``SGR_SCR_CHECKPOINT``).
+    """
+
+    hops: int = 2
+    top_k_relations: int = 10
+    beam: int = 12
+    top_n: int = 100
+    paths_per_answer: int = 3
+    M: int = 100
+    lam: float = 0.3
+    mu: float = 0.3
+    epsilon: float = 0.7
+    consistency_temperature: float = 0.1
+    beta: float = 0.5
+    answer_ratio: float = 0.5
+    prior_confidence: float = 0.5
+    max_repairs: int = 2
+    cypher_max_tokens: int = 90
+    max_verify_calls: int = 2
+    lazy_verification: bool = True
+    # path score weights (sgr/subgraph.py)
+    w_rel: float = 1.0
+    w_align: float = 0.3
+    w_con: float = 0.2
+    w_len: float = 0.3
+    w_fan: float = 0.0
+    order_weight: float = 0.4
+    # stages switched by the method variants (sgr/pipeline.py)
+    schema_guided: bool = True
+    use_llm_schema: bool = True
+    use_llm_cypher: bool = True
+    use_subgraph: bool = True
+    validate_answers: bool = True
+    collaborative: bool = True
+    compiled_fallback: bool = True
+    generate_answers: bool = False
+    answer_constraints: bool = True
+    anchor_entities: bool = False
+    exemplars: bool = True
+    n_examples: int = 1
+    path_retriever: str = "schema"
+    scr_beam: int = 10
+    scr_checkpoint: str = ""
+    max_answers: int = 200
+
+
+# -- formulas ------------------------------------------------------------------------------------------------------
+def consistency(score: float, best: float, temperature: float) -> float:
+    """C(p, G_q) = exp(−(s* − s(p))/τ), clipped to [0, 1] (module docstring)."""
+    if best <= 0 or temperature <= 0:
+        return 1.0 if score >= best else 0.0
+    return max(0.0, min(1.0, math.exp(-(best - score) / temperature)))
+
+
+def validation_score(delta: float, gamma: float, mu: float) -> float:
+    """v_j = μ·δ_j + (1 − μ)·γ_j (eq. 12)."""
+    return mu * delta + (1 - mu) * gamma
+
+
+def reliability(rho: float, eta: float, lam: float) -> float:
+    """ω_i = λ·ρ_i + (1 − λ)·η_i (eq. 17)."""
+    return lam * rho + (1 - lam) * eta
+
+
+def delta_decides(gamma: float, mu: float, epsilon: float) -> bool:
+    """Whether δ ∈ [0, 1] can change ``v ≥ ε`` for this γ (if not, the Yes/No call is skipped)."""
+    low = validation_score(0.0, gamma, mu)
+    high = validation_score(1.0, gamma, mu)
+    return low < epsilon <= high
+
+
+@dataclass
+class Candidate:
+    """A candidate answer of direct reasoning with its validation terms (eqs. 10–13)."""
+
+    key: str  # node id (or the raw value when it is no node)
+    text: str
+    paths: list[ReasoningPath] = field(default_factory=list)
+    gamma: float = 0.0
+    delta: float = 0.5
+    delta_source: str = "prior"
+    v: float = 0.0
+    valid: bool = False
+
+
+def validate_candidates(cands: list[Candidate], mu: float, epsilon: float) -> list[Candidate]:
+    """Fill v_j and ``valid`` (eq. 12–13); returns A_v sorted by v_j (then by name)."""
+    for c in cands:
+        c.v = validation_score(c.delta, c.gamma, mu)
+        c.valid = c.v >= epsilon - 1e-9  # tolerance for float sums at the threshold
+    return sorted([c for c in cands if c.valid], key=lambda c: (-c.v, c.text))
+
+
+@dataclass
+class Vote:
+    """Support of one answer in collaborative reasoning: Σ ω_i over its paths (eq. 18)."""
+
+    key: str
+    text: str
+    support: float = 0.0
+    paths: list[ReasoningPath] = field(default_factory=list)
+    omegas: list[float] = field(default_factory=list)
+
+
+def aggregate_votes(paths: Sequence[ReasoningPath], rhos: Sequence[float], etas: Sequence[float],
+                    lam: float) -> list[Vote]:
+    """â = argmax_a Σ_i ω_i·𝕀(a_i = a) (eq. 18): votes sorted by support (ties by name)."""
+    votes: dict[str, Vote] = {}
+    for p, rho, eta in zip(paths, rhos, etas):
+        w = reliability(rho, eta, lam)
+        v = votes.setdefault(p.answer, Vote(p.answer, p.answer_name))
+        v.support += w
+        v.paths.append(p)
+        v.omegas.append(w)
+    return sorted(votes.values(), key=lambda v: (-v.support, v.text))
+
+
+def select_answers(votes: Sequence[Vote], ratio: float) -> list[Vote]:
+    """â and every answer whose support is ≥ ``ratio`` × â's."""
+    if not votes:
+        return []
+    top = votes[0].support
+    return [v for v in votes if v.support >= ratio * top and v.support > 0]
+
+
+def to_answers(items: Sequence[Candidate | Vote], score_attr: str, max_paths: int = 3) -> list[Answer]:
+    out = []
+    for it in items:
+        paths = sorted(it.paths, key=lambda p: -p.score)[:max_paths]
+        out.append(Answer(text=it.text, id=it.key, score=float(getattr(it, score_attr)), paths=paths))
+    return out
+
+
+# -- answer-level constraint satisfaction (C_q) --------------------------------------------------------------------
+_YEAR_IN = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+LATEST = {"last", "latest", "most recent", "newest", "recent", "current"}
+EARLIEST = {"first", "earliest", "oldest"}
+
+
+def apply_answer_constraints(answers: list[Answer], constraints: Sequence) -> tuple[list[Answer], list[str]]:  # noqa: ANN001
+    """Filter/rank final answers by the checkable constraints of C_q (SGR §3.1.1: constraints "filter candidate
+    reasoning paths"); returns the answers and a note per constraint applied.
+
+    * ordinal (``last``/``latest``… or ``first``/``earliest``…): when at least two answers name a year, keep the
+      latest (earliest) one;
+    * type (``what university …``): when the type word occurs in some but not all answer names, keep those.
+    """
+    notes: list[str] = []
+    for c in constraints:
+        value = (getattr(c, "value", None) or "").lower()
+        if c.kind == "ordinal" and (value in LATEST or value in EARLIEST) and len(answers) > 1:
+            dated = [(int(m.group(1)), a) for a in answers if (m := _YEAR_IN.search(a.text))]
+            if len(dated) >= 2:
+                pick = max(dated, key=lambda x: x[0]) if value in LATEST else min(dated, key=lambda x: x[0])
+                answers = [pick[1]]
+                notes.append(f"ordinal '{value}': kept the answer dated {pick[0]}")
+        elif c.kind == "type" and value and value not in ("person", "place", "time") and len(answers) > 1:
+            stem = value[:-1] if value.endswith("s") and len(value) > 4 else value
+            typed = [a for a in answers if re.search(rf"\b{re.escape(stem)}", a.text, re.I)]
+            if typed and len(typed) < len(answers):
+                answers = typed
+                notes.append(f"type '{value}': kept {len(typed)} answers naming it")
+    return answers, notes
+
+
+# -- the verification prompt (δ, ρ) --------------------------------------------------------------------------------
+VERIFY_SYSTEM = ("You check whether a path of facts from a knowledge graph leads to an answer of a question. "
+                 "Reply with one word: Yes or No.")
+VERIFY_EXAMPLES = (
+    ("what does jamaican people speak?", "Jamaica -[location.country.languages_spoken]-> Jamaican English", "Yes"),
+    ("what does jamaican people speak?", "Jamaica -[location.location.containedby]-> Caribbean", "No"),
+)
+
+
+def _verify_user(question: str, path_text: str, schema_text: str | None) -> str:
+    lines = [f"Question: {question}"]
+    if schema_text:
+        lines.append(f"Query schema: {schema_text}")
+    lines.append(f"Path: {path_text}")
+    lines.append("Does the path lead to an answer of the question? Answer Yes or No.")
+    return "\n".join(lines)
+
+
+def verification_messages(question: str, path: ReasoningPath, schema_text: str | None = None) -> list[BaseMessage]:
+    """System message, a Yes and a No worked example, then the question with one path (δ_j / ρ_i)."""
+    msgs: list[BaseMessage] = [SystemMessage(VERIFY_SYSTEM)]
+    for q, p, a in VERIFY_EXAMPLES:
+        msgs += [HumanMessage(_verify_user(q, p, None)), AIMessage(a)]
+    msgs.append(HumanMessage(_verify_user(question, path.render(), schema_text)))
+    return msgs
+
+
+def model_confidence(llm, question: str, path: ReasoningPath, schema_text: str | None, *,  # noqa: ANN001
+                     prior: float, stage: str) -> tuple[float, str]:
+    """P_θ(a | q, S_q, p) as a PRP-RM score, or ``prior`` when the endpoint gives no log-probabilities."""
+    from sgr.llm.verify import prp_score
+
+    if llm is None or not getattr(llm, "logprobs", False):
+        return prior, "prior"
+    pair = llm.yes_no_logprobs(verification_messages(question, path, schema_text), stage=stage)
+    if pair is None:
+        return prior, "prior"
+    return prp_score(pair[0], pair[1]), "logprobs"
+
+
+# -- answer generation from the top paths --------------------------------------------------------------------------
+ANSWER_SYSTEM = ("You answer a question from reasoning paths of a knowledge graph. Write the answers only, one per "
+                 "line, each copied exactly from the end of a path. No other text.")
+ANSWER_EXAMPLE = (
+    "what does jamaican people speak?",
+    ["Jamaica -[location.country.languages_spoken]-> Jamaican English",
+     "Jamaica -[location.country.languages_spoken]-> Jamaican Creole English Language",
+     "Jamaica -[location.location.containedby]-> Caribbean"],
+    "Jamaican English\nJamaican Creole English Language",
+)
+
+
+def _answer_user(question: str, path_lines: Sequence[str]) -> str:
+    body = "\n".join(f"{i}. {p}" for i, p in enumerate(path_lines, 1))
+    return f"Reasoning paths:\n{body}\nQuestion: {question}\nAnswers:"
+
+
+def answer_messages(question: str, paths: Sequence[ReasoningPath], max_paths: int = 8) -> list[BaseMessage]:
+    """Reasoning paths + question → answers, one per line (the optional generation stage)."""
+    q, lines, reply = ANSWER_EXAMPLE
+    return [SystemMessage(ANSWER_SYSTEM), HumanMessage(_answer_user(q, lines)), AIMessage(reply),
+            HumanMessage(_answer_user(question, [p.render() for p in paths[:max_paths]]))]
+
+
+def parse_answer_lines(text: str) -> list[str]:
+    """One answer per line; numbering, bullets and a leading "Answer:" removed."""
+    out = []
+    for line in text.splitlines():
+        s = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip()
+        s = re.sub(r"^(?:answers?|a)\s*[:：]\s*", "", s, flags=re.I).strip().strip('"').strip()
+        if s and s not in out:
+            out.append(s)
+    return out

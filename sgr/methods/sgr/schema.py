@@ -1,0 +1,362 @@
+"""Question schema S_q = {V_q, R_q, C_q} (SGR §3.1.1, eq. 3).
+
+* **R_q, candidate relations** — always drawn from the graph's own vocabulary (``(:Relation {name, text})``):
+  a :class:`RelationRetriever` proposes the top-k by sentence-embedding similarity between the question and the
+  relation texts (:class:`EmbeddingRelationRetriever`, MiniLM, embeddings cached per graph version), ranked among
+  the relation types around the linked entities, then the LLM picks and orders the ones to follow, answering
+  with the numbers of the listed candidates in schema-constrained JSON (``{"relations": [2, 1]}``: only the k
+  listed relations are expressible, and the reply is a few tokens long). A relation the graph does not have can
+  never enter R_q. The final relevance of relation r is
+
+      s(r) = (1 − β)·sim(q, r) / max_r' sim(q, r') + β·pick(r),   pick(r) = 1 − (rank_LLM(r) − 1)/|picked|
+
+  (0 for relations the LLM did not pick), with β = ``SGRConfig.llm_relation_weight``.
+* **C_q, constraints** — type, time, comparison, ordinal/superlative and count conditions found by rules
+  (:func:`rule_constraints`); a 135M model's own constraint lists were noise and cost output tokens, so the
+  model is not asked for them.
+* **worked examples** — the nearest training question whose gold relations are all among the candidates is
+  shown solved over the *same* numbered list (:func:`examples_for`; one line, the list is not repeated), else a
+  static example turn.
+* **V_q, entities** — mentions (bracketed names, the LLM's ``entities``) that :mod:`sgr.linking` maps to nodes.
+
+The retriever is a hook: anything with ``retrieve(question, k) -> list[ScoredRelation]`` (e.g. a trained
+relation retriever) can replace the embedding one.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field, create_model
+
+from sgr.graph.store import GraphStore, relation_text
+
+CONSTRAINT_KINDS = ("type", "time", "comparison", "ordinal", "count")
+
+
+@dataclass
+class Constraint:
+    """One condition on the answer: ``kind`` in CONSTRAINT_KINDS, the words of the question, a normalised value."""
+
+    kind: str
+    text: str
+    value: str | None = None
+
+
+@dataclass
+class ScoredRelation:
+    """A relation type of the graph with its relevance to the question (higher is better)."""
+
+    name: str
+    score: float
+    text: str = ""
+    similarity: float = 0.0  # raw cosine similarity to the question
+    picked_rank: int | None = None  # 1-based rank in the LLM's ordered choice, None when not picked
+
+
+@dataclass
+class QuestionSchema:
+    """S_q: mentions (to be linked into V_q), candidate relations R_q (best first), constraints C_q."""
+
+    question: str
+    mentions: list[str] = field(default_factory=list)
+    relations: list[ScoredRelation] = field(default_factory=list)
+    constraints: list[Constraint] = field(default_factory=list)
+    ordered: list[str] = field(default_factory=list)  # the LLM's ordered relation choice (a path skeleton)
+    source: str = "embedding"  # "llm" when the model's choice was used, "embedding" otherwise
+    exemplars: list[str] = field(default_factory=list)  # questions of the worked examples shown
+
+    def relation_score(self, name: str) -> float:
+        for r in self.relations:
+            if r.name == name:
+                return r.score
+        return 0.0
+
+    @property
+    def relation_names(self) -> list[str]:
+        return [r.name for r in self.relations]
+
+    def has(self, kind: str) -> bool:
+        return any(c.kind == kind for c in self.constraints)
+
+
+# -- candidate relations -----------------------------------------------------------------------------------------
+@runtime_checkable
+class RelationRetriever(Protocol):
+    """Proposes candidate relations for a question, best first; names must come from the graph's vocabulary.
+
+    ``among``: restrict the ranking to these relation names (the relation types around the linked entities).
+    """
+
+    def retrieve(self, question: str, k: int, among: Sequence[str] | None = None) -> list[ScoredRelation]:
+        ...
+
+
+_VOCAB_CACHE: dict[tuple[str, str, str], tuple[list[str], list[str], np.ndarray]] = {}
+_VOCAB_LOCK = threading.Lock()
+
+
+class EmbeddingRelationRetriever:
+    """Top-k relations by cosine similarity between the question and ``(:Relation).text`` (MiniLM).
+
+    The vocabulary and its embedding matrix are cached per (store URI, graph version, encoder); the text
+    embeddings themselves are also on disk (:func:`sgr.llm.encoders.embed_texts`).
+    """
+
+    def __init__(self, store: GraphStore, encoder: str = "minilm", graph_version: str | None = None) -> None:
+        self.store = store
+        self.encoder = encoder
+        self.graph_version = graph_version or store.graph_version()
+        self.names, self.texts, self.matrix = self._vocabulary()
+
+    def _vocabulary(self) -> tuple[list[str], list[str], np.ndarray]:
+        from sgr.llm.encoders import embed_texts
+
+        key = (self.store.uri, self.graph_version, self.encoder)
+        with _VOCAB_LOCK:
+            if key not in _VOCAB_CACHE:
+                vocab = self.store.relation_vocabulary()
+                present = set(self.store.relation_types())
+                rows = [(v["name"], v.get("text") or relation_text(v["name"])) for v in vocab if v["name"] in present]
+                known = {n for n, _ in rows}
+                rows += [(n, relation_text(n)) for n in sorted(present - known)]
+                names = [n for n, _ in rows]
+                texts = [t for _, t in rows]
+                matrix = embed_texts(texts, self.encoder) if texts else np.zeros((0, 384), dtype=np.float32)
+                _VOCAB_CACHE[key] = (names, texts, matrix)
+            return _VOCAB_CACHE[key]
+
+    @property
+    def vocabulary(self) -> set[str]:
+        return set(self.names)
+
+    def similarities(self, question: str) -> np.ndarray:
+        from sgr.llm.encoders import embed_texts
+
+        if not self.names:
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ embed_texts([question], self.encoder)[0]
+
+    def retrieve(self, question: str, k: int, among: Sequence[str] | None = None) -> list[ScoredRelation]:
+        sims = self.similarities(question)
+        order = np.argsort(-sims)
+        if among is not None:
+            allowed = set(among)
+            order = np.array([i for i in order if self.names[i] in allowed], dtype=int)
+        return [ScoredRelation(self.names[i], float(sims[i]), self.texts[i], float(sims[i])) for i in order[:k]]
+
+    def vectors(self, names: Sequence[str]) -> np.ndarray:
+        """Unit embedding rows of the named relations (texts embedded on demand for names outside the vocabulary)."""
+        from sgr.llm.encoders import embed_texts
+
+        index = {n: i for i, n in enumerate(self.names)}
+        missing = [n for n in names if n not in index]
+        extra = dict(zip(missing, embed_texts([relation_text(n) for n in missing], self.encoder))) if missing else {}
+        return np.stack([self.matrix[index[n]] if n in index else extra[n] for n in names]) if names else \
+            np.zeros((0, self.matrix.shape[1] if self.matrix.size else 384), dtype=np.float32)
+
+    def score_of(self, question: str, names: Sequence[str]) -> dict[str, float]:
+        """Cosine similarity of each named relation to the question (0 for names not in the vocabulary)."""
+        sims = self.similarities(question)
+        index = {n: i for i, n in enumerate(self.names)}
+        return {n: float(sims[index[n]]) if n in index else 0.0 for n in names}
+
+
+# -- constraints -------------------------------------------------------------------------------------------------
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+_ORDINAL = re.compile(r"\b(first|last|latest|earliest|most recent|newest|oldest|youngest|largest|biggest|smallest|"
+                      r"highest|lowest|longest|shortest|most|least|best|worst|\d+(?:st|nd|rd|th))\b", re.I)
+_COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger than|smaller than|older than|"
+                         r"younger than|before|after|since|until|over|under|at least|at most)\b", re.I)
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.I)
+_TYPE = re.compile(r"\b(?:what|which)\s+(kind of |type of |sort of )?([a-z]+(?: [a-z]+)?)\b", re.I)
+_WHO = re.compile(r"^\s*(who|whom|whose)\b", re.I)
+_WHERE = re.compile(r"^\s*where\b", re.I)
+_WHEN = re.compile(r"^\s*when\b|\bwhat year\b|\bwhich year\b|\bwhat date\b", re.I)
+_TYPE_STOP = {"is", "was", "are", "were", "does", "did", "do", "the", "a", "an", "has", "have", "had", "can", "will",
+              "would", "should", "kind", "type", "sort", "of"}
+
+
+def rule_constraints(question: str) -> list[Constraint]:
+    """Constraints C_q found by patterns (SGR §3.1.1: type, time, comparison, ordinal/superlative, count)."""
+    out: list[Constraint] = []
+    q = question.replace("[", "").replace("]", "")
+    if _WHO.search(q):
+        out.append(Constraint("type", _WHO.search(q).group(1), "person"))
+    elif _WHEN.search(q):
+        out.append(Constraint("type", _WHEN.search(q).group(0).strip(), "time"))
+    elif _WHERE.search(q):
+        out.append(Constraint("type", "where", "place"))
+    else:
+        m = _TYPE.search(q)
+        if m and m.group(2).split()[0].lower() not in _TYPE_STOP:
+            out.append(Constraint("type", m.group(0), m.group(2).split()[0].lower()))
+    for m in _YEAR.finditer(q):
+        out.append(Constraint("time", m.group(0), m.group(1)))
+    m = _COMPARISON.search(q)
+    if m:
+        out.append(Constraint("comparison", m.group(0), m.group(1).lower()))
+    m = _ORDINAL.search(q)
+    if m:
+        out.append(Constraint("ordinal", m.group(0), m.group(1).lower()))
+    if _COUNT.search(q):
+        out.append(Constraint("count", _COUNT.search(q).group(0), None))
+    return out
+
+
+def bracket_mentions(question: str) -> list[str]:
+    """Mentions marked with brackets, MetaQA style: ``what films did [Tom Hanks] star in``."""
+    return [m.strip() for m in re.findall(r"\[([^\]]+)\]", question) if m.strip()]
+
+
+# -- the LLM stage -----------------------------------------------------------------------------------------------
+SCHEMA_SYSTEM = (
+    "You are a knowledge graph expert. For a question, write its query schema as one JSON object: "
+    "\"relations\": the numbers of the candidate relations to follow from the topic entity to the answer, in order. "
+    "Reply with the JSON object only.")
+SCHEMA_SYSTEM_ENTITIES = SCHEMA_SYSTEM.replace(
+    "write its query schema as one JSON object: ",
+    "write its query schema as one JSON object: \"entities\": the names of the things the question is about, "
+    "copied from the question; ")
+
+STATIC_EXAMPLE = {
+    "question": "what does jamaican people speak?",
+    "entity": "Jamaica",
+    "candidates": ["location.location.containedby", "location.country.languages_spoken",
+                   "location.country.official_language", "people.person.nationality"],
+    "relations": ["location.country.languages_spoken"],
+}
+
+
+def reply_model(n_candidates: int, max_relations: int, with_entities: bool) -> type[BaseModel]:
+    """The pydantic model of the schema reply: ``relations`` are 1-based numbers of the candidates, so the JSON
+    schema (and constrained decoding) only admits relations of the list; replies stay a few tokens long."""
+    number = Literal[tuple(range(1, n_candidates + 1))]  # type: ignore[valid-type]
+    fields: dict = {}
+    if with_entities:
+        fields["entities"] = (list[str], Field(default_factory=list, max_length=3))
+    fields["relations"] = (list[number], Field(min_length=1, max_length=max_relations))  # type: ignore[valid-type]
+    return create_model("SchemaReply", **fields)
+
+
+def _user_message(question: str, entity: str | None, candidates: Sequence[str]) -> str:
+    lines = [f"Question: {question}"]
+    if entity:
+        lines.append(f"Topic entity: {entity}")
+    lines.append("Candidate relations:")
+    lines += [f"{i}. {c}" for i, c in enumerate(candidates, 1)]
+    return "\n".join(lines)
+
+
+def _reply_json(example: dict, with_entities: bool) -> str:
+    import json
+
+    obj: dict = {}
+    if with_entities:
+        obj["entities"] = [example["entity"]] if example.get("entity") else []
+    obj["relations"] = [example["candidates"].index(r) + 1 for r in example["relations"]]
+    return json.dumps(obj)
+
+
+def schema_messages(question: str, entity: str | None, candidates: Sequence[str], examples: Sequence[dict],
+                    with_entities: bool, inline_examples: bool = False) -> list[BaseMessage]:
+    """System message, worked examples, then the question.
+
+    Each example is a user/assistant pair before the question. With ``inline_examples``, an example over the
+    question's own candidate list (:func:`examples_for`) is instead written inside the question's message as one
+    solved line (``Solved example: "…" → {"relations": [2]}``), so the list is not repeated (fewer prompt tokens);
+    off by default, the pair is the chat template's own few-shot form.
+    """
+    msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM_ENTITIES if with_entities else SCHEMA_SYSTEM)]
+    inline = [ex for ex in examples if list(ex["candidates"]) == list(candidates)] if inline_examples else []
+    for ex in examples:
+        if ex in inline:
+            continue
+        msgs.append(HumanMessage(_user_message(ex["question"], None if with_entities else ex.get("entity"),
+                                               ex["candidates"])))
+        msgs.append(AIMessage(_reply_json(ex, with_entities)))
+    text = _user_message(question, None if with_entities else entity, candidates)
+    for ex in inline:
+        text += f"\nSolved example: \"{ex['question']}\" → {_reply_json(ex, with_entities)}"
+    msgs.append(HumanMessage(text))
+    return msgs
+
+
+def combine_scores(candidates: Sequence[ScoredRelation], ordered: Sequence[str], beta: float) -> list[ScoredRelation]:
+    """s(r) = (1 − β)·sim(r)/max sim + β·pick(r) (module docstring); returns a new list sorted best first."""
+    top = max((c.similarity for c in candidates), default=0.0)
+    picked = [r for i, r in enumerate(ordered) if r not in ordered[:i]]
+    out = []
+    for c in candidates:
+        base = c.similarity / top if top > 0 else 0.0
+        rank = picked.index(c.name) + 1 if c.name in picked else None
+        pick = (1.0 - (rank - 1) / len(picked)) if rank else 0.0
+        out.append(ScoredRelation(c.name, (1 - beta) * base + beta * pick, c.text, c.similarity, rank))
+    return sorted(out, key=lambda r: -r.score)
+
+
+def examples_for(question: str, entity: str | None, candidates: Sequence[str], exemplars, n: int,  # noqa: ANN001
+                 search: int = 8) -> list[dict]:
+    """Worked examples over the question's own candidate list: the nearest training questions whose gold
+    relations are all among the candidates (so the example's answer is expressible); [] when none is."""
+    if exemplars is None or not len(exemplars) or n <= 0:
+        return []
+    out = []
+    for ex, _sim in exemplars.nearest(question, search, entity):
+        if ex.relations and all(r in candidates for r in ex.relations):
+            out.append({"question": ex.question, "entity": ex.entity, "candidates": list(candidates),
+                        "relations": list(ex.relations)})
+            if len(out) >= n:
+                break
+    return out
+
+
+def extract_schema(question: str, *, retriever: RelationRetriever, llm=None, entity: str | None = None,  # noqa: ANN001
+                   exemplars=None, k: int = 10, beta: float = 0.5, max_relations: int = 3,  # noqa: ANN001
+                   n_examples: int = 1, need_mentions: bool = False,
+                   among: Sequence[str] | None = None, stage: str = "schema") -> QuestionSchema:
+    """Build S_q for ``question`` (module docstring). ``entity``: the topic entity's name when already known;
+    ``among``: the relation types around the linked entities (candidates are ranked among them).
+
+    Without ``llm`` (or when the model's reply cannot be used) R_q is the embedding ranking alone and
+    ``source`` says ``"embedding"``. ``exemplars`` (an :class:`sgr.methods.sgr.exemplars.ExemplarPool`) supplies worked
+    examples (training questions over the same candidate list); else a static example is shown.
+    """
+    from sgr.methods.sgr.exemplars import mask_entity
+
+    masked = mask_entity(question, entity)
+    candidates = retriever.retrieve(masked, k, among)
+    constraints = rule_constraints(question)
+    mentions = bracket_mentions(question)
+    schema = QuestionSchema(question, mentions, combine_scores(candidates, [], 0.0), constraints, [], "embedding")
+    if llm is None or not candidates:
+        return schema
+    names = [c.name for c in candidates]
+    with_entities = need_mentions and not mentions
+    examples = [] if with_entities else examples_for(question, entity, names, exemplars, n_examples)
+    if not examples:
+        examples = [STATIC_EXAMPLE]
+    schema.exemplars = [e["question"] for e in examples]
+    model = reply_model(len(names), max_relations, with_entities)
+    msgs = schema_messages(question, entity, names, examples, with_entities)
+    result = llm.try_structured(msgs, model, stage=stage, max_retries=1, max_tokens=40)
+    reply = result.value
+    if reply is None:
+        return schema
+    schema.ordered = [names[i - 1] for i in getattr(reply, "relations", [])]  # repeats kept (a→b→a paths)
+    schema.relations = combine_scores(candidates, schema.ordered, beta)
+    schema.source = "llm" if schema.ordered else "embedding"
+    if with_entities:
+        qlow = question.lower()
+        for e in getattr(reply, "entities", []) or []:
+            e = e.strip()
+            words = [w for w in e.lower().split() if len(w) >= 3]
+            if e and (e.lower() in qlow or (words and all(w[:4] in qlow for w in words))) and e not in schema.mentions:
+                schema.mentions.append(e)
+    return schema

@@ -1,0 +1,396 @@
+"""Schema-guided subgraph generation: G_q from the linked entities along R_q (SGR §3.1.2, eq. 4).
+
+Expansion is a beam search over *schema paths* — relation-level walks ``(r1, d1), …, (rk, dk)`` from a seed
+v0 ∈ V_q — with the entity-level walks p = (v0, r1, v1, …, rk, vk) they cover kept alongside (up to
+``paths_per_answer`` per end node). Each round fetches the neighbours of every frontier node in one query;
+with schema guidance only relationship types in R_q are followed, except when leaving a CVT node (its second
+edge is rarely among the top-k relations). A CVT node (a name-less compound value) never counts as a hop:
+``Ohio -[representatives]-> (CVT) -[office_holder]-> John Kasich`` is one hop.
+
+Every schema path P ending on named nodes is scored (the paper names the three terms; the weights are
+``SGRConfig`` fields):
+
+    s(P) = w_rel·relevance(P) + w_align·alignment(P) + w_con·constraints(P) − w_len·(hops(P) − 1)·(1 − order(P))
+           − w_fan·log10(#end nodes of P)
+
+* relevance = (1 − α)·[½·mean_i s(r_i) + ½·cos(q, text(P))] + α·order(P): the relation scores of S_q, the
+  cosine between the question and the path's relation texts, and — when the LLM ordered R_q — the longest
+  common subsequence of P's relations and the LLM's order over max(|P|, |order|);
+* alignment = share of the other question entities on (or next to the end of) P's walks, minus 1 when an
+  end node is named in the question;
+* the length penalty prefers short paths (most questions are one hop, a CVT not counting) unless the path is
+  the one the LLM ordered (order(P) = 1 lifts it);
+* constraints = mean satisfaction of the checkable constraints of C_q (type: cosine between the expected answer
+  type and the end role of the last relation; time: a walk passes a node naming the year).
+
+The top ``beam`` schema paths are expanded further; the walks of the best ones, deduplicated and cut to
+``top_n``, form G_q. The graph consistency of a walk is C(p, G_q) = s(p)/max_{p'∈G_q} s(p') (0 outside G_q).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sgr.retrieval.entities import LinkedEntity, normalise
+from sgr.methods.sgr.schema import QuestionSchema
+from sgr.graph.store import GraphStore, relation_text
+from sgr.core.types import ReasoningPath
+
+Step = tuple[str, str]
+
+
+@dataclass
+class ExpansionConfig:
+    """Knobs of the expansion and the path score (filled from :class:`sgr.methods.sgr.reasoning.SGRConfig`)."""
+
+    hops: int = 2
+    beam: int = 12
+    top_n: int = 60
+    paths_per_answer: int = 3
+    seed_cap: int = 3000  # neighbours fetched for a seed node
+    node_cap: int = 200  # neighbours fetched for any other frontier node
+    max_answers: int = 200  # end nodes kept per schema path
+    schema_guided: bool = True
+    w_rel: float = 1.0
+    w_align: float = 0.3
+    w_con: float = 0.2
+    w_len: float = 0.05
+    w_fan: float = 0.0  # penalty per log10 of the number of end nodes (broad, hub-crossing paths)
+    order_weight: float = 0.4
+    temperature: float = 0.1  # τ of C(p, G_q)
+
+
+@dataclass
+class SchemaPath:
+    """A relation-level path from ``seed`` with the end nodes it reaches and their walks (node-id lists)."""
+
+    seed: str
+    steps: tuple[Step, ...]
+    hops: int
+    walks: dict[str, list[list[str]]] = field(default_factory=dict)  # end node id -> walks (v0 … vk)
+    score: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def relations(self) -> list[str]:
+        return [r for r, _ in self.steps]
+
+    @property
+    def answers(self) -> list[str]:
+        return list(self.walks)
+
+    def render(self, seed_name: str | None = None) -> str:
+        out = seed_name or self.seed
+        for r, d in self.steps:
+            out += f" -[{r}]-> ?" if d == "out" else f" <-[{r}]- ?"
+        return out
+
+
+@dataclass
+class Subgraph:
+    """G_q: the kept schema paths, their top entity-level walks, names and CVT flags of the nodes seen."""
+
+    schema_paths: list[SchemaPath]
+    paths: list[ReasoningPath]
+    names: dict[str, str | None]
+    cvt: set[str]
+    seeds: list[str]
+    temperature: float = 0.1
+
+    @property
+    def max_score(self) -> float:
+        return max((p.score for p in self.paths), default=0.0)
+
+    def consistency(self, path: ReasoningPath) -> float:
+        """C(p, G_q) = exp(−(s* − s(p))/τ) for a walk of G_q, 0 for a walk outside G_q."""
+        from sgr.methods.sgr.reasoning import consistency
+
+        key = (tuple(path.nodes), tuple(path.relations))
+        for p in self.paths:
+            if (tuple(p.nodes), tuple(p.relations)) == key:
+                return consistency(p.score, self.max_score, self.temperature)
+        return 0.0
+
+    def paths_to(self, node_id: str) -> list[ReasoningPath]:
+        return sorted((p for p in self.paths if p.answer == node_id), key=lambda p: -p.score)
+
+    def answer_consistency(self, node_id: str) -> float:
+        """γ for an answer node: max C(p, G_q) over the walks of G_q that end on it (0 when none does)."""
+        from sgr.methods.sgr.reasoning import consistency
+
+        paths = self.paths_to(node_id)
+        return consistency(paths[0].score, self.max_score, self.temperature) if paths else 0.0
+
+    def nodes(self) -> list[dict]:
+        ids: list[str] = []
+        for p in self.paths:
+            ids += [n for n in p.nodes if n not in ids]
+        return [{"id": i, "name": self.names.get(i), "cvt": i in self.cvt, "seed": i in self.seeds} for i in ids]
+
+    def edges(self) -> list[dict]:
+        seen: set[tuple[str, str, str]] = set()
+        out = []
+        for p in self.paths:
+            for h, r, t in p.triples():
+                if (h, r, t) not in seen:
+                    seen.add((h, r, t))
+                    out.append({"source": h, "type": r, "target": t})
+        return out
+
+
+def lcs(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence."""
+    if not a or not b:
+        return 0
+    dp = [0] * (len(b) + 1)
+    for x in a:
+        prev = 0
+        for j, y in enumerate(b, start=1):
+            cur = dp[j]
+            dp[j] = prev + 1 if x == y else max(dp[j], dp[j - 1])
+            prev = cur
+    return dp[-1]
+
+
+def end_role_text(rel: str, direction: str) -> str:
+    """What the end node of a step is: the property for ``out`` (``languages spoken``), the type for ``in``
+    (``country`` of ``location.country.languages_spoken``); relation text when the name has no dots."""
+    parts = rel.split(".")
+    if len(parts) >= 3:
+        return relation_text(parts[-1]) if direction == "out" else relation_text(parts[-2])
+    return relation_text(rel) if direction == "out" else ""
+
+
+def neighbourhood_relation_types(store: GraphStore, ids: Sequence[str], depth: int = 2, first_cap: int = 3000,
+                                  second_cap: int = 400) -> list[str]:
+    """Relationship types within ``depth`` (1 or 2) edges of the nodes ``ids``: the predicates that can connect
+    the linked entities to answer nodes (SGR §3.1.1), from which R_q is ranked. Bounded samples on hubs."""
+    if not ids:
+        return []
+    rows = store.read(
+        "UNWIND $ids AS i MATCH (s:Entity {id: i}) "
+        "CALL (s) { MATCH (s)-[r]-(m:Entity) RETURN type(r) AS t, m.id AS m, m:CVT AS cvt LIMIT $cap } "
+        "RETURN t, m, cvt", {"ids": list(ids), "cap": first_cap})
+    types = list(dict.fromkeys(r["t"] for r in rows if not r["t"].startswith("SGR_")))
+    if depth >= 2 and rows:
+        mids = [r["m"] for r in rows if r["cvt"]] + [r["m"] for r in rows if not r["cvt"]]
+        mids = list(dict.fromkeys(mids))[:second_cap]
+        more = store.read(
+            "UNWIND $ids AS i MATCH (m:Entity {id: i}) "
+            "CALL (m) { MATCH (m)-[r]-() RETURN DISTINCT type(r) AS t LIMIT 100 } RETURN DISTINCT t",
+            {"ids": mids})
+        types += [r["t"] for r in more if not r["t"].startswith("SGR_") and r["t"] not in types]
+    return types
+
+
+@dataclass
+class _State:
+    steps: tuple[Step, ...]
+    hops: int
+    frontier: dict[str, list[list[str]]]  # node id -> walks ending there
+    in_cvt: bool
+    score: float = 0.0
+
+
+class SubgraphBuilder:
+    """Builds G_q for a schema (see the module docstring). ``embed`` maps texts to unit vectors."""
+
+    def __init__(self, store: GraphStore, embed: Callable[[Sequence[str]], np.ndarray],
+                 relation_sim: Callable[[str, Sequence[str]], dict[str, float]] | None = None,
+                 relation_vectors: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+        self.store = store
+        self.embed = embed
+        self.relation_sim = relation_sim
+        self.relation_vectors = relation_vectors
+        self._vecs: dict[str, np.ndarray] = {}
+
+    def _vec(self, text: str) -> np.ndarray:
+        if text not in self._vecs:
+            self._vecs[text] = self.embed([text])[0]
+        return self._vecs[text]
+
+    # -- graph access ------------------------------------------------------------------------------
+    def _neighbours(self, ids: Sequence[str], types: Sequence[str] | None, open_ids: Sequence[str],
+                    cap: int) -> list[dict]:
+        """Edges around ``ids``: all types for ``open_ids`` (CVT frontier nodes), ``types`` for the rest."""
+        if not ids:
+            return []
+        return self.store.read(
+            "UNWIND $ids AS i MATCH (a:Entity {id: i}) "
+            "CALL (a, i) { MATCH (a)-[r]-(b:Entity) "
+            "  WHERE NOT type(r) STARTS WITH 'SGR_' AND ($types IS NULL OR type(r) IN $types OR i IN $open) "
+            "  RETURN type(r) AS rel, startNode(r) = a AS out, b.id AS dst, b.name AS name, b:CVT AS cvt "
+            "  LIMIT $cap } "
+            "RETURN i AS src, rel, out, dst, name, cvt",
+            {"ids": list(ids), "types": list(types) if types is not None else None, "open": list(open_ids),
+             "cap": cap})
+
+    # -- scoring -------------------------------------------------------------------------------------
+    def _relation_scores(self, schema: QuestionSchema, names: Sequence[str], question: str,
+                         beta: float) -> dict[str, float]:
+        out = {r.name: r.score for r in schema.relations}
+        missing = [n for n in names if n not in out]
+        if missing and self.relation_sim is not None:
+            sims = self.relation_sim(question, missing)
+            top = max((r.similarity for r in schema.relations), default=0.0) or max(sims.values(), default=1.0) or 1.0
+            for n in missing:
+                out[n] = (1 - beta) * max(0.0, sims.get(n, 0.0)) / top
+        return out
+
+    def build(self, schema: QuestionSchema, seeds: Sequence[LinkedEntity], cfg: ExpansionConfig, *,
+              masked_question: str | None = None, beta: float = 0.5, anchors: Sequence[str] = ()) -> Subgraph:
+        """Expand from ``seeds`` and return G_q. ``anchors``: ids of further question entities that are not
+        expanded from but count for entity alignment."""
+        question = masked_question or schema.question
+        names: dict[str, str | None] = {s.id: s.name for s in seeds}
+        cvt: set[str] = set()
+        scored: list[SchemaPath] = []
+        qvec = self.embed([question])[0]
+        # R_q guides by scores and beam pruning, not by a hard filter: a relation ranked just below the top-k
+        # (or the second edge of a CVT) stays reachable.
+        allowed = None
+        other_entities = {s.id for s in seeds} | set(anchors)
+        qnorm = f" {normalise(schema.question)} "
+        for seed in seeds:
+            states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
+            max_steps = cfg.hops * 2
+            for depth in range(max_steps):
+                expandable = [s for s in states if s.hops < cfg.hops or s.in_cvt]
+                if not expandable:
+                    break
+                frontier_ids = sorted({n for s in expandable for n in s.frontier})
+                open_ids = sorted({n for s in expandable if s.in_cvt for n in s.frontier})
+                rows = self._neighbours(frontier_ids, allowed, open_ids,
+                                        cfg.seed_cap if depth == 0 else cfg.node_cap)
+                by_src: dict[str, list[dict]] = {}
+                for r in rows:
+                    by_src.setdefault(r["src"], []).append(r)
+                    names.setdefault(r["dst"], r["name"])
+                    if r["cvt"]:
+                        cvt.add(r["dst"])
+                children: list[_State] = []
+                for st in expandable:
+                    groups: dict[tuple[str, str, bool], dict[str, list[list[str]]]] = {}
+                    for node, walks in st.frontier.items():
+                        for r in by_src.get(node, []):
+                            dst = r["dst"]
+                            if dst == seed.id:
+                                continue
+                            key = (r["rel"], "out" if r["out"] else "in", bool(r["cvt"]))
+                            bucket = groups.setdefault(key, {})
+                            if len(bucket) >= cfg.max_answers and dst not in bucket:
+                                continue
+                            have = bucket.setdefault(dst, [])
+                            for w in walks:
+                                if len(have) >= cfg.paths_per_answer:
+                                    break
+                                if dst not in w:
+                                    have.append(w + [dst])
+                            if not have:
+                                del bucket[dst]
+                    for (rel, d, is_cvt), frontier in groups.items():
+                        if not frontier:
+                            continue
+                        steps = st.steps + ((rel, d),)
+                        hops = st.hops + (0 if is_cvt else 1)
+                        children.append(_State(steps, hops, frontier, is_cvt))
+                if not children:
+                    break
+                rel_scores = self._relation_scores(schema, sorted({r for c in children for r, _ in c.steps}),
+                                                   question, beta)
+                path_sims = self._path_similarities(children, qvec)
+                finished: list[tuple[_State, SchemaPath]] = []
+                for c, psim in zip(children, path_sims):
+                    sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)
+                    self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg)
+                    c.score = sp.score
+                    if not c.in_cvt:
+                        finished.append((c, sp))
+                scored += [sp for _, sp in finished]
+                children.sort(key=lambda s: -s.score)
+                states = children[:cfg.beam]
+        scored.sort(key=lambda p: (-p.score, p.hops, p.steps))
+        return self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
+
+    def _path_similarities(self, children: Sequence[_State], qvec: np.ndarray) -> np.ndarray:
+        """cos(q, text(P)): the question against the normalised sum of the path's relation-text embeddings (a
+        cheap stand-in for embedding the concatenated texts; no encoder call per path)."""
+        if self.relation_vectors is None:
+            texts = [" ".join(relation_text(r) for r, _ in c.steps) for c in children]
+            return self.embed(texts) @ qvec
+        names = sorted({r for c in children for r, _ in c.steps})
+        vecs = dict(zip(names, self.relation_vectors(names)))
+        out = np.zeros(len(children), dtype=np.float32)
+        for i, c in enumerate(children):
+            v = np.sum([vecs[r] for r, _ in c.steps], axis=0)
+            out[i] = float(v @ qvec / max(np.linalg.norm(v), 1e-12))
+        return out
+
+    def _score(self, sp: SchemaPath, schema: QuestionSchema, rel_scores: dict[str, float], path_sim: float,
+               others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig) -> None:
+        rels = sp.relations
+        order = 0.0
+        if cfg.schema_guided:
+            mean_rel = float(np.mean([rel_scores.get(r, 0.0) for r in rels])) if rels else 0.0
+            base = 0.5 * mean_rel + 0.5 * max(0.0, path_sim)
+            if schema.ordered:
+                order = lcs(rels, schema.ordered) / max(len(rels), len(schema.ordered))
+                relevance = (1 - cfg.order_weight) * base + cfg.order_weight * order
+            else:
+                relevance = base
+        else:
+            relevance = 0.0
+        # entity alignment
+        align = 0.0
+        if others:
+            hit = 0
+            for walks in sp.walks.values():
+                for w in walks:
+                    hit = max(hit, len(others & set(w)))
+            align = hit / len(others)
+        named = [names.get(a) for a in sp.walks]
+        if any(n and len(normalise(n)) > 2 and f" {normalise(n)} " in qnorm for n in named):
+            align -= 1.0 if len(named) == 1 else 0.5
+        # constraints
+        checks: list[float] = []
+        if cfg.schema_guided:
+            for c in schema.constraints:
+                if c.kind == "type" and c.value:
+                    role = end_role_text(*sp.steps[-1])
+                    if role:
+                        checks.append(max(0.0, float(self._vec(c.value) @ self._vec(role))))
+                elif c.kind == "time" and c.value:
+                    ok = any(c.value in (names.get(n) or "") for walks in sp.walks.values() for w in walks for n in w)
+                    checks.append(1.0 if ok else 0.0)
+        con = float(np.mean(checks)) if checks else 0.0
+        sp.parts = {"relevance": relevance, "alignment": align, "constraints": con}
+        fan = float(np.log10(max(1, len(sp.walks))))
+        sp.parts["fan_out"] = fan
+        sp.parts["order"] = order
+        sp.score = (cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con
+                    - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order) - cfg.w_fan * fan)
+
+    def _assemble(self, scored: list[SchemaPath], names: dict[str, str | None], cvt: set[str],
+                  seeds: list[str], cfg: ExpansionConfig) -> Subgraph:
+        paths: list[ReasoningPath] = []
+        seen: set[tuple] = set()
+        floor = 1e-6
+        for sp in scored:
+            for end, walks in sorted(sp.walks.items(), key=lambda kv: (names.get(kv[0]) or kv[0])):
+                if end in cvt:
+                    continue
+                for w in walks:
+                    key = (tuple(w), sp.steps)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    dirs = [d for _, d in sp.steps]
+                    paths.append(ReasoningPath(nodes=list(w), relations=sp.relations, score=max(floor, sp.score),
+                                               names=[names.get(n) for n in w], directions=dirs, source="subgraph"))
+                    break  # one walk per (schema path, answer) in G_q; other walks stay on the SchemaPath
+            if len(paths) >= cfg.top_n:  # whole schema paths only: the best one is always complete
+                break
+        return Subgraph(scored, paths, names, cvt, seeds, cfg.temperature)
