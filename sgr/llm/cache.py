@@ -18,6 +18,11 @@ from typing import Any
 _TABLE_CHARS = set("abcdefghijklmnopqrstuvwxyz_0123456789")
 
 
+def _as_bytes(value: bytes | str) -> bytes:
+    """A stored value as bytes (files written before this cache existed hold JSON as TEXT)."""
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
 class KVCache:
     """``key -> bytes`` in table ``table`` of the SQLite file ``path`` (created on first use)."""
 
@@ -40,7 +45,7 @@ class KVCache:
 
     def get(self, key: str) -> bytes | None:
         row = self._conn().execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
-        return bytes(row[0]) if row else None
+        return _as_bytes(row[0]) if row else None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
@@ -49,7 +54,7 @@ class KVCache:
             chunk = list(keys[i:i + 500])
             marks = ",".join("?" * len(chunk))
             for key, blob in conn.execute(f"SELECT key, value FROM {self.table} WHERE key IN ({marks})", chunk):
-                out[key] = bytes(blob)
+                out[key] = _as_bytes(blob)
         return out
 
     def put(self, key: str, value: bytes) -> None:

@@ -28,7 +28,6 @@ import json
 import math
 import os
 import re
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ from pydantic import BaseModel, ValidationError
 
 from sgr.core.config import LLMSettings, cache_dir as default_cache_dir
 from sgr.core.errors import LLMError
+from sgr.llm.cache import KVCache
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -99,34 +99,6 @@ class StructuredResult:
     value: BaseModel | None
     attempts: list[str]
     errors: list[str]
-
-
-class _CallCache:
-    """SQLite ``key -> json`` table (one file per model name), safe across threads and processes."""
-
-    def __init__(self, folder: Path, name: str) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80] or "model"
-        self.path = folder / f"{safe}.sqlite"
-        self._local = threading.local()
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._local.conn = conn
-        return conn
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        row = self._conn().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put(self, key: str, value: dict[str, Any]) -> None:
-        conn = self._conn()
-        with conn:
-            conn.execute("INSERT OR REPLACE INTO calls (key, value) VALUES (?, ?)", (key, json.dumps(value)))
 
 
 def strip_template_tokens(text: str) -> str:
@@ -211,7 +183,8 @@ class LLM:
         self.logprobs = logprobs
         self.base_url = base_url
         self.transport_retries = transport_retries
-        self._cache = _CallCache(cache_dir, name) if cache_dir is not None else None
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80] or "model"
+        self._cache = KVCache(cache_dir / f"{safe}.sqlite", "calls") if cache_dir is not None else None
         self._local = threading.local()
 
     # -- construction --------------------------------------------------------------------------
@@ -326,7 +299,7 @@ class LLM:
         usage.calls += 1
         usage.by_stage[stage] = usage.by_stage.get(stage, 0) + 1
         if self._cache is not None:
-            hit = self._cache.get(key)
+            hit = self._cache.get_json(key)
             if hit is not None:
                 usage.cached += 1
                 record = CallRecord(text=hit["text"], prompt_tokens=hit["prompt_tokens"],
@@ -351,7 +324,7 @@ class LLM:
         usage.seconds += seconds
         self._local.last = record
         if self._cache is not None:
-            self._cache.put(key, {"text": record.text, "prompt_tokens": record.prompt_tokens,
+            self._cache.put_json(key, {"text": record.text, "prompt_tokens": record.prompt_tokens,
                                   "completion_tokens": record.completion_tokens, "seconds": seconds,
                                   "top_logprobs": record.top_logprobs})
         return record

@@ -18,8 +18,6 @@ import fcntl
 import hashlib
 import importlib.metadata
 import shutil
-import sqlite3
-import threading
 import zipfile
 from collections.abc import Sequence
 from functools import lru_cache
@@ -29,6 +27,7 @@ import numpy as np
 
 from sgr.core.config import cache_dir
 from sgr.core.errors import ConfigError
+from sgr.llm.cache import KVCache
 
 ENCODERS = ("minilm", "mpnet")
 DIMENSIONS = {"minilm": 384, "mpnet": 768}
@@ -119,40 +118,14 @@ def sentence_encoder(name: str = "minilm"):  # -> SentenceTransformer (import ke
     return SentenceTransformer(str(encoder_path(name)), device="cpu")
 
 
-class _EmbeddingCache:
-    """A SQLite table ``key -> float32 vector`` per model under ``cache_dir("embeddings")`` (safe across processes)."""
-
-    def __init__(self, name: str) -> None:
-        self.path = cache_dir("embeddings") / f"{name}.sqlite"
-        self._local = threading.local()
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-            self._local.conn = conn
-        return conn
-
-    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        conn = self._conn()
-        for i in range(0, len(keys), 500):
-            chunk = list(keys[i:i + 500])
-            marks = ",".join("?" * len(chunk))
-            for key, blob in conn.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", chunk):
-                out[key] = np.frombuffer(blob, dtype=np.float32)
-        return out
-
-    def put(self, items: dict[str, np.ndarray]) -> None:
-        conn = self._conn()
-        with conn:
-            conn.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)",
-                             [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()])
+_caches: dict[str, KVCache] = {}
 
 
-_caches: dict[str, _EmbeddingCache] = {}
+def _embedding_cache(name: str) -> KVCache:
+    """The vectors of encoder ``name``: ``cache_dir("embeddings")/NAME.sqlite``, key = sha256(name, text)."""
+    if name not in _caches:
+        _caches[name] = KVCache(cache_dir("embeddings") / f"{name}.sqlite", "vectors")
+    return _caches[name]
 
 
 def _text_key(name: str, text: str) -> str:
@@ -174,16 +147,17 @@ def embed_texts(texts: Sequence[str], name: str = "minilm", *, batch_size: int =
     if not texts:
         return np.zeros((0, dim), dtype=np.float32)
     keys = [_text_key(name, t) for t in texts]
-    store = _caches.setdefault(name, _EmbeddingCache(name)) if cache else None
-    found = store.get(keys) if store else {}
+    store = _embedding_cache(name) if cache else None
+    found = ({k: np.frombuffer(v, dtype=np.float32) for k, v in store.get_many(keys).items()}
+             if store is not None else {})
     todo = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items())
     if todo:
         model = sentence_encoder(name)
         vecs = model.encode([t for _, t in todo], batch_size=batch_size, convert_to_numpy=True,
                             normalize_embeddings=True, show_progress_bar=False).astype(np.float32)
         fresh = {k: v for (k, _), v in zip(todo, vecs)}
-        if store:
-            store.put(fresh)
+        if store is not None:
+            store.put_many((k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in fresh.items())
         found.update(fresh)
     out = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
     norms = np.linalg.norm(out, axis=1, keepdims=True)

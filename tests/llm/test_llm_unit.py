@@ -190,3 +190,36 @@ def test_from_settings_without_endpoint_says_what_to_do(monkeypatch: pytest.Monk
         LLM.from_settings(LLMSettings(base_url="http://127.0.0.1:9/v1"))
     remote = LLM.from_settings(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m"), cache=False)
     assert remote.name == "m" and not remote.constrained and remote.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_kv_cache_round_trip_across_instances_and_tables(tmp_path: Path) -> None:
+    from sgr.llm.cache import KVCache
+
+    path = tmp_path / "c.sqlite"
+    a = KVCache(path, "calls")
+    a.put_json("k1", {"text": "Paris"})
+    a.put_many([("k2", b"\x00\x01"), ("k3", b"x")])
+    b = KVCache(path, "calls")  # another instance (a rerun, another worker) sees the same rows
+    assert b.get_json("k1") == {"text": "Paris"}
+    assert b.get_many(["k2", "k3", "absent"]) == {"k2": b"\x00\x01", "k3": b"x"}
+    assert b.get("absent") is None and len(b) == 3
+    assert len(KVCache(path, "other")) == 0  # tables are separate
+    with pytest.raises(ValueError):
+        KVCache(path, "bad; DROP TABLE calls")
+
+
+def test_kv_cache_reads_call_caches_written_as_text(tmp_path: Path) -> None:
+    """LLM call caches written before the shared cache stored JSON as TEXT: they still answer."""
+    import json
+    import sqlite3
+
+    from sgr.llm.cache import KVCache
+
+    path = tmp_path / "fake-model.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO calls VALUES (?, ?)", ("k", json.dumps({"text": "old"})))
+    conn.commit()
+    conn.close()
+    assert KVCache(path, "calls").get_json("k") == {"text": "old"}
+    assert KVCache(path, "calls").get_many(["k"]) == {"k": b'{"text": "old"}'}
