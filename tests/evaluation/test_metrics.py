@@ -12,7 +12,7 @@ from sgr.evaluation.metrics.exact_set import exact_set
 from sgr.evaluation.metrics.f1 import f1, set_scores
 from sgr.evaluation.metrics.hit import hit, occurs_in
 from sgr.evaluation.metrics.hits1_strict import hits1_strict
-from sgr.evaluation.metrics.normalize import normalize_answer, normalize_set
+from sgr.core.text import normalize, normalize_set
 from sgr.evaluation.metrics.scores import QuestionScores, score_answers, summarize
 
 
@@ -32,8 +32,8 @@ from sgr.evaluation.metrics.scores import QuestionScores, score_answers, summari
     ("", ""),
     (None, ""),
 ])
-def test_normalize_answer(raw, expected):
-    assert normalize_answer(raw) == expected
+def test_normalize(raw, expected):
+    assert normalize(raw) == expected
 
 
 def test_normalize_set_drops_empty_and_duplicates():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sgr.evaluation.metrics.normalize import normalize_set
+from sgr.core.text import normalize_set
 
 
 def exact_set(predicted: Sequence[str], gold: Sequence[str]) -> float:

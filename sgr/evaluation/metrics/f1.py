@@ -1,6 +1,6 @@
 """Precision, recall and F1 of the predicted answer set against the gold set.
 
-Answers are compared as sets of normalised strings (:mod:`sgr.evaluation.metrics.normalize`), the entity-set
+Answers are compared as sets of normalised strings (:func:`sgr.core.text.normalize`), the entity-set
 F1 of GNN-RAG / SubgraphRAG-style KGQA evaluation (Mavromatis & Karypis 2024, GNN-RAG §5):
 
     P = |Pred ∩ Gold| / |Pred|,   R = |Pred ∩ Gold| / |Gold|,   F1 = 2PR / (P + R)
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sgr.evaluation.metrics.normalize import normalize_set
+from sgr.core.text import normalize_set
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sgr.evaluation.metrics.normalize import normalize_answer, normalize_set
+from sgr.core.text import normalize, normalize_set
 
 
 def occurs_in(gold_norm: str, predicted_norm: str) -> bool:
@@ -29,7 +29,7 @@ def hit(predicted: Sequence[str], gold: Sequence[str]) -> float:
     if not gold_n:
         return 0.0
     for p in predicted:
-        pn = normalize_answer(p)
+        pn = normalize(p)
         if pn in gold_n or any(occurs_in(g, pn) for g in gold_n):
             return 1.0
     return 0.0

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from sgr.core.config import cache_dir
-from sgr.evaluation.metrics.normalize import normalize_answer
+from sgr.core.text import normalize as normalize_answer
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import Question
 
