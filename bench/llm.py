@@ -46,13 +46,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cypher.grammar import cypher_grammar  # noqa: E402
-from sgr.core.config import cache_dir, sgr_home  # noqa: E402
+from sgr.core.config import cache_dir, sgr_home, shared_data_dir  # noqa: E402
 from sgr.llm.encoders import embed_texts  # noqa: E402
 from sgr.core.errors import CypherError  # noqa: E402
 from sgr.llm.client import LLM, CallRecord  # noqa: E402
 from sgr.graph.store import GraphStore, relation_text  # noqa: E402
 
-DATA = Path(os.environ.get("SGR_SHARED_DATA", ROOT.parent / "shared" / "data"))
+DATA = shared_data_dir()
 WEBQSP = DATA / "webqsp" / "webqsp_mini.jsonl"
 SOURCE_PATH = "bench:webqsp_mini.jsonl"
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import re
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sgr.core.config import repo_root
+from sgr.core.config import shared_data_dir  # re-exported: callers import it from here too
 from sgr.core.errors import InputError
 from sgr.core.types import Question
 
@@ -77,12 +76,6 @@ class Dataset:
         """Hash of the selected question ids (a resumed run must see the same selection)."""
         h = hashlib.sha256("\n".join(q.id for q in self.questions).encode())
         return h.hexdigest()[:16]
-
-
-def shared_data_dir() -> Path:
-    """``SGR_SHARED_DATA`` or ``<repo>/../shared/data``."""
-    env = os.environ.get("SGR_SHARED_DATA")
-    return Path(env).expanduser() if env else repo_root().parent / "shared" / "data"
 
 
 def metaqa_relation_path(qtype: str) -> list[tuple[str, str]]:

@@ -1,5 +1,18 @@
 """Settings, read from flags first, then environment variables, then defaults (pydantic-settings).
 
+Every environment variable sgr reads is read here (the settings classes below, or the small functions that
+wrap them); other modules call these and never read ``os.environ`` themselves:
+
+- ``SGR_HOME`` → :func:`sgr_home` (state and caches, default ``~/.sgr``)
+- ``SGR_CACHE_DIR`` → :func:`cache_dir` (caches, default ``SGR_HOME/cache``)
+- ``SGR_JAVA_DIR`` → :func:`java_dir` (the Java launcher, default ``<repo>/java``)
+- ``SGR_SHARED_DATA`` → :func:`shared_data_dir` (benchmark data, default ``<repo>/../shared/data``)
+- ``SGR_RELATION_MODEL`` → :func:`relation_model` (trained relation heads that ``model="auto"`` uses)
+- ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT`` → :func:`scr_checkpoint`
+- ``NEO4J_*`` → :class:`Neo4jSettings`; ``SGR_LLM_*`` and ``OPENAI_API_KEY`` → :class:`LLMSettings`
+
+A value that does not parse is a :class:`~sgr.core.errors.ConfigError` naming the variable (:func:`read_settings`).
+Settings are read at each call (not cached), so a changed environment (tests, ``bench/``) takes effect.
 ``SGR_HOME`` (default ``~/.sgr``) holds everything sgr writes outside a run folder: the embedded
 Neo4j store and its pid/log files, the local LLM server's state, caches of embeddings and LLM calls.
 """
@@ -7,31 +20,95 @@ Neo4j store and its pid/log files, the local LLM server's state, caches of embed
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from pydantic import Field
+from typing import TypeVar
+
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sgr.core.errors import ConfigError
 
-def sgr_home() -> Path:
-    """The folder for sgr's state and caches (``SGR_HOME``, default ``~/.sgr``)."""
-    home = Path(os.environ.get("SGR_HOME", Path.home() / ".sgr")).expanduser()
-    home.mkdir(parents=True, exist_ok=True)
-    return home
+S = TypeVar("S", bound=BaseSettings)
 
 
-def cache_dir(name: str) -> Path:
-    """A named cache folder under ``SGR_CACHE_DIR`` (default ``SGR_HOME/cache``)."""
-    root = os.environ.get("SGR_CACHE_DIR")
-    path = (Path(root).expanduser() if root else sgr_home() / "cache") / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def read_settings(cls: type[S]) -> S:
+    """``cls()`` read from the environment; a bad value is a one-line :class:`ConfigError` naming the variable."""
+    try:
+        return cls()
+    except ValidationError as exc:
+        prefix = str(cls.model_config.get("env_prefix") or "")
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err.get("loc") else "?"
+        raise ConfigError(f"environment variable {(prefix + field).upper()}: {err.get('msg', 'invalid value')} "
+                          f"(got {err.get('input')!r})") from None
+
+
+class PathSettings(BaseSettings):
+    """Where sgr keeps its state and finds its inputs: ``SGR_HOME``, ``SGR_CACHE_DIR``, ``SGR_JAVA_DIR``,
+    ``SGR_SHARED_DATA`` (each optional)."""
+
+    model_config = SettingsConfigDict(env_prefix="SGR_", extra="ignore")
+
+    home: Path | None = None
+    cache_dir: Path | None = None
+    java_dir: Path | None = None
+    shared_data: Path | None = None
+
+
+class ModelFileSettings(BaseSettings):
+    """Trained model files chosen by environment instead of by the newest one on disk:
+    ``SGR_RELATION_MODEL``, ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT``."""
+
+    model_config = SettingsConfigDict(env_prefix="SGR_", extra="ignore")
+
+    relation_model: str | None = None
+    scr_checkpoint: Path | None = None
+    scr_single_checkpoint: Path | None = None
 
 
 def repo_root() -> Path:
     """The source checkout (sgr is installed editable: ``pip install -e .``)."""
     return Path(__file__).resolve().parents[2]
+
+
+def sgr_home() -> Path:
+    """The folder for sgr's state and caches (``SGR_HOME``, default ``~/.sgr``), created if missing."""
+    home = (read_settings(PathSettings).home or Path.home() / ".sgr").expanduser()
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def cache_dir(name: str) -> Path:
+    """A named cache folder under ``SGR_CACHE_DIR`` (default ``SGR_HOME/cache``), created if missing."""
+    root = read_settings(PathSettings).cache_dir
+    path = (root.expanduser() if root else sgr_home() / "cache") / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def java_dir() -> Path:
+    """The Java launcher's Maven project (``SGR_JAVA_DIR``, default ``<repo>/java``)."""
+    path = read_settings(PathSettings).java_dir
+    return path.expanduser() if path else repo_root() / "java"
+
+
+def shared_data_dir() -> Path:
+    """The benchmark data folder (``SGR_SHARED_DATA``, default ``<repo>/../shared/data``); it may not exist."""
+    path = read_settings(PathSettings).shared_data
+    return path.expanduser() if path else repo_root().parent / "shared" / "data"
+
+
+def relation_model() -> str | None:
+    """``SGR_RELATION_MODEL``: saved relation heads (a path, or ``cosine``) that ``model="auto"`` uses; None when unset."""
+    return read_settings(ModelFileSettings).relation_model or None
+
+
+def scr_checkpoint(single_step: bool = False) -> Path | None:
+    """``SGR_SCR_CHECKPOINT`` (or ``SGR_SCR_SINGLE_CHECKPOINT`` when ``single_step``); None when unset."""
+    s = read_settings(ModelFileSettings)
+    path = s.scr_single_checkpoint if single_step else s.scr_checkpoint
+    return path.expanduser() if path else None
 
 
 class Neo4jSettings(BaseSettings):
@@ -63,7 +140,10 @@ class Neo4jSettings(BaseSettings):
 
 
 class LLMSettings(BaseSettings):
-    """The chat model: ``SGR_LLM_BASE_URL``, ``SGR_LLM_MODEL``, ``OPENAI_API_KEY``.
+    """The chat model: ``SGR_LLM_BASE_URL``, ``SGR_LLM_MODEL``, ``OPENAI_API_KEY``, ``SGR_LLM_CONSTRAINT``
+    (``llamacpp`` | ``openai`` | ``none``; default ``llamacpp`` for the local server, ``none`` for another endpoint),
+    ``SGR_LLM_LOGPROBS`` (``0`` when the endpoint gives no token log-probabilities), ``SGR_LLM_CACHE`` (``0``: no
+    call cache), ``SGR_LLM_TEMPERATURE``, ``SGR_LLM_TIMEOUT_S``, ``SGR_LLM_MAX_RETRIES``.
 
     With no base URL, sgr talks to the local llama.cpp server started by ``sgr llm serve``
     (its URL is recorded in ``SGR_HOME/llm/server.json``).
@@ -78,3 +158,9 @@ class LLMSettings(BaseSettings):
     timeout_s: float = 120.0
     max_retries: int = 2
     cache: bool = True
+    constraint: str | None = None
+    logprobs: bool = True
+
+    def constraint_dialect(self, local: bool) -> str:
+        """How constraints are sent: ``SGR_LLM_CONSTRAINT``, else ``llamacpp`` for the local server, ``none`` otherwise."""
+        return (self.constraint or ("llamacpp" if local else "none")).strip().lower()

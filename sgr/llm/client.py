@@ -1,7 +1,7 @@
 """The LLM layer: every model call sgr makes goes through :class:`LLM`.
 
 :class:`LLM` wraps a LangChain chat model (``ChatOpenAI`` for any OpenAI-compatible endpoint: the local
-llama.cpp server of :mod:`sgr.local_llm`, OpenAI, vLLM, Ollama …; tests pass a scripted fake chat model) and adds
+llama.cpp server of :mod:`sgr.llm.server`, OpenAI, vLLM, Ollama …; tests pass a scripted fake chat model) and adds
 what a small local model needs to be useful and what an evaluation needs to be honest:
 
 * **constrained decoding** (``constrained=True``): JSON answers are constrained by the pydantic schema and free
@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import threading
 import time
@@ -39,7 +38,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from sgr.core.config import LLMSettings, cache_dir as default_cache_dir
+from sgr.core.config import LLMSettings, cache_dir as default_cache_dir, read_settings
 from sgr.core.errors import LLMError
 from sgr.llm.cache import KVCache
 
@@ -210,7 +209,7 @@ class LLM:
         ``llamacpp`` for the local server and ``none`` for other endpoints. ``SGR_LLM_LOGPROBS=0`` says an endpoint
         gives no log-probabilities. Raises :class:`LLMError` with a one-line hint when no endpoint is usable.
         """
-        s = settings or LLMSettings()
+        s = settings or read_settings(LLMSettings)
         if s.base_url:
             base_url = s.base_url.rstrip("/")
             if not s.model:
@@ -227,11 +226,9 @@ class LLM:
                 raise LLMError(f"the local LLM server (pid {info.pid}) does not answer at {info.base_url}: "
                                f"restart it with `sgr llm stop && sgr llm serve` (log: {info.log})")
             base_url, model, local = info.base_url, s.model or info.model, True
-        dialect = os.environ.get("SGR_LLM_CONSTRAINT", "llamacpp" if local else "none").strip().lower()
-        logprobs = os.environ.get("SGR_LLM_LOGPROBS", "1").strip().lower() not in ("0", "false", "no")
         return cls.from_endpoint(base_url, model, api_key=s.api_key,
                                  cache_dir=default_cache_dir("llm") if (cache and s.cache) else None,
-                                 dialect=dialect, logprobs=logprobs, temperature=s.temperature,
+                                 dialect=s.constraint_dialect(local), logprobs=s.logprobs, temperature=s.temperature,
                                  timeout_s=s.timeout_s, transport_retries=s.max_retries)
 
     # -- accounting ----------------------------------------------------------------------------

@@ -223,3 +223,41 @@ def test_kv_cache_reads_call_caches_written_as_text(tmp_path: Path) -> None:
     conn.close()
     assert KVCache(path, "calls").get_json("k") == {"text": "old"}
     assert KVCache(path, "calls").get_many(["k"]) == {"k": b'{"text": "old"}'}
+
+
+def test_llm_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SGR_LLM_CONSTRAINT / SGR_LLM_LOGPROBS are read by LLMSettings; a bad value is a ConfigError naming it."""
+    from sgr.core.config import LLMSettings, read_settings
+    from sgr.core.errors import ConfigError
+
+    monkeypatch.setenv("SGR_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("SGR_LLM_MODEL", "m")
+    monkeypatch.setenv("SGR_LLM_CONSTRAINT", "OpenAI")
+    monkeypatch.setenv("SGR_LLM_LOGPROBS", "0")
+    llm = LLM.from_settings(cache=False)
+    assert (llm.dialect, llm.constrained, llm.logprobs) == ("openai", True, False)
+    monkeypatch.delenv("SGR_LLM_CONSTRAINT")
+    monkeypatch.delenv("SGR_LLM_LOGPROBS")
+    s = read_settings(LLMSettings)
+    assert (s.constraint_dialect(local=True), s.constraint_dialect(local=False), s.logprobs) == ("llamacpp", "none", True)
+    monkeypatch.setenv("SGR_LLM_LOGPROBS", "maybe")
+    with pytest.raises(ConfigError, match="SGR_LLM_LOGPROBS"):
+        LLM.from_settings(cache=False)
+
+
+def test_path_and_model_file_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from sgr.core import config
+
+    monkeypatch.setenv("SGR_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("SGR_CACHE_DIR", raising=False)
+    assert config.sgr_home() == tmp_path / "home" and config.cache_dir("x") == tmp_path / "home" / "cache" / "x"
+    monkeypatch.setenv("SGR_CACHE_DIR", str(tmp_path / "c"))
+    assert config.cache_dir("x") == tmp_path / "c" / "x" and (tmp_path / "c" / "x").is_dir()
+    monkeypatch.setenv("SGR_SHARED_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("SGR_JAVA_DIR", str(tmp_path / "java"))
+    assert (config.shared_data_dir(), config.java_dir()) == (tmp_path / "data", tmp_path / "java")
+    monkeypatch.delenv("SGR_RELATION_MODEL", raising=False)
+    monkeypatch.setenv("SGR_SCR_SINGLE_CHECKPOINT", str(tmp_path / "one.pt"))
+    monkeypatch.delenv("SGR_SCR_CHECKPOINT", raising=False)
+    assert config.relation_model() is None
+    assert (config.scr_checkpoint(), config.scr_checkpoint(single_step=True)) == (None, tmp_path / "one.pt")
