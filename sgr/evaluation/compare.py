@@ -19,8 +19,10 @@ from sgr.evaluation.metrics.scores import METRIC_LABELS, METRIC_NAMES
 
 COST_ROWS = (("latency_ms_p50", "latency p50 (ms)"), ("latency_ms_p95", "latency p95 (ms)"),
              ("questions_per_s", "questions / s"), ("neo4j_queries_median", "Neo4j queries (median)"),
-             ("llm_calls_median", "LLM calls (median)"), ("prompt_tokens_median", "prompt tokens (median)"),
-             ("completion_tokens_median", "completion tokens (median)"))
+             ("llm_calls_median", "LLM calls (median)"), ("prompt_tokens_median", "prompt tokens billed (median)"),
+             ("completion_tokens_median", "completion tokens billed (median)"),
+             ("cached_prompt_tokens_median", "prompt tokens cached (median)"),
+             ("cached_completion_tokens_median", "completion tokens cached (median)"))
 
 
 @dataclass

@@ -1,7 +1,10 @@
 """Cost summaries of a run: latency percentiles, Neo4j and LLM totals and medians, throughput.
 
-Per question the runner records :class:`sgr.core.types.Usage` (wall time per stage, Neo4j query count
-and time, LLM calls and prompt/completion tokens). Here those records are summarised: the median
+Per question the runner records the method's :class:`sgr.core.types.Usage` (wall time per stage, Neo4j
+query count and time, LLM calls, billed prompt/completion tokens, and apart from them the calls and
+tokens answered from the call cache). Billed and cached tokens are summarised separately, so a warm-cache
+rerun shows 0 billed tokens for every method alike. Questions whose method raised carry no usage and
+are left out (``n`` counts the questions summarised). Here those records are summarised: the median
 (p50) and 95th percentile (p95, linear interpolation between order statistics, NumPy's default)
 of end-to-end latency, totals and medians of the counters, and questions per second of wall-clock
 time over the run's sessions (answered questions / summed session durations).
@@ -43,6 +46,11 @@ class CostSummary:
     prompt_tokens_median: float = 0.0
     completion_tokens_total: int = 0
     completion_tokens_median: float = 0.0
+    llm_cached_calls_total: int = 0
+    cached_prompt_tokens_total: int = 0
+    cached_prompt_tokens_median: float = 0.0
+    cached_completion_tokens_total: int = 0
+    cached_completion_tokens_median: float = 0.0
     llm_seconds_total: float = 0.0
     stage_ms_p50: dict[str, float] = field(default_factory=dict)
     stage_seconds_total: dict[str, float] = field(default_factory=dict)
@@ -53,7 +61,9 @@ class CostSummary:
 
 def cost_summary(usages: Sequence[dict[str, Any]], wall_seconds: float = 0.0,
                  answered_in_sessions: int | None = None) -> CostSummary:
-    """Summarise per-question usage dicts (``asdict(Usage)``); ``wall_seconds`` is the sessions' wall time."""
+    """Summarise per-question usage dicts (``asdict(Usage)``; empty ones, from questions whose method raised,
+    are skipped); ``wall_seconds`` is the sessions' wall time."""
+    usages = [u for u in usages if u]
     n = len(usages)
     if n == 0:
         return CostSummary(n=0, wall_seconds=wall_seconds)
@@ -81,6 +91,11 @@ def cost_summary(usages: Sequence[dict[str, Any]], wall_seconds: float = 0.0,
         prompt_tokens_total=int(sum(col("prompt_tokens"))), prompt_tokens_median=percentile(col("prompt_tokens"), 50),
         completion_tokens_total=int(sum(col("completion_tokens"))),
         completion_tokens_median=percentile(col("completion_tokens"), 50),
+        llm_cached_calls_total=int(sum(col("llm_cached_calls"))),
+        cached_prompt_tokens_total=int(sum(col("cached_prompt_tokens"))),
+        cached_prompt_tokens_median=percentile(col("cached_prompt_tokens"), 50),
+        cached_completion_tokens_total=int(sum(col("cached_completion_tokens"))),
+        cached_completion_tokens_median=percentile(col("cached_completion_tokens"), 50),
         llm_seconds_total=sum(col("llm_seconds")),
         stage_ms_p50={k: percentile([x * 1000 for x in v], 50) for k, v in sorted(stages.items())},
         stage_seconds_total={k: sum(v) for k, v in sorted(stages.items())},

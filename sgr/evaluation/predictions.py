@@ -96,9 +96,9 @@ class PredictionLog:
         self.close()
 
 
-def prediction_record(question: Question, prediction: Prediction | None, error: str | None,
-                      usage: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The line written for one question: its answers, paths, usage, error, gold answers and scores."""
+def prediction_record(question: Question, prediction: Prediction | None, error: str | None) -> dict[str, Any]:
+    """The line written for one question: its answers, paths, usage (the method's own; ``{}`` when it
+    raised), error, gold answers and scores."""
     answers = [{"text": a.text, "id": a.id, "score": a.score} for a in (prediction.answers if prediction else [])]
     texts = [a["text"] for a in answers]
     rec: dict[str, Any] = {
@@ -110,7 +110,7 @@ def prediction_record(question: Question, prediction: Prediction | None, error: 
         "gold": question.answers,
         "answers": answers,
         "paths": [asdict(p) for p in (prediction.paths[:PATHS_KEPT] if prediction else [])],
-        "usage": usage if usage is not None else (asdict(prediction.usage) if prediction else {}),
+        "usage": asdict(prediction.usage) if prediction else {},
         "error": error if error is not None else (prediction.error if prediction else None),
         "method": prediction.method if prediction else None,
         "route": prediction.route if prediction else None,

@@ -62,7 +62,7 @@ def build_metrics(records: list[dict[str, Any]], info: dict[str, Any],
     sessions = info.get("sessions", [])
     wall = sum(float(s.get("seconds") or 0.0) for s in sessions)
     answered = sum(int(s.get("answered") or 0) for s in sessions)
-    cost = cost_summary([r.get("usage") or {} for r in records], wall_seconds=wall,
+    cost = cost_summary([r.get("usage") or {} for r in records if not r.get("error")], wall_seconds=wall,
                         answered_in_sessions=answered).as_dict()
     selected = ds_info.get("selected", len(records))
     return {
@@ -149,16 +149,25 @@ def markdown_report(m: dict[str, Any], plots: bool = True) -> str:
         if len(table) > MAX_TYPES_IN_MD:
             lines.append(f"| … {len(table) - MAX_TYPES_IN_MD} more in metrics.json | | | | | | |")
     c = m["cost"]
-    lines += ["", "## Cost", "", "| | Value |", "|---|---|",
+    lines += ["", "## Cost", "",
+              f"Per question as each method's usage meter measured it, over {c['n']} questions answered without error. "
+              "Billed tokens are those of real model calls; cached tokens are what calls answered from the call "
+              "cache cost when first made (not billed again).", "", "| | Value |", "|---|---|",
               f"| latency p50 / p95 / max (ms) | {_fmt(c['latency_ms_p50'], 1)} / {_fmt(c['latency_ms_p95'], 1)} / "
               f"{_fmt(c['latency_ms_max'], 1)} |",
               f"| questions / s (wall clock) | {_fmt(c['questions_per_s'], 2)} |",
               f"| Neo4j queries: total / median per question | {c['neo4j_queries_total']} / {_fmt(c['neo4j_queries_median'], 1)} |",
               f"| Neo4j time: total s / p50 ms per question | {_fmt(c['neo4j_seconds_total'], 1)} / {_fmt(c['neo4j_ms_p50'], 1)} |",
-              f"| LLM calls: total / median | {c['llm_calls_total']} / {_fmt(c['llm_calls_median'], 1)} |",
-              f"| prompt tokens: total / median | {c['prompt_tokens_total']} / {_fmt(c['prompt_tokens_median'], 1)} |",
-              f"| completion tokens: total / median | {c['completion_tokens_total']} / "
-              f"{_fmt(c['completion_tokens_median'], 1)} |"]
+              f"| LLM calls: total / median / from the cache | {c['llm_calls_total']} / "
+              f"{_fmt(c['llm_calls_median'], 1)} / {c.get('llm_cached_calls_total', 0)} |",
+              f"| prompt tokens billed: total / median | {c['prompt_tokens_total']} / "
+              f"{_fmt(c['prompt_tokens_median'], 1)} |",
+              f"| completion tokens billed: total / median | {c['completion_tokens_total']} / "
+              f"{_fmt(c['completion_tokens_median'], 1)} |",
+              f"| prompt tokens cached: total / median | {c.get('cached_prompt_tokens_total', 0)} / "
+              f"{_fmt(c.get('cached_prompt_tokens_median', 0.0), 1)} |",
+              f"| completion tokens cached: total / median | {c.get('cached_completion_tokens_total', 0)} / "
+              f"{_fmt(c.get('cached_completion_tokens_median', 0.0), 1)} |"]
     for stage, ms in (c.get("stage_ms_p50") or {}).items():
         lines.append(f"| stage `{stage}`: p50 ms / total s | {_fmt(ms, 2)} / {_fmt(c['stage_seconds_total'][stage], 1)} |")
     if plots:

@@ -9,7 +9,10 @@ A run lives in a folder (``--out``, default ``$SGR_HOME/runs/<dataset>__<method>
   flushed as each question finishes. Rerunning skips ids already there (resume); Ctrl-C stops
   after the lines written so far; a question whose method raises is recorded with its error
   (``"error": "ValueError: …"``) and the run goes on. ``Neo4jUnavailable`` and ``ConfigError`` abort
-  the run instead (every later question would fail the same way).
+  the run instead (every later question would fail the same way). An unknown method or option
+  (``-o muu=0.9``) is refused before the run folder is created or changed.
+* each line's ``usage`` is the method's own measurement (:class:`sgr.methods.base.UsageMeter`: LLM calls,
+  billed and cached tokens apart, stage timers, Neo4j count and time); the harness adds none of its own.
 * ``ceiling.json``, ``metrics.json``, ``report.md``, ``*.png`` — see :mod:`sgr.evaluation.report`.
 
 Concurrency: ``workers`` threads, each with its **own** :class:`~sgr.graph.store.GraphStore` and its own
@@ -25,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -163,32 +166,27 @@ class _Workers:
 
 
 def answer_one(workers: _Workers, question: Question) -> dict[str, Any]:
-    """Answer one question and build its record; method errors become the record's ``error``."""
-    store, method = workers.get()
-    q0, s0 = store.query_count, store.query_seconds
-    t0 = time.perf_counter()
+    """Answer one question and build its record; method errors become the record's ``error``.
+
+    The cost recorded is the method's own :class:`~sgr.core.types.Usage` (filled by its
+    :class:`~sgr.methods.base.UsageMeter`): the harness measures nothing around the method. A question
+    whose method raised has no usage (``{}``) and is left out of the cost summary.
+    """
+    _, method = workers.get()
     try:
         pred = method.answer(question)
     except FATAL:
         raise
     except Exception as exc:  # noqa: BLE001 - a failing question is recorded, the run goes on
-        wall = time.perf_counter() - t0
-        usage = {"total_seconds": wall, "neo4j_queries": store.query_count - q0,
-                 "neo4j_seconds": store.query_seconds - s0, "stage_seconds": {}}
-        return prediction_record(question, None, f"{type(exc).__name__}: {exc}", usage)
-    wall = time.perf_counter() - t0
-    usage = asdict(pred.usage)
-    usage["total_seconds"] = wall  # end-to-end latency as the harness sees it
-    if not usage.get("neo4j_queries"):
-        usage["neo4j_queries"] = store.query_count - q0
-        usage["neo4j_seconds"] = store.query_seconds - s0
-    if workers.save_evidence:  # after the cost is taken: saving is not part of answering
+        return prediction_record(question, None, f"{type(exc).__name__}: {exc}")
+    if workers.save_evidence:  # after the method's meter stopped: saving is not part of answering
         from sgr.evidence.saved import save_evidence
 
+        store, _ = workers.get()
         pred.extra["evidence_id"] = save_evidence(
             store, question.text, pred, workers.method,
             topic_ids=question.topic_mids or question.topic_entities)
-    return prediction_record(question, pred, None, usage)
+    return prediction_record(question, pred, None)
 
 
 def compute_ceiling(store: GraphStore, ds: Dataset, k: int | None) -> dict[str, Any]:
@@ -233,13 +231,18 @@ def run_eval(cfg: RunConfig, store_factory: StoreFactory | None = None, progress
     factory = store_factory or GraphStore.from_settings
     ds = load_dataset(cfg.dataset, split=cfg.split, limit=cfg.limit, sample=cfg.sample, seed=cfg.seed)
     run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg, ds)
-    info = _open_run(run_dir, cfg, ds)
-    pred_path = run_dir / "predictions.jsonl"
 
     main_store = factory()
-    main_store.verify()
-    # built here so a bad method name or option fails before any work; the main thread answers with it
-    main_method = create_method(cfg.method, MethodContext(store=main_store, options=dict(cfg.options)))
+    try:
+        main_store.verify()
+        # built before the run folder is touched, so a bad method name or option (a ConfigError from the
+        # method's parse_options) fails with nothing recorded; the main thread answers with it
+        main_method = create_method(cfg.method, MethodContext(store=main_store, options=dict(cfg.options)))
+        info = _open_run(run_dir, cfg, ds)
+    except BaseException:
+        main_store.close()
+        raise
+    pred_path = run_dir / "predictions.jsonl"
 
     done = read_predictions(pred_path)
     if cfg.retry_errors:

@@ -38,12 +38,15 @@ def test_last_record_per_id_wins_and_garbage_lines_are_skipped(tmp_path):
     assert only_partial.read_text() == ""
 
 
-def _rec(qid, answers, gold, hops=None, qtype=None, ms=10.0, error=None, llm=0):
+def _rec(qid, answers, gold, hops=None, qtype=None, ms=10.0, error=None, llm=0, cached=0):
+    """A record; ``cached`` of the ``llm`` calls came from the call cache (their tokens counted apart)."""
     q = Question(id=qid, text="q", answers=gold, hops=hops, qtype=qtype)
+    billed = llm - cached
     pred = Prediction(question_id=qid, answers=[Answer(text=a) for a in answers],
-                      usage=Usage(llm_calls=llm, prompt_tokens=50 * llm, total_seconds=ms / 1000))
-    return prediction_record(q, None if error else pred, error,
-                             None if not error else {"total_seconds": ms / 1000})
+                      usage=Usage(llm_calls=llm, prompt_tokens=50 * billed, completion_tokens=5 * billed,
+                                  llm_cached_calls=cached, cached_prompt_tokens=50 * cached,
+                                  cached_completion_tokens=5 * cached, total_seconds=ms / 1000))
+    return prediction_record(q, None if error else pred, error)
 
 
 def _info(n, sessions=((1.0, 4),)):
@@ -68,7 +71,24 @@ def test_build_metrics_overall_breakdowns_errors_and_no_gold():
     assert m["by_hops"]["2"]["n"] == 2 and m["by_hops"]["2"]["hit"] == 0.5
     assert m["by_type"]["t1"]["hit"] == 1.0 and m["by_type"]["t2"]["hit"] == 0.0
     assert "ceiling" not in ov
-    assert m["cost"]["n"] == 4 and m["cost"]["questions_per_s"] == 4.0
+    # cost over the 3 questions the method answered (the one that raised has no usage); throughput over all 4
+    assert m["cost"]["n"] == 3 and m["cost"]["questions_per_s"] == 4.0
+    assert recs[2]["usage"] == {}
+
+
+def test_report_shows_billed_and_cached_tokens_apart(tmp_path):
+    d = tmp_path / "run"
+    _write_run(d, [_rec("1", ["a"], ["a"], llm=3, cached=2), _rec("2", ["b"], ["b"], llm=2, cached=2),
+                   _rec("3", ["c"], ["c"], llm=1)], 3)
+    c = write_report(d, plots=False)["cost"]
+    assert (c["llm_calls_total"], c["llm_cached_calls_total"]) == (6, 4)
+    assert (c["prompt_tokens_total"], c["cached_prompt_tokens_total"]) == (50 * 2, 50 * 4)
+    assert (c["completion_tokens_total"], c["cached_completion_tokens_total"]) == (5 * 2, 5 * 4)
+    assert c["prompt_tokens_median"] == 50.0 and c["cached_prompt_tokens_median"] == 100.0
+    md = (d / "report.md").read_text()
+    assert "| prompt tokens billed: total / median | 100 / 50.0 |" in md
+    assert "| prompt tokens cached: total / median | 200 / 100.0 |" in md
+    assert "| LLM calls: total / median / from the cache | 6 / 2.0 / 4 |" in md
 
 
 def test_build_metrics_merges_the_ceiling():
