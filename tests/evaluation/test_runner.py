@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import sys
+import types
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
 
 from sgr.core.errors import ConfigError
+from sgr.core.types import Answer, Prediction, Usage
+from sgr.llm.client import LLM
+from sgr.methods import registry
+from sgr.methods.base import UsageMeter, parse_options
 from sgr.evaluation import runner as runner_mod
 from sgr.evaluation.predictions import read_predictions
 from sgr.evaluation.runner import RunConfig, run_eval
@@ -216,3 +226,132 @@ def test_save_evidence_records_each_answered_question(metaqa_graph, neo4j_uri, m
     with_answers = {r["extra"]["evidence_id"] for r in recs.values() if r["answers"]}
     assert with_answers <= answered
     assert metaqa_graph.graph_version() == before  # evidence leaves the data untouched
+
+
+# -- a method written the way methods are: typed options (parse_options), cost by its UsageMeter -------------
+@dataclass
+class ToyConfig:
+    mu: float = 0.5
+    max_answers: int = 3
+
+
+class ToyLLMMethod:
+    """Asks a scripted chat model once per question, then answers with the topic's directors from Neo4j."""
+
+    name = "toy-llm"
+
+    def __init__(self, store, options, llm: LLM) -> None:
+        self.cfg = parse_options(ToyConfig, options, method=self.name)
+        self.store, self.llm = store, llm
+        self.meter = UsageMeter(store, llm)
+
+    def answer(self, q):
+        with self.meter.measure() as usage:
+            with self.meter.stage("llm"):
+                self.llm.complete([HumanMessage(content=q.text)], stage="toy", max_tokens=8)
+            with self.meter.stage("walk"):
+                rows = self.store.read("MATCH (m:Entity)-[:directed_by]->(d:Entity) WHERE m.name IN $t "
+                                       "RETURN DISTINCT d.name AS name ORDER BY name LIMIT $k",
+                                       {"t": q.topic_entities, "k": self.cfg.max_answers})
+        return Prediction(question_id=q.id, answers=[Answer(text=r["name"]) for r in rows], usage=usage,
+                          method=self.name)
+
+
+def _scripted_chat(text: str, prompt_tokens: int = 30) -> GenericFakeChatModel:
+    reply = AIMessage(content=text, usage_metadata={"input_tokens": prompt_tokens, "output_tokens": 4,
+                                                    "total_tokens": prompt_tokens + 4})
+    return GenericFakeChatModel(messages=itertools.repeat(reply))
+
+
+@pytest.fixture()
+def toy_method(monkeypatch, tmp_path):
+    """Registers ``toy-llm`` (built from ``state["llm"]``) and ``no-meter`` (returns an empty Usage)."""
+    state = {"llm": LLM(_scripted_chat("cold"), name="toy", cache_dir=tmp_path / "llm-cache")}
+    module = types.ModuleType("_sgr_toy_methods")
+    module.create_toy = lambda ctx: ToyLLMMethod(ctx.store, ctx.options, state["llm"])  # type: ignore[attr-defined]
+
+    class NoMeter:
+        name = "no-meter"
+
+        def answer(self, q):
+            return Prediction(question_id=q.id, answers=[Answer(text="x")], usage=Usage(), method=self.name)
+
+    module.create_no_meter = lambda ctx: NoMeter()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "_sgr_toy_methods", module)
+    monkeypatch.setitem(registry.METHODS, "toy-llm", "_sgr_toy_methods:create_toy")
+    monkeypatch.setitem(registry.METHODS, "no-meter", "_sgr_toy_methods:create_no_meter")
+    return state
+
+
+def test_unknown_or_bad_option_fails_in_one_line_and_records_nothing(metaqa_graph, neo4j_uri, metaqa_file,
+                                                                    tmp_path, toy_method):
+    path, _ = metaqa_file
+    for options, message in (({"muu": "0.9"}, "unknown option 'muu'; valid options: llm_cache, max_answers, mu"),
+                             ({"mu": "high"}, "option mu='high' is not a valid float")):
+        out = tmp_path / f"run-{len(message)}"
+        with pytest.raises(ConfigError) as err:
+            run_eval(RunConfig(dataset=str(path), method="toy-llm", out=out, options=options),
+                     store_factory=_factory(neo4j_uri), progress=False)
+        assert message in str(err.value) and "\n" not in str(err.value)
+        assert not out.exists()  # nothing recorded: no run.json naming the typo, no predictions
+    # a run folder that exists already is left as it was
+    good = tmp_path / "good"
+    run_eval(RunConfig(dataset=str(path), method="toy-llm", out=good, limit=2, ceiling=False, options={"mu": "0.9"}),
+             store_factory=_factory(neo4j_uri), progress=False)
+    before = {p.name: p.read_bytes() for p in good.iterdir() if p.suffix in (".json", ".jsonl")}
+    with pytest.raises(ConfigError, match="muu"):
+        run_eval(RunConfig(dataset=str(path), method="toy-llm", out=good, limit=2, options={"muu": "0.9"}),
+                 store_factory=_factory(neo4j_uri), progress=False)
+    assert {p.name: p.read_bytes() for p in good.iterdir() if p.suffix in (".json", ".jsonl")} == before
+
+
+def test_cli_unknown_option_is_one_line_with_exit_code_2(metaqa_graph, neo4j_uri, metaqa_file, tmp_path,
+                                                         toy_method, monkeypatch, capsys):
+    from cli import app
+
+    monkeypatch.setenv("NEO4J_URI", neo4j_uri)
+    path, _ = metaqa_file
+    out = tmp_path / "cli-run"
+    with pytest.raises(SystemExit) as exit_info:
+        app(["eval", str(path), "--method", "toy-llm", "-o", "muu=0.9", "--out", str(out)], prog_name="sgr")
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert "unknown option 'muu'" in err and "valid options: llm_cache, max_answers, mu" in err
+    assert not out.exists()
+
+
+def test_usage_is_the_methods_own_and_cached_tokens_are_apart(metaqa_graph, neo4j_uri, metaqa_file, tmp_path,
+                                                              toy_method):
+    path, gold = metaqa_file
+    n = len(gold)
+    cold, warm = tmp_path / "cold", tmp_path / "warm"
+    run_eval(RunConfig(dataset=str(path), method="toy-llm", out=cold, ceiling=False),
+             store_factory=_factory(neo4j_uri), progress=False)
+    # a rerun on the warm call cache: a new LLM object whose model would answer differently if it were called
+    toy_method["llm"] = LLM(_scripted_chat("WRONG", prompt_tokens=999), name="toy", cache_dir=tmp_path / "llm-cache")
+    run_eval(RunConfig(dataset=str(path), method="toy-llm", out=warm, ceiling=False),
+             store_factory=_factory(neo4j_uri), progress=False)
+    c_recs, w_recs = read_predictions(cold / "predictions.jsonl"), read_predictions(warm / "predictions.jsonl")
+    for rec in c_recs.values():
+        u = rec["usage"]
+        assert (u["llm_calls"], u["llm_cached_calls"], u["prompt_tokens"], u["cached_prompt_tokens"]) == (1, 0, 30, 0)
+        assert u["neo4j_queries"] >= 1 and u["total_seconds"] > 0 and set(u["stage_seconds"]) == {"llm", "walk"}
+    for qid, rec in w_recs.items():
+        u = rec["usage"]
+        assert (u["llm_calls"], u["llm_cached_calls"], u["prompt_tokens"], u["cached_prompt_tokens"]) == (1, 1, 0, 30)
+        assert (u["completion_tokens"], u["cached_completion_tokens"]) == (0, 4)
+        assert rec["answers"] == c_recs[qid]["answers"]
+    mc, mw = (json.loads((d / "metrics.json").read_text())["cost"] for d in (cold, warm))
+    assert (mc["prompt_tokens_total"], mc["cached_prompt_tokens_total"]) == (30 * n, 0)
+    assert (mw["prompt_tokens_total"], mw["cached_prompt_tokens_total"], mw["llm_cached_calls_total"]) == (0, 30 * n, n)
+    assert "| prompt tokens cached: total / median | %d / 30.0 |" % (30 * n) in (warm / "report.md").read_text()
+
+
+def test_the_harness_adds_no_measurement_of_its_own(metaqa_graph, neo4j_uri, metaqa_file, tmp_path, toy_method):
+    path, _ = metaqa_file
+    out = tmp_path / "run"
+    run_eval(RunConfig(dataset=str(path), method="no-meter", out=out, limit=3, ceiling=False),
+             store_factory=_factory(neo4j_uri), progress=False)
+    for rec in read_predictions(out / "predictions.jsonl").values():
+        assert rec["usage"]["total_seconds"] == 0.0 and rec["usage"]["neo4j_queries"] == 0
