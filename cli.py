@@ -324,7 +324,7 @@ def ask_cmd(
     """Answer one question with SGR: answers with their paths, the Cypher that ran, route, costs, evidence."""
     import json as _json
 
-    from sgr.evidence import saved as evidence
+    import sgr.evidence as evidence
     from sgr.api import ask
     from sgr.cli.render import format_result
     from sgr.graph.store import GraphStore
@@ -655,7 +655,7 @@ def relations_top(
 
 
 # --------------------------------------------------------------------------------------------
-# evidence (sgr/evidence.py)
+# evidence (sgr/evidence/)
 # --------------------------------------------------------------------------------------------
 evidence_app = typer.Typer(help="Saved evidence of answers: (:SgrQuestion)-[:SGR_EVIDENCE]->(entity) in the graph.",
                            no_args_is_help=True)
@@ -698,21 +698,12 @@ def evidence_show(
     html: Optional[Path] = typer.Option(None, "--html", help="also write the offline HTML view to this file"),
 ) -> None:
     """Show one saved question: answers, scored paths, evidence entities, the Cypher that ran, how to redraw it."""
-    from sgr.graph import browser
-    from sgr.evidence import saved as evidence
+    import sgr.evidence as evidence
     from sgr.graph.store import GraphStore
     from sgr.core.types import ReasoningPath
 
     with GraphStore.from_settings() as store:
-        saved = evidence.load_evidence(store, question_id)
-        graph = None
-        if html:
-            from sgr.evidence.html import write_html
-
-            prediction = saved.to_prediction()
-            graph = evidence.evidence_subgraph(store, prediction, topic_ids=saved.topic_ids())
-            write_html(html, saved.text, prediction, graph, question_id=saved.id,
-                       redraw=evidence.redraw_query(saved.id))
+        saved, inspection = evidence.inspect_saved(store, question_id, html=html)
     _plain(f"{saved.id}  {saved.asked_at}  method {saved.method}" + (f"  route {saved.route}" if saved.route else ""))
     _plain(f"question: {saved.text}" + (f"  ({saved.question_id})" if saved.question_id else ""))
     for i, a in enumerate(saved.answers):
@@ -729,11 +720,9 @@ def evidence_show(
             _plain(f"{role} entities ({len(names)}): " + ", ".join(names))
     for c in saved.cypher:
         _plain("Cypher that ran:\n" + c)
-    query = evidence.redraw_query(saved.id)
-    _plain("redraw query:\n" + query)
-    server = browser.running()
-    if server:
-        _plain("Neo4j Browser: " + browser.browser_url_for(query, server))
+    _plain("redraw query:\n" + inspection.query)
+    if inspection.browser_url:
+        _plain("Neo4j Browser: " + inspection.browser_url)
     if html:
         _plain(f"HTML view: {html}")
 

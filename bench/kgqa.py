@@ -11,7 +11,7 @@ sha256, recorded as a ``(:Source)``) is not loaded again. Each (dataset, method)
 
 Output: ``bench/results/kgqa.json`` — ``summary`` keys ``<dataset>/<method>/<metric>`` with metrics
 ``hits1_strict``, ``hit`` (lenient), ``f1`` (fractions in [0, 1]), ``p50_ms``, ``llm_calls_median``,
-``prompt_tokens_median``, plus ``<dataset>/ceiling`` (share of questions with a gold answer within
+``prompt_tokens_median`` (billed), ``cached_prompt_tokens_median`` (answered from the call cache), plus ``<dataset>/ceiling`` (share of questions with a gold answer within
 k undirected hops of a topic entity: k = the hop count on MetaQA, ``--webqsp-hops`` on WebQSP);
 ``details`` holds each run's full metrics. Results of methods not run this time are kept (so later
 issues can add theirs with ``--methods``); ``--fresh`` starts over. ``bench/results/kgqa.md`` is the
@@ -102,6 +102,7 @@ def summarize_run(dataset: str, method: str, m: dict[str, Any], summary: dict[st
     summary[f"{dataset}/{method}/p50_ms"] = round(float(cost["latency_ms_p50"]), 2)
     summary[f"{dataset}/{method}/llm_calls_median"] = float(cost["llm_calls_median"])
     summary[f"{dataset}/{method}/prompt_tokens_median"] = float(cost["prompt_tokens_median"])
+    summary[f"{dataset}/{method}/cached_prompt_tokens_median"] = float(cost.get("cached_prompt_tokens_median", 0.0))
     if "ceiling" in ov:
         summary[f"{dataset}/ceiling"] = round(float(ov["ceiling"]), 4)
 
@@ -125,7 +126,7 @@ def markdown(result: dict[str, Any]) -> str:
                 break
         lines += [f"## {ds}" + (f" — ceiling {ceil:.3f}{extra}" if ceil is not None else ""), "",
                   "| method | questions | Hits@1 (strict) | Hit (lenient) | F1 | exact set | p50 ms | p95 ms | q/s "
-                  "| LLM calls (median) | prompt tokens (median) | errors |",
+                  "| LLM calls (median) | prompt tokens billed / cached (median) | errors |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for method, run in details[ds].items():
             m = run["metrics"]
@@ -134,8 +135,8 @@ def markdown(result: dict[str, Any]) -> str:
             n = f"{ov['n']}" + (f" (sample {sel['sample']}, seed {sel['seed']})" if "sample" in sel else "")
             lines.append(f"| {method} | {n} | {ov['hits1_strict']:.3f} | {ov['hit']:.3f} | {ov['f1']:.3f} | "
                          f"{ov['exact_set']:.3f} | {c['latency_ms_p50']:.1f} | {c['latency_ms_p95']:.1f} | "
-                         f"{c['questions_per_s']:.1f} | {c['llm_calls_median']:.0f} | {c['prompt_tokens_median']:.0f} | "
-                         f"{m['n_errors']} |")
+                         f"{c['questions_per_s']:.1f} | {c['llm_calls_median']:.0f} | {c['prompt_tokens_median']:.0f} / "
+                         f"{c.get('cached_prompt_tokens_median', 0.0):.0f} | {m['n_errors']} |")
         lines.append("")
     cfg = result["config"]
     lines += ["## Setup", "",
@@ -143,8 +144,9 @@ def markdown(result: dict[str, Any]) -> str:
               f"sample {cfg['sample'] or 'all'} (seed {cfg['seed']})",
               "- graphs: " + "; ".join(f"{g['graph']} {g['path']} (graph version {g['graph_version']})"
                                        for g in cfg.get("graphs", [])),
-              "- latency = wall time of one `answer()` call as the harness sees it (one Neo4j on the same 2-core "
-              "machine, shared); q/s = questions answered / wall-clock seconds of the run's sessions."]
+              "- latency = wall time of one `answer()` call as the method's usage meter measured it (one Neo4j on the "
+              "same 2-core machine, shared); billed tokens are those of real model calls, cached ones those of calls "
+              "answered from the call cache (as first billed); q/s = questions answered / wall-clock seconds of the run's sessions."]
     return "\n".join(lines) + "\n"
 
 

@@ -38,7 +38,8 @@ from rich.console import Console
 from sgr.core.config import cache_dir, sgr_home
 from sgr.datasets import Dataset, load_dataset
 from sgr.core.errors import ConfigError, Neo4jUnavailable
-from sgr.methods.registry import MethodContext, create_method
+from sgr.methods.base import MethodContext
+from sgr.methods.registry import create_method
 from sgr.evaluation.metrics.reachability import Reachability, reachability
 from sgr.graph.store import GraphStore
 from sgr.core.types import Answerer, Question

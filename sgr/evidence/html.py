@@ -1,7 +1,7 @@
 """One self-contained, offline HTML page showing the evidence behind an answer.
 
 The page holds the question, the ranked answers, the evidence subgraph (from
-:func:`sgr.evidence.saved.evidence_subgraph`) drawn interactively, the paths with their scores, and the
+:func:`sgr.evidence.graph.evidence_subgraph`) drawn interactively, the paths with their scores, and the
 Cypher that ran. The drawing uses vis-network (npm ``vis-network``, standalone UMD build, pinned by
 ``sgr/assets/package-lock.json`` and vendored by ``scripts/vendor_js.sh``); the library is inlined
 into the page's ``<script>``, so the file opens from disk with no network. Topic entities are drawn
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sgr.core.errors import ConfigError, InputError
-from sgr.evidence.saved import ROLE_ANSWER, ROLE_TOPIC, EvidenceGraph
+from sgr.evidence.graph import ROLE_ANSWER, ROLE_TOPIC, EvidenceGraph
 from sgr.core.types import Prediction
 
 ASSET = "vis-network.min.js"

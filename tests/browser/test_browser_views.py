@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from sgr.evidence import saved as evidence
+import sgr.evidence as evidence
 
 from sgr.evidence import html as html_view
 

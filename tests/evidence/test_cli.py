@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from sgr.evidence import saved as evidence
+import sgr.evidence as evidence
 from sgr.core.config import repo_root
 
 pytestmark = pytest.mark.neo4j
@@ -45,7 +45,8 @@ def test_evidence_commands(webqsp_graph, gold, record, cli, tmp_path):
     out = tmp_path / "view.html"
     res = cli("evidence", "show", qid, "--html", str(out))
     assert res.exit_code == 0, res.output
-    assert rec["question"] in res.stdout and evidence.redraw_query(qid) in res.stdout
+    graph = evidence.evidence_subgraph(webqsp_graph, pred)
+    assert rec["question"] in res.stdout and evidence.redraw_query(graph.triples(), question_id=qid) in res.stdout
     for a in pred.answers:
         assert a.text in res.stdout
     for p in pred.paths:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from sgr.evidence import saved as evidence
+import sgr.evidence as evidence
 from sgr.core.errors import InputError
 from sgr.graph.store import is_mid
 from sgr.core.types import Answer, Prediction, ReasoningPath
@@ -115,20 +115,29 @@ def test_redraw_query_draws_exactly_the_saved_evidence(webqsp_graph, gold, recor
     g = evidence.evidence_subgraph(webqsp_graph, pred)
     qid = evidence.save_evidence(webqsp_graph, rec["question"], pred, "gold-walk", graph=g)
     evidence.save_evidence(webqsp_graph, "another question", pred, "gold-walk")  # must not leak in
-    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(qid))
+    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(g.triples(), question_id=qid))
     assert nodes == {qid} | {n.id for n in g.nodes}
     data_rels = {r for r in rels if r[1] != "SGR_EVIDENCE"}
     assert data_rels == set(g.triples())
     assert {r for r in rels if r[1] == "SGR_EVIDENCE"} == {(qid, "SGR_EVIDENCE", n.id) for n in g.nodes}
-    # the same evidence, unsaved
-    nodes2, rels2 = _drawn(webqsp_graph, evidence.paths_query(g))
+    # the same evidence, unsaved: the same query without the question, lone entities named
+    nodes2, rels2 = _drawn(webqsp_graph, evidence.redraw_query(g.triples(), node_ids=[n.id for n in g.nodes]))
     assert nodes2 == {n.id for n in g.nodes} and rels2 == set(g.triples())
 
 
-def test_redraw_query_quotes_ids():
-    q = evidence.redraw_query("it's\\x")
-    assert "'it\\'s\\\\x'" in q
-    assert evidence.cypher_string("a'b") == "'a\\'b'"
+def test_redraw_query_draws_lone_nodes_and_quotes_ids(webqsp_graph, gold, record):
+    rec = record("WebQTest-0")
+    pred = gold.gold_prediction(webqsp_graph, rec)
+    for a in pred.answers:
+        a.paths = []
+    pred.paths = []
+    g = evidence.evidence_subgraph(webqsp_graph, pred, topic_ids=[rec["q_entity"][0]])
+    assert g.edges == [] and g.nodes
+    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query([], node_ids=[n.id for n in g.nodes]))
+    assert nodes == {n.id for n in g.nodes} and rels == set()
+    q = evidence.redraw_query([("it's", 'say "hi"', "a\\b")], question_id='x"y')
+    assert '{id: "x\\"y"}' in q and '["it\'s", "say \\"hi\\"", "a\\\\b"]' in q
+    assert webqsp_graph.read(f"CALL {{ {q} }} RETURN count(*) AS n")[0]["n"] == 0  # it parses and runs
 
 
 def test_inspect_prediction_saves_and_writes_html(webqsp_graph, gold, record, tmp_path):
@@ -136,13 +145,16 @@ def test_inspect_prediction_saves_and_writes_html(webqsp_graph, gold, record, tm
     pred = gold.gold_prediction(webqsp_graph, rec)
     ins = evidence.inspect_prediction(webqsp_graph, rec["question"], pred, "gold-walk", save=True,
                                       html=tmp_path / "out" / "q.html")
-    assert ins.question_id and ins.query == evidence.redraw_query(ins.question_id)
+    graph = evidence.evidence_subgraph(webqsp_graph, pred)
+    assert ins.question_id and ins.query == evidence.redraw_query(graph.triples(), question_id=ins.question_id)
     assert ins.html.is_file() and rec["question"] in ins.html.read_text()
     text = "\n".join(ins.lines())
     assert ins.question_id in text and ins.query in text
     unsaved = evidence.inspect_prediction(webqsp_graph, rec["question"], pred, "gold-walk")
     assert unsaved.question_id is None and "SgrQuestion" not in unsaved.query
     assert webqsp_graph.read("MATCH (q:SgrQuestion) RETURN count(q) AS n")[0]["n"] == 1
+    saved, again = evidence.inspect_saved(webqsp_graph, ins.question_id, html=tmp_path / "again.html")
+    assert saved.id == ins.question_id and again.query == ins.query and again.html.is_file()
 
 
 def test_given_topics_join_only_when_they_are_entities(webqsp_graph, gold, record):

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from sgr.evidence import saved as evidence
+import sgr.evidence as evidence
 
 from sgr.evidence import html as html_view
-from sgr.evidence.saved import EvidenceEdge, EvidenceGraph, EvidenceNode, EvidencePath
+from sgr.evidence.graph import EvidenceEdge, EvidenceGraph, EvidenceNode, EvidencePath
 from sgr.core.types import Answer, Prediction
 
 
@@ -32,7 +32,7 @@ def _graph() -> tuple[Prediction, EvidenceGraph]:
 def test_page_is_self_contained_and_escaped(tmp_path):
     pred, g = _graph()
     out = html_view.write_html(tmp_path / "a" / "p.html", "what <i>is</i> spoken?", pred, g,
-                               question_id="abc", redraw=evidence.redraw_query("abc"))
+                               question_id="abc", redraw=evidence.redraw_query(g.triples(), question_id="abc"))
     page = out.read_text()
     # no external resource: no src/href to a URL, no source map
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
@@ -54,7 +54,7 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     assert dashed == {"m.0x": False, "Lang </script><b>": False, "ghost": True}
     assert "1 node(s) and 1 edge(s)" in page
     assert "MATCH (n) WHERE n.name = &#x27;&lt;x&gt;&#x27; RETURN n" in page
-    assert "SgrQuestion {id: &#x27;abc&#x27;}" in page
+    assert "SgrQuestion {id: &quot;abc&quot;}" in page
 
 
 def test_missing_asset_is_a_one_line_error(monkeypatch):
