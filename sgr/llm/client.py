@@ -15,8 +15,10 @@ what a small local model needs to be useful and what an evaluation needs to be h
   scores δ and ρ (Hu et al., SGR §3.4) and a training-free PRP-RM scorer.
 * **accounting**: calls, prompt/completion tokens, seconds and calls per stage, kept per thread (so parallel
   evaluation workers attribute calls to their own question) and returned/reset by :meth:`LLM.take_usage`.
-* **an on-disk cache** keyed by model name + messages + parameters (grammar, schema, max_tokens, stop,
-  logprobs): reruns are free and reproducible; a cache hit counts no tokens and is recorded as cached.
+* **an on-disk cache** (:class:`sgr.llm.cache.KVCache`, one SQLite file per model under ``cache_dir("llm")``)
+  keyed by model name + messages + parameters (grammar, schema, max_tokens, stop, logprobs): reruns are free
+  and reproducible; a cache hit bills no tokens and counts its tokens (as first answered) apart, in
+  ``LLMUsage.cached*``, so every method reports billed and cached tokens alike.
 * **transport retries** (tenacity, exponential back-off) on connection errors, timeouts, 429 and 5xx.
 * outputs are stripped of chat-template tokens such as ``<|im_end|>``.
 """
