@@ -1,4 +1,6 @@
-"""Fixtures of the LLM layer: ``local_llm``, a real local model server for the whole test session.
+"""Fixtures of the real local LLM (a pytest plugin: the root conftest lists it in ``pytest_plugins``).
+
+``local_llm_server`` / ``local_llm``: a real local model server for the whole test session.
 
 ``local_llm`` starts ``python -m llama_cpp.server`` with the packaged SmolLM2-135M-Instruct on a free port (its own
 process, stopped at the end of the session) and yields an :class:`sgr.llm.client.LLM` for it (llama.cpp constraints on,
@@ -10,8 +12,6 @@ unless ``SGR_REQUIRE_LLM=1`` (CI after ``scripts/install_llm.sh``), in which cas
 from __future__ import annotations
 
 import os
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -23,16 +23,6 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("SGR_REQUIRE_LLM") == "1":
         pytest.fail(f"SGR_REQUIRE_LLM=1 but the local LLM is unavailable: {reason}")
     pytest.skip(f"local LLM unavailable: {reason}")
-
-
-# Other areas re-export these fixtures from their own conftest.py (each loads this file as a separate module), so
-# pytest instantiates one fixture copy per conftest. The server itself is shared by all copies through one
-# process-wide record: started by the first copy, stopped when the last copy is torn down.
-_SHARED: dict[str, object] = sys.modules.setdefault(  # type: ignore[assignment]
-    "_sgr_llm_test_server", types.ModuleType("_sgr_llm_test_server")).__dict__
-_SHARED.setdefault("users", 0)
-_SHARED.setdefault("proc", None)
-_SHARED.setdefault("info", None)
 
 
 @pytest.fixture(scope="session")
@@ -48,18 +38,12 @@ def local_llm_server(tmp_path_factory: pytest.TempPathFactory):
         server.model_path()
     except LLMError as exc:
         _unavailable(str(exc))
-    if _SHARED["proc"] is None or _SHARED["proc"].poll() is not None:  # type: ignore[attr-defined]
-        log = Path(tmp_path_factory.mktemp("llm-server")) / "server.log"
-        _SHARED["proc"], _SHARED["info"] = server.launch(log=log, n_ctx=4096)
-    _SHARED["users"] = int(_SHARED["users"]) + 1  # type: ignore[call-overload]
-    info = _SHARED["info"]
+    log = Path(tmp_path_factory.mktemp("llm-server")) / "server.log"
+    proc, info = server.launch(log=log, n_ctx=4096)
     try:
-        yield info.base_url, info.model  # type: ignore[attr-defined]
+        yield info.base_url, info.model
     finally:
-        _SHARED["users"] = int(_SHARED["users"]) - 1  # type: ignore[call-overload]
-        if _SHARED["users"] == 0 and _SHARED["proc"] is not None:
-            server.terminate(_SHARED["proc"].pid)  # type: ignore[attr-defined]
-            _SHARED["proc"] = _SHARED["info"] = None
+        server.terminate(proc.pid)
 
 
 @pytest.fixture(scope="session")

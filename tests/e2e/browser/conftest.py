@@ -6,7 +6,6 @@ Playwright launches ``/usr/bin/chromium`` (or ``SGR_CHROMIUM``) with the flags b
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -52,18 +51,3 @@ def artifacts() -> Path:
     """tests/artifacts/ (git-ignored): screenshots the tests leave behind for people to look at."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
-
-
-@pytest.fixture(scope="session")
-def gold():
-    path = repo_root() / "tests" / "evidence" / "gold.py"
-    spec = importlib.util.spec_from_file_location("sgr_tests_browser_gold", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture()
-def record(webqsp_records):
-    by_id = {r["id"]: r for r in webqsp_records}
-    return by_id.__getitem__

@@ -15,8 +15,6 @@ from sgr.evidence import saved as evidence
 
 from sgr.evidence import html as html_view
 
-pytestmark = [pytest.mark.browser, pytest.mark.neo4j]
-
 QUESTIONS = ["WebQTest-0", "WebQTest-1"]  # Jamaica (1 hop), James K. Polk (2 hops through CVTs)
 
 

@@ -11,8 +11,6 @@ from sgr.evaluation.metrics.reachability import ceiling, reachability
 from sgr.graph.store import is_mid
 from sgr.core.types import Question
 
-pytestmark = pytest.mark.neo4j
-
 
 def _load(store, triples, names=None):
     from loaders.writer import GraphBatch, write_graph

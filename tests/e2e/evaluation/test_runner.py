@@ -16,8 +16,6 @@ from sgr.graph.store import GraphStore
 
 from .conftest import Adjacency, write_metaqa
 
-pytestmark = pytest.mark.neo4j
-
 
 @pytest.fixture()
 def metaqa_file(tmp_path, metaqa_slice) -> tuple[Path, dict[str, set[str]]]:

@@ -24,7 +24,6 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-@pytest.mark.neo4j
 def test_server_serves_app_and_discovery(neo4j_uri, tmp_path):
     server = browser.start_server(neo4j_uri, log_dir=tmp_path)
     try:

@@ -11,8 +11,6 @@ import pytest
 from sgr.evidence import saved as evidence
 from sgr.core.config import repo_root
 
-pytestmark = pytest.mark.neo4j
-
 
 class _Result:
     def __init__(self, proc: subprocess.CompletedProcess) -> None:

@@ -12,8 +12,6 @@ from sgr.core.errors import InputError
 from sgr.graph.store import is_mid
 from sgr.core.types import Answer, Prediction, ReasoningPath
 
-pytestmark = pytest.mark.neo4j
-
 
 def data_fingerprint(store) -> dict:
     """Everything about the data graph (Entity nodes, their labels/properties, data relationships)."""

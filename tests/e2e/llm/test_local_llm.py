@@ -13,8 +13,6 @@ from pydantic import BaseModel, Field
 from cypher.grammar import cypher_grammar
 from sgr.core.errors import CypherError
 
-pytestmark = pytest.mark.llm
-
 RELATIONS = ("film.film.directed_by", "film.actor.film", "people.person.place_of_birth")
 
 
@@ -71,7 +69,6 @@ CYPHER_SYSTEM = ("Translate the question into one Cypher query. Nodes are (:Enti
                  "written in backticks. Return the answer's name as answer. Reply with the query only.")
 
 
-@pytest.mark.neo4j
 def test_cypher_under_the_grammar_passes_explain(local_llm, webqsp_graph, webqsp_records) -> None:
     graph_types = set(webqsp_graph.relation_types())
     checked = 0

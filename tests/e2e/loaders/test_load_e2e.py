@@ -10,14 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from loaders.api import load_files
 from sgr.graph.stats import graph_stats
 
-pytestmark = pytest.mark.neo4j
-
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "loaders"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "loaders"
 SGR = Path(sys.executable).with_name("sgr")
 
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 from loaders.writer import GraphBatch, write_graph
 from sgr.retrieval.relations import (RelationExample, TrainConfig, default_model_path, load_retriever, save_model,
                            train_heads, trained_retriever)
 
 
-@pytest.mark.neo4j
 def test_auto_finds_the_model_of_this_graph_version_only(clean_store, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("SGR_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("SGR_RELATION_MODEL", raising=False)

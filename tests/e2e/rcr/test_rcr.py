@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from loaders.writer import GraphBatch, write_graph
-from sgr.llm.client import LLM
 from sgr.methods.rcr.method import (RELATION_PATH_PROMPT, RCRAnswerer, RCRConfig, generate_relation_paths, parse_relation_paths,
                      path_guided_subgraph, path_messages, relation_path_grammar)
 from sgr.retrieval.relations import CosineRelationRetriever
 from sgr.core.types import Question
+from tests.helpers import scripted_llm
 
 TRIPLES = [
     ("Jamaica", "location.country.languages_spoken", "Jamaican English"),
@@ -66,7 +65,6 @@ def test_prompt_is_the_appendix_a3_template() -> None:
                                                relations="r1, r2", paths_line="")
 
 
-@pytest.mark.neo4j
 def test_substitution_replaces_a_missing_relation_by_the_most_similar_present_one(tiny_graph, retriever) -> None:
     # Jamaica has no `language.human_language.countries_spoken_in` edge: the most similar relation it has is
     # location.country.languages_spoken (and not containedby / currency_used).
@@ -87,7 +85,6 @@ def test_substitution_replaces_a_missing_relation_by_the_most_similar_present_on
     assert len(g2.triples) > len(g1.triples)
 
 
-@pytest.mark.neo4j
 def test_exact_paths_walk_through_cvts_in_both_directions(tiny_graph, retriever) -> None:
     g = path_guided_subgraph(tiny_graph, ["Usain Bolt"],
                              [("sports.pro_athlete.teams", "sports.sports_team_roster.team")], retriever)
@@ -102,12 +99,10 @@ def test_exact_paths_walk_through_cvts_in_both_directions(tiny_graph, retriever)
     assert back.paths_to("Usain Bolt", 0)[0].directions == ["in", "in"]
 
 
-@pytest.mark.neo4j
 def test_rcr_answers_from_the_walked_subgraph_with_a_scripted_model(tiny_graph, retriever) -> None:
     # reply 1: the relation paths (one with a relation Jamaica lacks); reply 2: the answers
-    chat = FakeListChatModel(responses=["(location.country.languages_spoken)\n(language.human_language.countries_spoken_in)",
-                                        "Jamaican English\nNot In The Graph"])
-    llm = LLM(chat, name="fake")
+    llm = scripted_llm("(location.country.languages_spoken)\n(language.human_language.countries_spoken_in)",
+                       "Jamaican English\nNot In The Graph")
     rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(candidates=20, beam=4, examples=0))
     q = Question(id="q1", text="what does jamaican people speak", topic_entities=["Jamaica"])
     pred = rcr.answer(q)
@@ -121,15 +116,13 @@ def test_rcr_answers_from_the_walked_subgraph_with_a_scripted_model(tiny_graph, 
     assert set(pred.usage.stage_seconds) >= {"relations", "paths", "walk", "answer"}
 
 
-@pytest.mark.neo4j
 def test_rcr_reports_an_unknown_topic_entity(tiny_graph, retriever) -> None:
-    llm = LLM(FakeListChatModel(responses=["(location.country.languages_spoken)"]), name="fake")
+    llm = scripted_llm("(location.country.languages_spoken)")
     rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(examples=0))
     pred = rcr.answer(Question(id="q2", text="what does atlantis speak", topic_entities=["Atlantis Nowhere"]))
     assert pred.error and "Atlantis" in pred.error and not pred.answers
 
 
-@pytest.mark.llm
 def test_the_real_model_writes_paths_only_from_the_retrieved_relations(local_llm) -> None:
     cands = ["location.country.languages_spoken", "location.location.containedby", "location.country.currency_used",
              "people.person.nationality", "language.human_language.countries_spoken_in"]

@@ -5,10 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-from sgr.llm.client import LLM
 from sgr.llm.verify import (PRIOR_SCORE, answer_messages, prp_score, step_messages, verify_answer, verify_step)
+from tests.helpers import scripted_llm
 
 
 def test_prp_score_is_the_kg_rar_formula() -> None:
@@ -38,17 +36,16 @@ def test_prompts_carry_the_question_the_claim_and_the_facts() -> None:
 
 
 def test_a_model_without_logprobs_gives_the_fixed_prior() -> None:
-    llm = LLM(FakeListChatModel(responses=["Yes"]), name="fake", logprobs=False)
+    llm = scripted_llm("Yes", logprobs=False)
     v = verify_answer(llm, "who directed Heat?", "Michael Mann")
     assert v.score == PRIOR_SCORE and v.source == "prior" and not v.measured
     v = verify_step(llm, "who directed Heat?", "Heat -[directed_by]-> Michael Mann", prior=0.3)
     assert v.score == 0.3 and v.source == "prior"
     # a chat model that claims logprobs but returns none also falls back to the prior
-    llm = LLM(FakeListChatModel(responses=["Yes"]), name="fake", logprobs=True)
+    llm = scripted_llm("Yes", logprobs=True)
     assert verify_answer(llm, "q", "a").source == "prior"
 
 
-@pytest.mark.llm
 def test_yes_no_call_against_the_real_local_model(local_llm) -> None:
     v = verify_answer(local_llm, "What is the capital of Austria?", "Vienna",
                       evidence=["Austria -[location.country.capital]-> Vienna"])

@@ -1,20 +1,11 @@
-"""Fixtures of the SCR tests: an isolated cache folder, the real local LLM fixtures, MetaQA slice questions."""
+"""Fixtures of the SCR tests: an isolated cache folder, MetaQA slice questions."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
-
-# the real local LLM (``local_llm``) lives in tests/llm/conftest.py; load it here for the one `llm` test
-_spec = importlib.util.spec_from_file_location("_sgr_llm_fixtures", Path(__file__).parents[1] / "llm" / "conftest.py")
-if _spec and _spec.loader and _spec.origin and Path(_spec.origin).exists():
-    _mod = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_mod)
-    local_llm_server = _mod.local_llm_server
-    local_llm = _mod.local_llm
 
 
 @pytest.fixture(autouse=True, scope="session")

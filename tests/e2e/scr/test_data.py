@@ -6,8 +6,6 @@ import pytest
 
 from sgr.methods.scr.data import SubgraphConfig, SubgraphSource, fetch_subgraph, shortest_paths, split_of
 
-pytestmark = pytest.mark.neo4j
-
 
 def _degree(store, node_id: str) -> int:
     return store.read("MATCH (e:Entity {id: $id}) RETURN COUNT { (e)--() } AS d", {"id": node_id})[0]["d"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from sgr.methods.scr.method import build_prompt, parse_answer_lines, render_path
 from sgr.core.types import ReasoningPath
 
@@ -30,13 +28,11 @@ def test_answer_lines_are_parsed() -> None:
 
 
 def test_llm_answer_with_scripted_chat_model() -> None:
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from sgr.llm.client import LLM
+    from tests.helpers import scripted_llm
     from sgr.methods.scr.method import SCRAnswerer
     from sgr.core.types import Answer, Prediction, Question
 
-    llm = LLM(FakeListChatModel(responses=["Vienna\nSalzburg"]), name="fake")
+    llm = scripted_llm("Vienna\nSalzburg")
     paths = _paths()
     pred = Prediction(question_id="q1", answers=[Answer("Vienna", "Vienna", 0.8, [paths[0]]),
                                                  Answer("Graz", "Graz", 0.1, [paths[1]])], paths=paths)
@@ -49,7 +45,6 @@ def test_llm_answer_with_scripted_chat_model() -> None:
     assert pred.usage.llm_calls == 1 and pred.extra["hypotheses"] == ["Vienna", "Graz"]
 
 
-@pytest.mark.llm
 def test_llm_reads_the_paths_with_the_real_local_model(local_llm) -> None:
     from langchain_core.messages import HumanMessage
 

@@ -19,7 +19,7 @@ from sgr.methods.scr.train import TrainConfig, evaluate_hits, seed_everything, t
 
 from .conftest import slice_questions
 
-pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shared_data, tmp_path) -> None:
@@ -67,9 +67,7 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
 
     # SCR as SGR's path proposer (`sgr ask --retriever scr`): with nothing valid from direct reasoning, only SCR's
     # paths vote (ρ = their probability), and each answer is supported by an SCR walk
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from sgr.llm.client import LLM
+    from tests.helpers import scripted_llm
     from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
 
     ex = next(e for e in test_ex if e.walks)
@@ -78,7 +76,7 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
         cfg = config_from_options("sgr", {"exemplars": False, "compiled_fallback": False, "max_verify_calls": 0,
                                           "max_repairs": 0, "hops": 1, "path_retriever": retriever,
                                           "scr_checkpoint": str(result.best_path)})
-        llm = LLM(FakeListChatModel(responses=['{"relations": [1]}', nowhere]), name="fake")
+        llm = scripted_llm('{"relations": [1]}', nowhere)
         res = SGRAnswerer(store, llm, cfg, name="sgr").run(ex.question)
         assert res.scr_paths and all(p.source == "scr" and 0 < p.score <= 1 for p in res.scr_paths)
         assert res.prediction.route == "collaborative" and res.prediction.answers

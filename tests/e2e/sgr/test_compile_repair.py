@@ -1,7 +1,5 @@
 """Deterministic compiler and the generate → validate → repair loop (cypher/compile.py, cypher/repair.py)."""
 
-import pytest
-
 from cypher.compile import compile_answer_query, compile_schema_path
 from cypher.repair import generate_cypher
 from langchain_core.messages import HumanMessage
@@ -37,7 +35,6 @@ def test_repair_rounds_are_bounded(scripted):
     assert len(gen.attempts) == 2 and gen.final is None
 
 
-@pytest.mark.neo4j
 def test_compiled_query_runs_and_grounds_answers(webqsp_graph):
     q = compile_schema_path("Jamaica", [(LANG, "out")])
     rows = webqsp_graph.run_generated(q.cypher, q.params).rows
@@ -45,7 +42,6 @@ def test_compiled_query_runs_and_grounds_answers(webqsp_graph):
     assert all(r["path_ids"][0] == ["Jamaica", r["id"]] for r in rows)
 
 
-@pytest.mark.neo4j
 def test_repair_with_explain_against_neo4j(webqsp_graph, scripted):
     llm = scripted('MATCH (e:Entity {name: "Jamaica"})-[:`location.country.language`]->(x) RETURN x.name',
                    f'MATCH (e:Entity {{name: "Jamaica"}})-[:`{LANG}`]->(x) RETURN DISTINCT x.name AS answer')

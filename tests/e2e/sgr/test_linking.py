@@ -1,10 +1,6 @@
 """Entity linking against the real Neo4j with the WebQSP slice (sgr/linking.py)."""
 
-import pytest
-
 from sgr.retrieval.entities import EntityLinker, lucene_query, normalise, spans
-
-pytestmark = pytest.mark.neo4j
 
 
 def test_normalise_and_lucene_escaping():

@@ -4,16 +4,12 @@ The model is weak: these tests check that every stage produces a usable, grounde
 constraints (JSON schema, Cypher grammar, Yes/No log-probabilities), not that its choices are right.
 """
 
-import pytest
-
 from cypher.repair import generate_cypher
 from cypher.translate import grammar_for, relation_endpoints, translate_messages, example_for
 from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
 from sgr.methods.sgr.reasoning import model_confidence
 from sgr.methods.sgr.schema import ScoredRelation, extract_schema
 from sgr.core.types import Question, ReasoningPath
-
-pytestmark = pytest.mark.llm
 
 LANG = "location.country.languages_spoken"
 CANDS = [LANG, "location.location.containedby", "location.country.official_language", "people.person.nationality"]
@@ -31,7 +27,6 @@ def test_schema_extraction_picks_only_listed_relations(local_llm):
     assert s.ordered and set(s.ordered) <= set(CANDS)
 
 
-@pytest.mark.neo4j
 def test_nl_to_cypher_is_valid_and_runs(local_llm, webqsp_graph):
     rels = [LANG, "location.country.official_language", "language.human_language.countries_spoken_in"]
     endpoints = relation_endpoints(webqsp_graph, rels, webqsp_graph.graph_version())
@@ -49,7 +44,6 @@ def test_verification_gives_a_prp_score(local_llm):
     assert source == "logprobs" and 0.0 <= score <= 1.0
 
 
-@pytest.mark.neo4j
 def test_answer_generation_keeps_answers_grounded(local_llm, webqsp_graph):
     cfg = config_from_options("sgr", {"exemplars": False, "generate_answers": True, "use_llm_cypher": False})
     res = SGRAnswerer(webqsp_graph, local_llm, cfg).run(

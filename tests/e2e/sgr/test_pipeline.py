@@ -12,9 +12,8 @@ from sgr.api import ask
 from sgr.cli.render import format_result
 from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
 from sgr.core.types import Question
+from tests.helpers import scripted_llm
 
-
-pytestmark = pytest.mark.neo4j
 
 LANG = "location.country.languages_spoken"
 SCHEMA_REPLY = '{"relations": [1]}'
@@ -24,17 +23,9 @@ GOLD = {"Jamaican English", "Jamaican Creole English Language"}
 Q = Question(id="WebQTest-0", text="what does jamaican people speak?", topic_entities=["Jamaica"])
 
 
-def _scripted(*replies):
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from sgr.llm.client import LLM
-
-    return LLM(FakeListChatModel(responses=list(replies)), name="fake")
-
-
 def answerer(store, variant, *replies, **options):
     cfg = config_from_options(variant, {"exemplars": False, **options})
-    llm = _scripted(*replies) if replies else None
+    llm = scripted_llm(*replies) if replies else None
     return SGRAnswerer(store, llm, cfg, name=variant)
 
 
@@ -136,13 +127,10 @@ def test_multi_hop_order_on_metaqa(metaqa_graph):
 
 
 def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_graph):
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from sgr.llm.client import LLM
     from sgr.methods.registry import METHODS
 
     # `sgr ask --method rcr`: RCR's generated relation paths and grounded answers come back as the trace
-    llm = LLM(FakeListChatModel(responses=[f"({LANG})", "Jamaican English"]), name="fake")
+    llm = scripted_llm(f"({LANG})", "Jamaican English")
     res = ask(Q.text, store=webqsp_graph, topics=["Jamaica"], method="rcr", llm=llm,
               options={"relation_model": "cosine", "examples": 0, "candidates": 20})
     assert res.method == "rcr" and [a.text for a in res.prediction.answers] == ["Jamaican English"]

@@ -7,8 +7,6 @@ from sgr.retrieval.entities import EntityLinker
 from sgr.methods.sgr.schema import EmbeddingRelationRetriever, ScoredRelation, QuestionSchema, rule_constraints
 from sgr.methods.sgr.subgraph import ExpansionConfig, SubgraphBuilder, lcs, neighbourhood_relation_types
 
-pytestmark = pytest.mark.neo4j
-
 REPS = "government.political_district.representatives"
 HOLDER = "government.government_position_held.office_holder"
 

@@ -44,7 +44,6 @@ def test_relationship_types_outside_the_vocabulary_are_named():
     assert [(p.kind, p.detail) for p in probs] == [("unknown_relationship_type", "made.up")]
 
 
-@pytest.mark.neo4j
 def test_explain_reports_unknown_type_and_syntax_errors(webqsp_graph):
     unknown = explain_check(webqsp_graph, "MATCH (e:Entity)-[:`no.such.type`]->(x) RETURN x.name")
     assert "unknown_relationship_type" in kinds(unknown)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 SGR = [sys.executable, "-m", "cli"]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:

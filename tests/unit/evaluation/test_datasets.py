@@ -10,7 +10,7 @@ import pytest
 from sgr.datasets import load_dataset, metaqa_relation_path, read_metaqa
 from sgr.core.errors import InputError
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "evaluation"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "evaluation"
 
 
 def test_metaqa_reader_topic_hops_qtype_and_paths():

@@ -14,7 +14,7 @@ from loaders.detect import detect_format
 from loaders.records import Literal, Malformed, Name, Skipped, Triple
 from sgr.core.errors import InputError, LoadError
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "loaders"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "loaders"
 NS = "http://rdf.freebase.com/ns/"
 
 
