@@ -80,10 +80,10 @@ def test_no_schema_ablation_has_no_relation_guidance(webqsp_graph):
 def test_compiled_method_needs_no_llm_and_evidence_cypher_redraws_it(webqsp_graph):
     res = ask("what does jamaican people speak?", store=webqsp_graph, topics=["Jamaica"], method="sgr-compiled")
     assert set(res.prediction.answer_texts) == GOLD and res.prediction.usage.llm_calls == 0
-    rows = webqsp_graph.read(res.evidence_cypher())
-    assert len(rows) == len(res.evidence_triples()) >= 2
+    rows = webqsp_graph.read(res.detail.evidence_cypher())
+    assert len(rows) == len(res.detail.evidence_triples()) >= 2
     d = res.to_dict()
-    assert d["route"] == "direct" and d["answers"][0]["paths"] and d["evidence_cypher"].startswith("UNWIND")
+    assert d["route"] == "direct" and d["answers"][0]["paths"] and d["detail"]["evidence_cypher"].startswith("UNWIND")
 
 
 def test_unknown_entity_is_one_clear_error(webqsp_graph):
