@@ -25,3 +25,12 @@ def scripted_llm(*replies: str, logprobs: bool = False, name: str = "fake"):
     from sgr.llm.client import LLM
 
     return LLM(FakeListChatModel(responses=list(replies)), name=name, logprobs=logprobs)
+
+
+def node_ids(value: object) -> set[str]:
+    """Entity ids in query rows (paths come back as lists of node property maps and relationship tuples)."""
+    if isinstance(value, dict):
+        return ({value["id"]} if isinstance(value.get("id"), str) else set()) | node_ids(list(value.values()))
+    if isinstance(value, (list, tuple)):
+        return set().union(*(node_ids(v) for v in value)) if value else set()
+    return set()
