@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run sgr's test suite against a real Neo4j 5.26 (started here on a free port, stopped at the end)
-# and the real local LLM. Extra arguments go to pytest, e.g. `bash scripts/test.sh tests/loaders -x`.
+# and the real local LLM. Without arguments it runs everything (tests/unit and tests/e2e); extra arguments go to
+# pytest, e.g. `bash scripts/test.sh tests/unit` (no server, no model) or `bash scripts/test.sh tests/e2e/loaders -x`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SGR_HOME="${SGR_TEST_HOME:-$(mktemp -d -t sgr-test-XXXXXX)}"

@@ -1,4 +1,13 @@
-"""Shared fixtures: a real Neo4j 5.26 for the whole session, and small data slices.
+"""Shared fixtures and the test tiers.
+
+Tiers come from the folder, never from hand-kept markers: ``tests/unit/`` (no server, no model: no Neo4j, no local
+LLM, no Chromium) and ``tests/e2e/`` (real Neo4j, the real local LLM, headless Chromium). Every test gets the ``unit``
+or ``e2e`` marker from its folder, and ``neo4j`` / ``llm`` / ``browser`` from the fixtures it actually uses (so
+``-m "not llm"`` deselects exactly the tests that start the model). A unit test that asks for a server fixture is a
+collection error: move it to ``tests/e2e``.
+
+Fixtures of the real local LLM live in ``tests/llm_fixtures.py`` (a plugin, see ``pytest_plugins``); the one scripted
+fake chat model is ``tests.helpers.scripted_llm`` (also the ``scripted`` fixture).
 
 Neo4j: when ``NEO4J_URI`` is set (``.ci/run`` and the README's test command start one), tests use
 that server; otherwise this file starts the embedded server itself on a free port with a store in
@@ -14,11 +23,37 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.llm_fixtures"]
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 if not SHARED.exists():
     SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 DATA = Path(os.environ.get("SGR_SHARED_DATA", SHARED / "data")).resolve()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# a test that uses one of these fixtures (directly or through another fixture) needs that server
+_NEEDS = {"neo4j": "neo4j_uri", "llm": "local_llm_server", "browser": "chromium"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test ``unit`` or ``e2e`` by its folder and ``neo4j`` / ``llm`` / ``browser`` by its fixtures."""
+    root = Path(__file__).resolve().parent
+    misplaced = []
+    for item in items:
+        try:
+            tier = Path(item.path).resolve().relative_to(root).parts[0]
+        except ValueError:
+            continue
+        needs = [mark for mark, fixture in _NEEDS.items() if fixture in getattr(item, "fixturenames", ())]
+        if tier in ("unit", "e2e"):
+            item.add_marker(tier)
+        for mark in needs:
+            item.add_marker(mark)
+        if tier == "unit" and needs:
+            misplaced.append(f"{item.nodeid} needs {', '.join(needs)}")
+    if misplaced:
+        raise pytest.UsageError("unit tests must not need a server; move them to tests/e2e:\n  "
+                                + "\n  ".join(misplaced))
 
 
 @pytest.fixture(scope="session")
@@ -118,3 +153,26 @@ def metaqa_graph(clean_store, shared_data):
             batch.add_triple(h, r, t)
     write_graph(clean_store, batch)
     return clean_store
+
+
+@pytest.fixture()
+def scripted():
+    """The scripted fake chat model factory :func:`tests.helpers.scripted_llm` (``scripted("reply 1", …)``)."""
+    from tests.helpers import scripted_llm
+
+    return scripted_llm
+
+
+@pytest.fixture(scope="session")
+def gold():
+    """``tests/e2e/gold.py``: Predictions walked from a WebQSP record's gold relation paths in the store."""
+    from tests.e2e import gold as module
+
+    return module
+
+
+@pytest.fixture()
+def record(webqsp_records):
+    """Look up one of the 40 WebQSP records by id."""
+    by_id = {r["id"]: r for r in webqsp_records}
+    return by_id.__getitem__

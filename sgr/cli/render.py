@@ -1,54 +1,87 @@
-"""Every table and trace printout of the command line (Rich markup); no logic that decides an answer."""
+"""Every table and trace printout of the command line (Rich); no logic that decides an answer.
+
+Commands in ``sgr/cli/`` parse their flags, call one function of the package and hand what comes back to one of the
+``show_*`` functions here. ``console`` is stdout, ``err_console`` stderr (progress bars, warnings, errors).
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
-from sgr.core.types import ReasoningPath
-from sgr.methods.sgr.answerer import SGRResult
+from rich import box
+from rich.console import Console
+from rich.markup import escape as e
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from loaders.api import LoadReport
+    from sgr.api import AskResult, EvidenceView
+    from sgr.core.types import ReasoningPath
+    from sgr.evaluation.runner import RunResult
+    from sgr.graph.stats import GraphStats
+
+console = Console()
+err_console = Console(stderr=True)
 
 
-def format_result(result: SGRResult, max_paths: int = 5) -> list[str]:
-    """Human-readable lines for ``sgr ask`` (rich markup)."""
-    from rich.markup import escape as e
+def plain(text: str, *, err: bool = False) -> None:
+    """Print user content as is: no markup, no highlighting, no wrapping inside URLs."""
+    (err_console if err else console).print(text, markup=False, highlight=False, soft_wrap=True)
 
+
+def error_line(message: str) -> None:
+    """The one red line of an :class:`sgr.core.errors.SgrError`."""
+    err_console.print(f"[bold red]error:[/] {e(message)}", highlight=False, soft_wrap=True)
+
+
+def show_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+# -- ask --------------------------------------------------------------------------------------------------------------
+def format_result(result: "AskResult", max_paths: int = 5) -> list[str]:
+    """Human-readable lines of an ``sgr ask`` trace (Rich markup); SGR's own stages when ``result.detail`` has them."""
     pred = result.prediction
     u = pred.usage
+    d = result.detail
     out = [f"[bold]Q:[/] {e(result.question.text)}   [dim]method {result.method} · route {pred.route or '-'}[/]"]
     if pred.error:
         out.append(f"[red]{e(pred.error)}[/]")
-    if result.entities:
-        out.append("[bold]Entities:[/] " + e(", ".join(f"{x.mention} → {x.label} ({x.method})" for x in result.entities)))
-    if result.schema is not None and result.schema.relations:
+    if d is not None and d.entities:
+        out.append("[bold]Entities:[/] " + e(", ".join(f"{x.mention} → {x.label} ({x.method})" for x in d.entities)))
+    if d is not None and d.schema is not None and d.schema.relations:
         rels = e(", ".join(f"{r.name} {r.score:.2f}" + (f" (LLM #{r.picked_rank})" if r.picked_rank else "")
-                           for r in result.schema.relations[:5]))
-        out.append(f"[bold]Candidate relations[/] ({result.schema.source}): {rels}")
-        if result.schema.constraints:
+                           for r in d.schema.relations[:5]))
+        out.append(f"[bold]Candidate relations[/] ({d.schema.source}): {rels}")
+        if d.schema.constraints:
             out.append("[bold]Constraints:[/] " + e(", ".join(f"{c.kind}={c.value or c.text}"
-                                                            for c in result.schema.constraints)))
+                                                            for c in d.schema.constraints)))
     out.append("[bold]Answers:[/]" + ("" if pred.answers else " (none)"))
     for a in pred.answers[:10]:
         via = f"  [dim]via {e(a.paths[0].render())}[/]" if a.paths else ""
         out.append(f"  • {e(a.text)}  [dim]{a.score:.3f}[/]{via}")
     if len(pred.answers) > 10:
         out.append(f"  … {len(pred.answers) - 10} more")
-    gen = result.generation
-    if gen is not None:
-        for i, att in enumerate(gen.attempts):
+    if d is not None and d.generation is not None:
+        for i, att in enumerate(d.generation.attempts):
             tag = "ran" if att.ok else "rejected"
             out.append(f"[bold]LLM Cypher #{i + 1}[/] ({tag}): {e(att.query or repr(att.reply[:120]))}")
             for p in att.problems:
                 out.append(f"    [yellow]{p.kind}[/]: {e(p.message)}")
     if pred.cypher:
-        out.append(f"[bold]Cypher that answered[/] ({result.cypher_source}):")
+        source = f" ({d.cypher_source})" if d is not None and d.cypher_source else ""
+        out.append(f"[bold]Cypher that answered[/]{source}:")
         out += ["  " + e(line) for line in pred.cypher[-1].splitlines()]
-    def scored(paths: Sequence[ReasoningPath]) -> list[str]:
+
+    def scored(paths: Sequence["ReasoningPath"]) -> list[str]:
         return [f"  {p.score:.3f}  {e(p.render())}" for p in paths[:max_paths]]
 
-    if result.subgraph is not None:
-        out.append(f"[bold]Top paths[/] (G_q: {len(result.subgraph.paths)} paths, "
-                   f"{len(result.subgraph.schema_paths)} relation patterns):")
-        out += scored(result.subgraph.paths)
+    if d is not None and d.subgraph is not None:
+        out.append(f"[bold]Top paths[/] (G_q: {len(d.subgraph.paths)} paths, "
+                   f"{len(d.subgraph.schema_paths)} relation patterns):")
+        out += scored(d.subgraph.paths)
     elif pred.paths:
         out.append(f"[bold]Top paths[/] ({len(pred.paths)}):")
         out += scored(pred.paths)
@@ -56,11 +89,266 @@ def format_result(result: SGRResult, max_paths: int = 5) -> list[str]:
         if pred.extra.get(key):  # RCR
             out.append(f"[bold]{label}:[/]")
             out += [f"  {e(' → '.join(rp))}" for rp in pred.extra[key]]
-    if result.scr_paths:
-        out.append(f"[bold]SCR paths[/] (P(a, p | q), beam {result.config.scr_beam}):")
-        out += scored(result.scr_paths)
+    if d is not None and d.scr_paths:
+        out.append(f"[bold]SCR paths[/] (P(a, p | q), beam {d.config.scr_beam}):")
+        out += scored(d.scr_paths)
     stages = " · ".join(f"{k} {v * 1000:.0f} ms" for k, v in u.stage_seconds.items())
     out.append(f"[bold]Time:[/] {u.total_seconds:.2f} s ({stages})")
     out.append(f"[bold]LLM:[/] {u.llm_calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
                f"{u.llm_seconds:.1f} s · [bold]Neo4j:[/] {u.neo4j_queries} queries, {u.neo4j_seconds * 1000:.0f} ms")
     return out
+
+
+def show_ask(result: "AskResult", as_json: bool = False) -> None:
+    """``sgr ask``: the trace (or its JSON), then where to look at the evidence."""
+    if as_json:
+        show_json(result.to_dict())
+        return
+    for line in format_result(result):
+        console.print(line, highlight=False, soft_wrap=True)
+    for line in result.evidence.lines() if result.evidence else []:
+        plain(line)
+
+
+# -- query, load, stats -----------------------------------------------------------------------------------------------
+def show_rows(rows: list[dict[str, Any]], truncated: bool, limit: int) -> None:
+    """``sgr query``: the rows as a table."""
+    if not rows:
+        console.print("(no rows)")
+        return
+    table = Table(*rows[0].keys())
+    for row in rows:
+        table.add_row(*(str(v) for v in row.values()))
+    console.print(table)
+    if truncated:
+        console.print(f"[yellow]only the first {limit} rows are shown (--limit)[/]")
+
+
+def load_progress():  # noqa: ANN201
+    """A context manager yielding a :class:`loaders.api.LoadProgress` that draws Rich progress bars on stderr."""
+    from contextlib import contextmanager
+
+    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    from loaders.api import LoadProgress
+
+    class _Rate(ProgressColumn):
+        def render(self, task):  # noqa: ANN001, ANN202
+            if task.fields.get("unit") != "triples" or not task.speed:
+                return Text("")
+            return Text(f"{task.speed:,.0f} triples/s", style="cyan")
+
+    class _RichProgress(LoadProgress):
+        def __init__(self, progress: Progress) -> None:
+            self.p = progress
+            self.task: Any = None
+
+        def file_started(self, path: Path, fmt: str, size_bytes: int) -> None:
+            self.task = self.p.add_task(f"parse {path.name} ({fmt})", total=size_bytes, unit="bytes")
+
+        def parsed_bytes(self, position: int) -> None:
+            self.p.update(self.task, completed=position)
+
+        def write_started(self, triples: int) -> None:
+            self.p.update(self.task, completed=self.p.tasks[self.task].total)
+            name = self.p.tasks[self.task].description.split(" ", 1)[1]
+            self.task = self.p.add_task(f"write {name}", total=triples, unit="triples")
+
+        def written(self, triples: int) -> None:
+            self.p.advance(self.task, triples)
+
+        def file_done(self, report: Any) -> None:
+            self.p.update(self.task, completed=self.p.tasks[self.task].total)
+
+    @contextmanager
+    def _ctx():  # noqa: ANN202
+        columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,}"),
+                   _Rate(), TimeElapsedColumn()]
+        with Progress(*columns, console=err_console, transient=False) as progress:
+            yield _RichProgress(progress)
+
+    return _ctx()
+
+
+def show_load_report(report: "LoadReport", max_errors: int) -> None:
+    """``sgr load``: one row per file, then what was skipped and the first malformed lines."""
+    table = Table(title=f"loaded in {report.seconds:.1f} s ({report.triples_per_s:,.0f} triples/s)",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("file", overflow="fold", min_width=24)
+    for col in ("format", "triples", "entities", "CVTs", "literals", "skipped", "bad", "s"):
+        table.add_column(col, justify="left" if col == "format" else "right", no_wrap=True)
+    for f in report.files:
+        if f.status == "unchanged":
+            table.add_row(Path(f.path).name, f.format, "unchanged", *[""] * 6)
+            continue
+        table.add_row(Path(f.path).name, f.format, f"{f.triples:,}", f"{f.entities:,}", f"{f.cvts:,}",
+                      f"{f.literals:,}", f"{f.skipped_count:,}", f"{f.malformed_count:,}", f"{f.seconds:.1f}")
+    console.print(table)
+    for f in report.files:
+        if f.status == "unchanged":
+            console.print(f"{f.path}: already loaded (same sha256), skipped; --force loads it again")
+        if f.skipped:
+            top = ", ".join(f"{k} ({v:,})" for k, v in list(f.skipped.items())[:6])
+            console.print(f"{Path(f.path).name}: skipped {f.skipped_count:,} housekeeping/non-English lines: "
+                          f"{top}{' …' if len(f.skipped) > 6 else ''} (--keep-all keeps housekeeping relations)")
+        if f.malformed_count:
+            err_console.print(f"[yellow]warning:[/] {f.path}: {f.malformed_count:,} malformed lines skipped "
+                              f"(budget --max-errors {max_errors}); first:", highlight=False)
+            for line in f.malformed[:5]:
+                plain(f"  {line}", err=True)
+
+
+def show_stats(st: "GraphStats", uri: str) -> None:
+    """``sgr stats``: counts, the top relation types and the loaded files."""
+    counts = Table(title=f"graph at {uri}", box=box.SIMPLE_HEAD)
+    counts.add_column("what")
+    counts.add_column("count", justify="right")
+    for label, value in (("nodes", st.nodes), ("entities", st.entities), ("CVTs", st.cvts),
+                         ("relationships", st.relationships), ("relation types", st.relation_types)):
+        counts.add_row(label, f"{value:,}")
+    console.print(counts)
+    if st.top_relations:
+        rels = Table(title=f"top {len(st.top_relations)} relation types", box=box.SIMPLE_HEAD)
+        rels.add_column("relation")
+        rels.add_column("relationships", justify="right")
+        for rc in st.top_relations:
+            rels.add_row(rc.name, f"{rc.count:,}")
+        console.print(rels)
+    srcs = Table(title="sources", box=box.SIMPLE_HEAD, pad_edge=False)
+    srcs.add_column("path", overflow="fold", min_width=30)
+    for col in ("format", "triples", "loaded_at", "sha256"):
+        srcs.add_column(col, justify="right" if col == "triples" else "left", no_wrap=True)
+    for s in st.sources:
+        srcs.add_row(s.path, s.format or "", f"{s.triples:,}", s.loaded_at[:19], s.sha256[:12])
+    console.print(srcs if st.sources else "no (:Source) records: nothing was loaded with `sgr load`")
+
+
+# -- eval -------------------------------------------------------------------------------------------------------------
+def show_run(res: "RunResult") -> None:
+    """``sgr eval``: questions done, the headline metrics, where the report is."""
+    ov = res.metrics["overall"]
+    console.print(f"{res.done}/{res.total} questions ({res.answered_now} now, {res.errors} errors) → {res.run_dir}")
+    line = (f"Hits@1 (strict) {ov['hits1_strict']:.3f} · Hit (lenient, RoG 'Hits@1') {ov['hit']:.3f} · "
+            f"F1 {ov['f1']:.3f} · exact set {ov['exact_set']:.3f}")
+    if "ceiling" in ov:
+        line += f" · ceiling {ov['ceiling']:.3f}"
+    console.print(line)
+    console.print(f"report: {res.run_dir / 'report.md'}")
+    if res.interrupted:
+        console.print("[yellow]interrupted[/]: rerun the same command to resume")
+
+
+def show_report(metrics: dict[str, Any], run_dir: Path) -> None:
+    console.print(f"{metrics['n_done']} questions · Hits@1 (strict) {metrics['overall']['hits1_strict']:.3f} → "
+                  f"{run_dir / 'report.md'}")
+
+
+# -- scr --------------------------------------------------------------------------------------------------------------
+def show_scr_training(res: Any) -> None:
+    """``sgr scr train``: one row per epoch, then the best epoch."""
+    table = Table("epoch", "loss", "step acc", "val Hit", "val Hits@1", "train s", "val s")
+    for r in res.history:
+        table.add_row(str(r.epoch), f"{r.loss:.3f}", f"{r.step_accuracy:.3f}", f"{r.val_hit:.3f}",
+                      f"{r.val_hits1:.3f}", f"{r.train_seconds:.0f}", f"{r.val_seconds:.0f}")
+    console.print(table)
+    console.print(f"best epoch {res.best_epoch} (val Hits@1 {res.best_hits1:.3f}, Hit {res.best_hit:.3f}) → "
+                  f"{res.best_path}")
+
+
+def show_scr_paths(paths: Sequence["ReasoningPath"]) -> None:
+    """``sgr scr paths``: the top-K paths with P(a, p | q)."""
+    from sgr.methods.scr.method import render_path
+
+    for rank, p in enumerate(paths, 1):
+        console.print(f"{rank:2d}. P={p.score:.3f}  {render_path(p)}", highlight=False)
+    if not paths:
+        console.print("no path above the probability threshold")
+
+
+# -- relations --------------------------------------------------------------------------------------------------------
+def relations_epoch(log: Any) -> None:
+    """One line per training epoch of ``sgr relations train`` (stderr)."""
+    rra = "  ".join(f"@{k} {v:.3f}" for k, v in log.val_rra.items())
+    err_console.print(f"epoch {log.epoch:3d}  loss {log.loss:.4f}  val RRA {rra}  ({log.seconds:.1f} s)",
+                      highlight=False)
+
+
+def show_relations_training(dataset: str, trained: Any) -> None:
+    res = trained.result
+    table = Table(title=f"{dataset}: {res.train_questions} train / {res.val_questions} validation questions, "
+                        f"{trained.vocabulary_size} relations in the graph")
+    table.add_column("validation RRA")
+    for k in res.best_val:
+        table.add_column(f"@{k}", justify="right")
+    table.add_row(f"trained (epoch {res.best_epoch})", *[f"{v:.3f}" for v in res.best_val.values()])
+    table.add_row("cosine", *[f"{trained.cosine_val.get(k, 0.0):.3f}" for k in res.best_val])
+    console.print(table)
+    console.print(f"saved {trained.path} (graph version {trained.graph_version}, {res.seconds:.0f} s)")
+
+
+def show_rra(ev: Any, ks: Sequence[int]) -> None:
+    """``sgr relations eval``: RRA@k per retriever for one dataset."""
+    table = Table(title=f"{ev.dataset}: {ev.questions} questions, {ev.vocabulary_size} relations "
+                        f"(ceiling {ev.ceiling:.3f}: gold relations all in the graph)")
+    table.add_column("retriever")
+    for k in ks:
+        table.add_column(f"RRA@{k}", justify="right")
+    for label, row in ev.rra.items():
+        table.add_row(label, *[f"{row[k]:.3f}" for k in ks])
+    console.print(table)
+
+
+def show_top_relations(name: str, vocabulary: int, ranked: Sequence[tuple[str, float]]) -> None:
+    table = Table(title=f"{name}: top {len(ranked)} of {vocabulary} relations")
+    table.add_column("relation")
+    table.add_column("score", justify="right")
+    for rel, score in ranked:
+        table.add_row(rel, f"{score:.3f}")
+    console.print(table)
+
+
+# -- evidence ---------------------------------------------------------------------------------------------------------
+def show_evidence_list(rows: Sequence[Any]) -> None:
+    if not rows:
+        console.print("no saved evidence (save some with `sgr ask --save`)")
+        return
+    table = Table()
+    table.add_column("id", no_wrap=True, min_width=12)
+    table.add_column("asked at (UTC)", no_wrap=True)
+    for col in ("method", "question", "answers"):
+        table.add_column(col)
+    table.add_column("evidence", justify="right")
+    for r in rows:
+        table.add_row(r.id, r.asked_at[:16].replace("T", " "), e(r.method), e(r.text),
+                      e(", ".join(r.answers[:3]) + (" …" if len(r.answers) > 3 else "")), str(r.evidence))
+    console.print(table)
+
+
+def show_evidence(view: "EvidenceView") -> None:
+    """``sgr evidence show``: answers, scored paths, evidence entities, the Cypher that ran, how to redraw it."""
+    from sgr.core.types import ReasoningPath
+    from sgr.evidence.saved import ROLES
+
+    saved = view.saved
+    plain(f"{saved.id}  {saved.asked_at}  method {saved.method}" + (f"  route {saved.route}" if saved.route else ""))
+    plain(f"question: {saved.text}" + (f"  ({saved.question_id})" if saved.question_id else ""))
+    for i, a in enumerate(saved.answers):
+        score = saved.answer_scores[i] if i < len(saved.answer_scores) else 0.0
+        plain(f"  answer {i + 1}: {a}  (score {score:.4g})")
+    if saved.paths:
+        plain("paths:")
+        for p in saved.paths:
+            plain(f"  {p['rank']:>3}  {p['score']:.4g}  " + ReasoningPath(
+                nodes=p["nodes"], relations=p["relations"], names=p["names"], directions=p["directions"]).render())
+    for role in ROLES:
+        names = [link.name or link.id for link in saved.links if link.role == role]
+        if names:
+            plain(f"{role} entities ({len(names)}): " + ", ".join(names))
+    for c in saved.cypher:
+        plain("Cypher that ran:\n" + c)
+    plain("redraw query:\n" + view.redraw)
+    if view.browser_url:
+        plain("Neo4j Browser: " + view.browser_url)
+    if view.html:
+        plain(f"HTML view: {view.html}")

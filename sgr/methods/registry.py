@@ -38,6 +38,7 @@ METHODS: dict[str, str] = {
 
 
 def method_names() -> list[str]:
+    """The registered method names, sorted (``sgr eval --method`` / ``sgr ask --method``)."""
     return sorted(METHODS)
 
 

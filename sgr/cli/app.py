@@ -1,0 +1,57 @@
+"""The ``sgr`` Typer application: one-line errors, unknown options refused, command groups registered from modules."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from sgr.cli.render import error_line
+from sgr.core.errors import ConfigError, SgrError
+
+HELP = "Grounded question answering over a Freebase-style knowledge graph in Neo4j."
+
+
+class SgrGroup(TyperGroup):
+    """The root command: an :class:`SgrError` from any command becomes one red line on stderr and its exit code.
+
+    Handled here (not around ``app()``) so that ``sgr`` on the shell and Typer's ``CliRunner`` in tests behave the
+    same. Unknown options are refused by Click itself (usage error, exit code 2).
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SgrError as exc:
+            error_line(str(exc))
+            ctx.exit(exc.exit_code)
+
+
+def build(*modules: ModuleType) -> typer.Typer:
+    """The app with each module's commands: every module of ``sgr/cli`` has ``register(app)``."""
+    app = typer.Typer(cls=SgrGroup, help=HELP, no_args_is_help=True, pretty_exceptions_enable=False,
+                      add_completion=False)
+    for module in modules:
+        module.register(app)
+    return app
+
+
+def group(app: typer.Typer, name: str, help: str, **kwargs: Any) -> typer.Typer:
+    """A command group ``sgr NAME …`` added to ``app``."""
+    sub = typer.Typer(help=help, no_args_is_help=True, **kwargs)
+    app.add_typer(sub, name=name)
+    return sub
+
+
+def key_values(items: list[str] | None, flag: str = "--option") -> dict[str, str]:
+    """``KEY=VALUE`` flags as a dict (values stay strings; the method's typed config parses them)."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value
+    return out

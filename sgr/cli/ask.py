@@ -1,0 +1,47 @@
+"""``sgr ask``: answer one question with a method (SGR by default) and show its trace and evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from sgr.cli.render import show_ask
+
+METHOD_HELP = ("sgr (default), its variants (sgr-direct, sgr-no-verify, sgr-no-schema, cypher-only, sgr-compiled: "
+               "no LLM, llm-only) or any `sgr eval` method: rcr, scr, scr+llm …")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("ask")
+    def ask_cmd(
+        question: str = typer.Argument(..., help="the question, e.g. \"what does jamaican people speak?\""),
+        topic: Optional[list[str]] = typer.Option(None, "--topic", "-t", help="topic entity name or MID "
+                                                  "(repeatable); default: linked from the text"),
+        method: str = typer.Option("sgr", "--method", "-m", help=METHOD_HELP),
+        hops: int = typer.Option(2, "--hops", help="expansion depth (a CVT node is not a hop)"),
+        max_repairs: int = typer.Option(2, "--max-repairs", help="rounds of feeding Neo4j's errors back to the LLM"),
+        retriever: Optional[str] = typer.Option(None, "--retriever",
+                                                help="SGR: who proposes the collaborative stage's paths: schema (G_q, "
+                                                     "default), scr (the trained SCR GNN, ρ = path probability) or "
+                                                     "schema+scr"),
+        scr_checkpoint: Optional[Path] = typer.Option(None, "--scr-checkpoint",
+                                                      help="SCR .pt (default: the latest `sgr scr train` run)"),
+        as_json: bool = typer.Option(False, "--json", help="print the whole trace as JSON"),
+        save: bool = typer.Option(False, "--save", help="record the evidence in the graph (`sgr evidence list`)"),
+        html: Optional[Path] = typer.Option(None, "--html", help="write the offline HTML evidence view here"),
+    ) -> None:
+        """Answer one question: answers with their paths, the Cypher that ran, route, costs, evidence."""
+        from sgr.api import ask
+        from sgr.graph.store import GraphStore
+
+        options = {}  # only what was given: a method without these settings refuses them (ConfigError)
+        if retriever is not None:
+            options["path_retriever"] = retriever
+        if scr_checkpoint is not None:
+            options["scr_checkpoint"] = str(scr_checkpoint)
+        with GraphStore.from_settings() as store:
+            result = ask(question, store=store, topics=topic or [], method=method, hops=hops,
+                         max_repairs=max_repairs, options=options, save=save, html=html)
+        show_ask(result, as_json=as_json)

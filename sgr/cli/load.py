@@ -1,0 +1,80 @@
+"""``sgr load freebase|triples``, ``sgr stats`` and ``sgr query``: data into Neo4j and a look at it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from sgr.cli.app import group
+from sgr.cli.render import load_progress, show_json, show_load_report, show_rows, show_stats
+
+FORMAT_HELP = "rog | ntriples | triples (default: from the extension, else the first lines)"
+
+
+def _load(paths: list[Path], fmt: Optional[str], keep_all: bool, max_errors: int, batch_size: int,
+          force: bool) -> None:
+    from sgr.api import load
+
+    with load_progress() as progress:
+        report = load(paths, format=fmt, keep_all=keep_all, max_errors=max_errors, batch_size=batch_size, force=force,
+                      progress=progress)
+    show_load_report(report, max_errors)
+
+
+def register(app: typer.Typer) -> None:
+    load_app = group(app, "load", "Load Freebase-style graphs into Neo4j (batched, idempotent, resumable).")
+
+    @load_app.command("freebase")
+    def load_freebase(
+        paths: list[Path] = typer.Argument(..., help="RoG JSONL/Parquet, N-Triples (.nt/.nt.gz) or triples files"),
+        fmt: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        keep_all: bool = typer.Option(False, "--keep-all", help="keep Freebase housekeeping relations "
+                                      "(type.*, common.*, freebase.*, kg.*, rdf/rdfs/owl)"),
+        max_errors: int = typer.Option(100, "--max-errors", help="malformed lines tolerated before the load stops"),
+        batch_size: int = typer.Option(20_000, "--batch-size", help="rows per write transaction"),
+        force: bool = typer.Option(False, "--force", help="load files again even if already loaded unchanged"),
+    ) -> None:
+        """Load Freebase-style data: RoG question graphs, Freebase N-Triples, or plain triples."""
+        _load(paths, fmt, keep_all, max_errors, batch_size, force)
+
+    @load_app.command("triples")
+    def load_triples(
+        paths: list[Path] = typer.Argument(..., help="files of head|relation|tail or TAB-separated lines"),
+        max_errors: int = typer.Option(100, "--max-errors", help="malformed lines tolerated before the load stops"),
+        batch_size: int = typer.Option(20_000, "--batch-size", help="rows per write transaction"),
+        force: bool = typer.Option(False, "--force", help="load files again even if already loaded unchanged"),
+    ) -> None:
+        """Load plain triples (MetaQA kb.txt style: head|relation|tail, or TSV)."""
+        _load(paths, "triples", False, max_errors, batch_size, force)
+
+    @app.command("stats")
+    def stats_cmd(
+        top: int = typer.Option(10, help="how many relation types to list"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables"),
+    ) -> None:
+        """Nodes, CVTs, relationships and relation types in the graph, and the files loaded into it."""
+        from sgr.graph.stats import graph_stats
+        from sgr.graph.store import GraphStore
+
+        with GraphStore.from_settings() as store:
+            st = graph_stats(store, top=top)
+        if as_json:
+            show_json(st.to_dict())
+        else:
+            show_stats(st, store.uri)
+
+    @app.command("query")
+    def query(
+        cypher: str = typer.Argument(..., help="a read-only Cypher query"),
+        limit: int = typer.Option(50, help="row cap"),
+        timeout: float = typer.Option(30.0, help="seconds before Neo4j stops the query"),
+    ) -> None:
+        """Run a read-only Cypher query (READ access, timeout, row cap) and print the rows."""
+        from sgr.graph.store import GraphStore
+
+        with GraphStore.from_settings() as store:
+            store.verify()
+            result = store.run_generated(cypher, timeout_s=timeout, row_cap=limit)
+        show_rows(result.rows, result.truncated, limit)

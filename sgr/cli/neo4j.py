@@ -1,0 +1,53 @@
+"""``sgr neo4j start|stop|status``: the embedded Neo4j 5.26 (sgr.graph.server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from sgr.cli.app import group
+from sgr.cli.render import console
+
+
+def register(app: typer.Typer) -> None:
+    neo4j_app = group(app, "neo4j", "Start, stop and inspect the embedded Neo4j 5.26 (no Docker needed).")
+
+    @neo4j_app.command("start")
+    def neo4j_start(
+        port: Optional[int] = typer.Option(None, help="Bolt port (default: a free one)"),
+        data_dir: Optional[Path] = typer.Option(None, help="store folder (default: $SGR_HOME/neo4j/dbms)"),
+        heap: str = typer.Option("1g", help="JVM heap, e.g. 2g"),
+        pagecache: str = typer.Option("512m", help="Neo4j page cache, e.g. 1g"),
+        browser: bool = typer.Option(False, "--browser", help="also serve Neo4j Browser on 127.0.0.1"),
+    ) -> None:
+        """Start Neo4j (builds the launcher with Maven on first use) and wait until Bolt answers."""
+        from sgr.graph import server
+
+        info = server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache)
+        console.print(f"Neo4j is running: [bold]{info.uri}[/] (pid {info.pid}, store {info.home}, log {info.log})")
+        if browser:
+            from sgr.graph import browser as browser_mod
+
+            console.print(f"Neo4j Browser: [bold]{browser_mod.serve(info)}[/]", soft_wrap=True)
+        console.print(f"Use it from other shells with: export NEO4J_URI={info.uri}")
+
+    @neo4j_app.command("stop")
+    def neo4j_stop() -> None:
+        """Stop the embedded Neo4j cleanly."""
+        from sgr.graph import server
+
+        console.print("stopped" if server.stop() else "Neo4j was not running")
+
+    @neo4j_app.command("status")
+    def neo4j_status() -> None:
+        """Say whether the embedded Neo4j runs, where, and with which store."""
+        from sgr.graph import server
+
+        info = server.status()
+        if info is None:
+            console.print("Neo4j is not running (start it with `sgr neo4j start`)")
+            raise typer.Exit(1)
+        console.print(f"running: {info.uri} pid {info.pid} store {info.home} log {info.log}"
+                      + (f" browser {info.browser_url}" if info.browser_url else ""), soft_wrap=True)

@@ -1,0 +1,101 @@
+"""``sgr relations train|eval|top``: RCR's relation retriever (sgr.retrieval.relations)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from sgr.cli.app import group
+from sgr.cli.render import err_console, relations_epoch, show_relations_training, show_rra, show_top_relations
+from sgr.core.errors import ConfigError
+
+
+def parse_ks(text: str) -> list[int]:
+    """``--k 10,50`` as ``[10, 50]``; ConfigError for anything but positive integers."""
+    try:
+        ks = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"--k must be comma-separated integers, got {text!r}") from exc
+    if not ks or min(ks) < 1:
+        raise ConfigError(f"--k must list positive integers, got {text!r}")
+    return ks
+
+
+def register(app: typer.Typer) -> None:
+    relations_app = group(app, "relations", "RCR's relation retriever: train the heads, evaluate RRA@k, rank "
+                                            "relations.")
+
+    @relations_app.command("train")
+    def relations_train(
+        dataset: str = typer.Option(..., "--dataset", help="webqsp (train paths) | metaqa (dev, all hops)"),
+        epochs: int = typer.Option(50, help="epochs (paper: 50)"),
+        lr: float = typer.Option(5e-4, help="Adam learning rate (paper: 5e-4 on WebQSP)"),
+        batch_size: int = typer.Option(32, "--batch-size", help="questions per step (paper: 1; slower on CPU)"),
+        negatives: int = typer.Option(80, help="sampled negative relations per question (paper: 80)"),
+        gamma: float = typer.Option(0.5, help="margin of the ranking loss (paper: 0.5)"),
+        val_fraction: float = typer.Option(0.1, "--val-fraction", help="share held out for model selection"),
+        select_k: int = typer.Option(50, "--select-k", help="keep the epoch with the best validation RRA@k"),
+        patience: Optional[int] = typer.Option(None, help="stop after N epochs without a better validation RRA"),
+        limit: Optional[int] = typer.Option(None, help="WebQSP: first N questions; MetaQA: N per hop (fixed seed)"),
+        seed: int = typer.Option(0, help="seed of the split, the negatives and the initialisation"),
+        out: Optional[Path] = typer.Option(None, help="model file (default: $SGR_HOME/cache/relations/"
+                                           "<dataset>-<graph version>.pt, found by --model auto)"),
+        data: Optional[Path] = typer.Option(None, help="shared data folder (default: $SGR_SHARED_DATA or "
+                                                       "../shared/data)"),
+    ) -> None:
+        """Train the dual-encoder heads (RCR §4.1) against the loaded graph's relation vocabulary."""
+        from sgr.graph.store import GraphStore
+        from sgr.retrieval.relations import TrainConfig, train_model
+
+        cfg = TrainConfig(epochs=epochs, lr=lr, gamma=gamma, negatives=negatives, batch_size=batch_size,
+                          select_k=select_k, seed=seed, patience=patience)
+        with GraphStore.from_settings() as store:
+            store.verify()
+            trained = train_model(store, dataset, config=cfg, data_dir=data, limit=limit, val_fraction=val_fraction,
+                                  out=out, progress=relations_epoch)
+        show_relations_training(dataset, trained)
+
+    @relations_app.command("eval")
+    def relations_eval(
+        dataset: list[str] = typer.Option(["webqsp"], "--dataset",
+                                          help="webqsp | metaqa-1hop | metaqa-2hop | metaqa-3hop (repeatable)"),
+        model: str = typer.Option("auto", help="model file, 'auto' (trained on this graph version) or 'cosine'"),
+        k: str = typer.Option("10,50,100,200", help="comma-separated k of RRA@k"),
+        limit: Optional[int] = typer.Option(None, help="questions per set (MetaQA: fixed-seed sample)"),
+        seed: int = typer.Option(0, help="seed of the MetaQA sample"),
+        data: Optional[Path] = typer.Option(None, help="shared data folder"),
+    ) -> None:
+        """RRA@k (RCR §5.1) of the trained retriever beside plain cosine on the graph's relation vocabulary."""
+        from sgr.graph.store import GraphStore
+        from sgr.retrieval.relations import evaluate_retrieval, load_retriever
+
+        ks = parse_ks(k)
+        with GraphStore.from_settings() as store:
+            store.verify()
+            retrievers = {"cosine": load_retriever(store, "cosine")}
+            if model != "cosine":
+                trained = load_retriever(store, model)
+                if trained.trained:
+                    retrievers[f"trained ({Path(trained.info['model']).name})"] = trained
+                else:
+                    err_console.print("no trained model for this graph version: showing cosine only "
+                                      "(train one with `sgr relations train`)")
+            for name in dataset:
+                show_rra(evaluate_retrieval(retrievers, name, data_dir=data, limit=limit, seed=seed, ks=ks), ks)
+
+    @relations_app.command("top")
+    def relations_top(
+        question: str = typer.Argument(..., help="the question"),
+        k: int = typer.Option(10, "-k", help="how many relations"),
+        model: str = typer.Option("auto", help="model file, 'auto' or 'cosine'"),
+    ) -> None:
+        """The k relations of the graph most similar to a question."""
+        from sgr.graph.store import GraphStore
+        from sgr.retrieval.relations import load_retriever
+
+        with GraphStore.from_settings() as store:
+            store.verify()
+            retriever = load_retriever(store, model)
+        show_top_relations(retriever.name, len(retriever.relations), retriever.top_k(question, k))

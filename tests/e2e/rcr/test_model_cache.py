@@ -1,0 +1,44 @@
+"""Trained heads are saved with the graph version and found again only for that version (real Neo4j)."""
+
+from __future__ import annotations
+
+from loaders.writer import GraphBatch, write_graph
+from sgr.retrieval.relations import (RelationExample, TrainConfig, default_model_path, load_retriever, save_model,
+                           train_heads, trained_retriever)
+
+
+def test_auto_finds_the_model_of_this_graph_version_only(clean_store, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SGR_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("SGR_RELATION_MODEL", raising=False)
+    batch = GraphBatch()
+    for h, r, t in [("Jamaica", "location.country.languages_spoken", "Jamaican English"),
+                    ("Jamaica", "location.location.containedby", "Caribbean"),
+                    ("Barack Obama", "people.person.place_of_birth", "Honolulu")]:
+        batch.add_triple(h, r, t)
+    write_graph(clean_store, batch)
+    vocab = [v["name"] for v in clean_store.relation_vocabulary()]
+    assert load_retriever(clean_store, "auto").trained is False  # nothing trained yet: plain cosine
+    assert trained_retriever(clean_store) is None
+
+    train = [RelationExample("1", "what language is spoken in peru", (("location.country.languages_spoken",),)),
+             RelationExample("2", "where was john born", (("people.person.place_of_birth",),))]
+    cfg = TrainConfig(epochs=2, negatives=2, batch_size=2)
+    result = train_heads(train, [], vocab, vocab, cfg)
+    version = clean_store.graph_version()
+    path = save_model(default_model_path("tiny", version), result, dataset="tiny", graph_version=version,
+                      vocabulary_size=len(vocab), config=cfg)
+    assert path.exists() and path.parent == tmp_path / "relations"
+
+    r = load_retriever(clean_store, "auto")
+    assert r.trained and r.info["graph_version"] == version and r.graph_version == version
+    assert sorted(r.relations) == sorted(vocab)
+    assert [name for name, _ in r.top_k("what language do they speak in jamaica", 3)] and len(r.top_k("x", 99)) == 3
+    assert trained_retriever(clean_store) is not None
+
+    # new data → new graph version → the old heads are not picked automatically
+    more = GraphBatch()
+    more.add_triple("Peru", "location.country.currency_used", "Peruvian sol")
+    write_graph(clean_store, more)
+    assert clean_store.graph_version() != version
+    assert load_retriever(clean_store, "auto").trained is False
+    assert load_retriever(clean_store, path).trained is True  # an explicit model file still loads

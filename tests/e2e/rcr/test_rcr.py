@@ -1,0 +1,136 @@
+"""RCR (sgr/rcr.py): grammar, parsing, substitution on a hand-built graph in the real Neo4j, the answerer."""
+
+from __future__ import annotations
+
+import pytest
+
+from loaders.writer import GraphBatch, write_graph
+from sgr.methods.rcr.method import (RELATION_PATH_PROMPT, RCRAnswerer, RCRConfig, generate_relation_paths, parse_relation_paths,
+                     path_guided_subgraph, path_messages, relation_path_grammar)
+from sgr.retrieval.relations import CosineRelationRetriever
+from sgr.core.types import Question
+from tests.helpers import scripted_llm
+
+TRIPLES = [
+    ("Jamaica", "location.country.languages_spoken", "Jamaican English"),
+    ("Jamaica", "location.country.languages_spoken", "Jamaican Creole English Language"),
+    ("Jamaica", "location.location.containedby", "Caribbean"),
+    ("Jamaica", "location.country.currency_used", "Jamaican dollar"),
+    ("Jamaican English", "language.human_language.language_family", "Indo-European languages"),
+    # the relation exists in the graph, but not at Jamaica
+    ("Spanish Language", "language.human_language.countries_spoken_in", "Spain"),
+    # a CVT walk: Usain Bolt -> roster -> team
+    ("Usain Bolt", "sports.pro_athlete.teams", "m.0roster1"),
+    ("m.0roster1", "sports.sports_team_roster.team", "Racers Track Club"),
+]
+
+
+@pytest.fixture()
+def tiny_graph(clean_store):
+    batch = GraphBatch()
+    for h, r, t in TRIPLES:
+        batch.add_triple(h, r, t)
+    write_graph(clean_store, batch)
+    return clean_store
+
+
+@pytest.fixture()
+def retriever(tiny_graph):
+    vocab = [v["name"] for v in tiny_graph.relation_vocabulary()]
+    return CosineRelationRetriever(vocab)
+
+
+def test_grammar_admits_only_candidate_relations() -> None:
+    g = relation_path_grammar(["a.b.c", "d.e_f"], max_hops=2, max_paths=3)
+    assert 'rel ::= "a.b.c" | "d.e_f"' in g
+    assert g.startswith("root ::= path ")
+    assert g.count("path)?") == 1 and '", " rel' in g
+    with pytest.raises(ValueError):
+        relation_path_grammar([], 2, 2)
+
+
+def test_parse_keeps_only_known_relations_and_drops_duplicates() -> None:
+    text = "(a.b, c.d)\n(a.b)\n(a.b, c.d)\n(x.y)\n(c.d, a.b, a.b, a.b)"
+    assert parse_relation_paths(text, ["a.b", "c.d"], max_hops=3) == [("a.b", "c.d"), ("a.b",)]
+
+
+def test_prompt_is_the_appendix_a3_template() -> None:
+    msgs = path_messages("what does jamaican people speak", "Jamaica", ["r1", "r2"], beam=1)
+    text = msgs[-1].content
+    assert text.startswith("Please generate a valid relation path that connects the question entity to potential "
+                           "answer entities using only the provided candidate relations.")
+    assert "Question: what does jamaican people speak\nQuestion Entity: Jamaica\nCandidate Relations: (r1, r2)" in text
+    assert "- Prefer shorter and semantically coherent paths." in text
+    assert text == RELATION_PATH_PROMPT.format(question="what does jamaican people speak", entity="Jamaica",
+                                               relations="r1, r2", paths_line="")
+
+
+def test_substitution_replaces_a_missing_relation_by_the_most_similar_present_one(tiny_graph, retriever) -> None:
+    # Jamaica has no `language.human_language.countries_spoken_in` edge: the most similar relation it has is
+    # location.country.languages_spoken (and not containedby / currency_used).
+    path = [("language.human_language.countries_spoken_in",)]
+    g1 = path_guided_subgraph(tiny_graph, ["Jamaica"], path, retriever, substitutions=1)
+    step = g1.walks[0].steps[0]
+    assert step.substituted and step.used == ["location.country.languages_spoken"]
+    assert set(g1.endpoints()) == {"Jamaican English", "Jamaican Creole English Language"}
+    assert ("Jamaica", "location.country.languages_spoken", "Jamaican English") in g1.triples
+
+    g0 = path_guided_subgraph(tiny_graph, ["Jamaica"], path, retriever, substitutions=0)
+    assert g0.walks[0].steps[0].substituted and g0.walks[0].steps[0].used == []
+    assert not g0.triples and not g0.endpoints()
+
+    g2 = path_guided_subgraph(tiny_graph, ["Jamaica"], path, retriever, substitutions=2)
+    used = g2.walks[0].steps[0].used
+    assert len(used) == 2 and used[0] == "location.country.languages_spoken"
+    assert len(g2.triples) > len(g1.triples)
+
+
+def test_exact_paths_walk_through_cvts_in_both_directions(tiny_graph, retriever) -> None:
+    g = path_guided_subgraph(tiny_graph, ["Usain Bolt"],
+                             [("sports.pro_athlete.teams", "sports.sports_team_roster.team")], retriever)
+    assert not g.walks[0].substituted and g.walks[0].complete
+    assert list(g.endpoints()) == ["Racers Track Club"]
+    (p,) = g.paths_to("Racers Track Club", 0)
+    assert p.nodes == ["Usain Bolt", "m.0roster1", "Racers Track Club"] and p.directions == ["out", "out"]
+    # walking a relation against its stored direction
+    back = path_guided_subgraph(tiny_graph, ["Racers Track Club"],
+                                [("sports.sports_team_roster.team", "sports.pro_athlete.teams")], retriever)
+    assert list(back.endpoints()) == ["Usain Bolt"]
+    assert back.paths_to("Usain Bolt", 0)[0].directions == ["in", "in"]
+
+
+def test_rcr_answers_from_the_walked_subgraph_with_a_scripted_model(tiny_graph, retriever) -> None:
+    # reply 1: the relation paths (one with a relation Jamaica lacks); reply 2: the answers
+    llm = scripted_llm("(location.country.languages_spoken)\n(language.human_language.countries_spoken_in)",
+                       "Jamaican English\nNot In The Graph")
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(candidates=20, beam=4, examples=0))
+    q = Question(id="q1", text="what does jamaican people speak", topic_entities=["Jamaica"])
+    pred = rcr.answer(q)
+    assert pred.error is None, pred.error
+    assert [a.text for a in pred.answers] == ["Jamaican English"]  # the ungrounded line is dropped
+    assert pred.answers[0].paths and pred.answers[0].paths[0].nodes == ["Jamaica", "Jamaican English"]
+    assert pred.extra["relation_paths"] == [["location.country.languages_spoken"],
+                                            ["language.human_language.countries_spoken_in"]]
+    assert pred.extra["substitutions"] and pred.extra["substitutions"][0]["used"] == ["location.country.languages_spoken"]
+    assert pred.usage.llm_calls == 2 and pred.usage.neo4j_queries > 0
+    assert set(pred.usage.stage_seconds) >= {"relations", "paths", "walk", "answer"}
+
+
+def test_rcr_reports_an_unknown_topic_entity(tiny_graph, retriever) -> None:
+    llm = scripted_llm("(location.country.languages_spoken)")
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(examples=0))
+    pred = rcr.answer(Question(id="q2", text="what does atlantis speak", topic_entities=["Atlantis Nowhere"]))
+    assert pred.error and "Atlantis" in pred.error and not pred.answers
+
+
+def test_the_real_model_writes_paths_only_from_the_retrieved_relations(local_llm) -> None:
+    cands = ["location.country.languages_spoken", "location.location.containedby", "location.country.currency_used",
+             "people.person.nationality", "language.human_language.countries_spoken_in"]
+    paths, raw = generate_relation_paths(local_llm, "what does jamaican people speak", "Jamaica", cands,
+                                         RCRConfig(beam=3, max_hops=2))
+    assert raw.strip(), "the model returned nothing"
+    assert 1 <= len(paths) <= 3
+    assert all(1 <= len(p) <= 2 and set(p) <= set(cands) for p in paths)
+    # the grammar admits nothing else: every reply line is a parenthesised path of candidates
+    assert len(parse_relation_paths(raw, cands, 2)) == len(paths)
+    assert all(line.startswith("(") and line.endswith(")") for line in raw.strip().splitlines())

@@ -1,0 +1,143 @@
+"""SGR end to end against the real Neo4j with a scripted chat model (sgr/pipeline.py)."""
+
+import json
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from sgr.core.errors import EntityNotFound
+from sgr.api import ask
+from sgr.cli.render import format_result
+from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
+from sgr.core.types import Question
+from tests.helpers import scripted_llm
+
+
+LANG = "location.country.languages_spoken"
+SCHEMA_REPLY = '{"relations": [1]}'
+GOOD_CYPHER = f'MATCH (e:Entity {{name: "Jamaica"}})-[:`{LANG}`]->(x:Entity) RETURN DISTINCT x.name AS answer'
+NOWHERE_CYPHER = 'MATCH (e:Entity {name: "Jamaica"}) RETURN DISTINCT "Atlantis" AS answer'
+GOLD = {"Jamaican English", "Jamaican Creole English Language"}
+Q = Question(id="WebQTest-0", text="what does jamaican people speak?", topic_entities=["Jamaica"])
+
+
+def answerer(store, variant, *replies, **options):
+    cfg = config_from_options(variant, {"exemplars": False, **options})
+    llm = scripted_llm(*replies) if replies else None
+    return SGRAnswerer(store, llm, cfg, name=variant)
+
+
+def test_direct_route_with_the_models_cypher(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER).run(Q)
+    pred = res.prediction
+    assert pred.route == "direct" and res.cypher_source == "llm"
+    assert set(pred.answer_texts) == GOLD
+    assert pred.cypher == [GOOD_CYPHER]
+    for a in pred.answers:  # grounded: every answer carries a path from the topic entity to it
+        assert a.paths and a.paths[0].nodes[0] == "Jamaica" and a.paths[0].nodes[-1] == a.id
+    assert all(c.valid and c.gamma == pytest.approx(1.0) for c in res.candidates)
+    assert pred.usage.llm_calls == 2 and {"schema", "link", "subgraph", "cypher", "validate"} <= set(pred.usage.stage_seconds)
+    assert res.schema.source == "llm" and len(res.schema.ordered) == 1
+
+
+def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, "no idea", "still nothing", "nope").run(Q)
+    assert res.generation.repairs == 2 and res.generation.final is None
+    assert res.cypher_source == "compiled" and res.prediction.route == "direct"
+    assert set(res.prediction.answer_texts) == GOLD
+    best = res.subgraph.schema_paths[0]
+    assert f"`{best.relations[0]}`" in res.prediction.cypher[-1] and res.compiled.params["seed"] == "Jamaica"
+
+
+def test_collaborative_route_when_nothing_is_valid(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    pred = res.prediction
+    assert pred.route == "collaborative"
+    assert set(pred.answer_texts) == GOLD
+    assert res.votes[0].support >= res.votes[-1].support
+    assert all(a.paths for a in pred.answers)
+    direct_only = answerer(webqsp_graph, "sgr-direct", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    assert direct_only.prediction.answers == [] and direct_only.prediction.route is None
+
+
+def test_cypher_only_runs_the_models_query_and_grounds_by_shortest_path(webqsp_graph):
+    res = answerer(webqsp_graph, "cypher-only", SCHEMA_REPLY, GOOD_CYPHER).run(Q)
+    assert res.subgraph is None and res.prediction.route == "direct"
+    assert set(res.prediction.answer_texts) == GOLD
+    assert all(a.paths[0].source == "shortest-path" for a in res.prediction.answers)
+
+
+def test_no_schema_ablation_has_no_relation_guidance(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr-no-schema", "MATCH (e:Entity {name: \"Jamaica\"})-[:speaks]->(x) RETURN x.name",
+                   "no", "no").run(Q)
+    assert res.schema.relations == [] and res.prediction.usage.llm_calls == 3  # cypher + 2 repairs, no schema call
+    assert all(sp.parts["relevance"] == 0.0 for sp in res.subgraph.schema_paths)
+    assert res.generation.attempts[0].problems[0].kind == "unknown_relationship_type"
+
+
+def test_compiled_method_needs_no_llm_and_evidence_cypher_redraws_it(webqsp_graph):
+    res = ask("what does jamaican people speak?", store=webqsp_graph, topics=["Jamaica"], method="sgr-compiled")
+    assert set(res.prediction.answer_texts) == GOLD and res.prediction.usage.llm_calls == 0
+    rows = webqsp_graph.read(res.detail.evidence_cypher())
+    assert len(rows) == len(res.detail.evidence_triples()) >= 2
+    d = res.to_dict()
+    assert d["route"] == "direct" and d["answers"][0]["paths"] and d["detail"]["evidence_cypher"].startswith("UNWIND")
+
+
+def test_unknown_entity_is_one_clear_error(webqsp_graph):
+    with pytest.raises(EntityNotFound, match="--topic"):
+        ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled")
+    pred = answerer(webqsp_graph, "sgr-compiled").answer(Question(id="x", text="what is qqq?", topic_entities=["qqq zzz"]))
+    assert pred.error and not pred.answers
+
+
+class PickByName(BaseChatModel):
+    """A scripted chat model: answers the schema prompt with the numbers of the named relations, then ``replies``."""
+
+    names: list
+    replies: list
+
+    @property
+    def _llm_type(self) -> str:
+        return "pick-by-name"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        text = messages[-1].content
+        if "Candidate relations:" in text:
+            listed = {line.split(". ", 1)[1]: int(line.split(".", 1)[0])
+                      for line in text.splitlines() if line[:1].isdigit()}
+            reply = json.dumps({"relations": [listed[n] for n in self.names]})
+        else:
+            reply = self.replies.pop(0) if self.replies else "no"
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(reply))])
+
+
+def test_multi_hop_order_on_metaqa(metaqa_graph):
+    from sgr.llm.client import LLM
+
+    q = Question(id="m", text="who directed the movies starred by Jack O'Connell", topic_entities=["Jack O'Connell"])
+    llm = LLM(PickByName(names=["starred_actors", "directed_by"], replies=[]), name="fake")
+    res = SGRAnswerer(metaqa_graph, llm, config_from_options("sgr", {"exemplars": False}), name="sgr").run(q)
+    assert res.schema.ordered == ["starred_actors", "directed_by"]
+    top = res.subgraph.schema_paths[0]
+    assert top.steps == (("starred_actors", "in"), ("directed_by", "out")) and top.hops == 2
+    assert "Yann Demange" in res.prediction.answer_texts
+
+
+def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_graph):
+    from sgr.methods.registry import METHODS
+
+    # `sgr ask --method rcr`: RCR's generated relation paths and grounded answers come back as the trace
+    llm = scripted_llm(f"({LANG})", "Jamaican English")
+    res = ask(Q.text, store=webqsp_graph, topics=["Jamaica"], method="rcr", llm=llm,
+              options={"relation_model": "cosine", "examples": 0, "candidates": 20})
+    assert res.method == "rcr" and [a.text for a in res.prediction.answers] == ["Jamaican English"]
+    assert res.prediction.extra["relation_paths"] == [[LANG]] and res.prediction.answers[0].paths
+    assert res.prediction.paths[0].score == 1.0  # the one generated relation path reaches the answer
+    assert any("Relation paths (generated)" in line for line in format_result(res))
+    # sgr-no-verify is a registered variant: δ and ρ stay the fixed prior (no Yes/No call)
+    assert "sgr-no-verify" in METHODS and config_from_options("sgr-no-verify").max_verify_calls == 0
+    res = answerer(webqsp_graph, "sgr-no-verify", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    assert res.prediction.route == "collaborative" and "verify" not in res.prediction.extra["llm_calls_by_stage"]

@@ -1,0 +1,64 @@
+"""`sgr neo4j start|status|stop` as a user runs them: a second embedded server in its own SGR_HOME."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SGR = [sys.executable, "-m", "cli"]
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(SGR + args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_start_status_stop_and_data_persists(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    env["SGR_HOME"] = str(tmp_path / "home")
+    started = _run(["neo4j", "start"], env)
+    assert started.returncode == 0, started.stderr
+    assert "bolt://127.0.0.1:" in started.stdout
+    try:
+        status = _run(["neo4j", "status"], env)
+        assert status.returncode == 0 and "running" in status.stdout
+        again = _run(["neo4j", "start"], env)  # a second start finds the running server
+        assert again.returncode == 0
+        wrote = _run(["query", "MATCH (n) RETURN count(n) AS n"], env)
+        assert wrote.returncode == 0 and "0" in wrote.stdout
+        from sgr.graph.store import GraphStore
+        import json
+
+        uri = json.loads((tmp_path / "home" / "neo4j" / "server.json").read_text())["uri"]
+        with GraphStore(uri) as st:
+            st.write("CREATE (:Entity {id: 'persisted', name: 'persisted'})")
+    finally:
+        stopped = _run(["neo4j", "stop"], env)
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert _run(["neo4j", "status"], env).returncode == 1
+    # the store persists: start again, the node is still there
+    assert _run(["neo4j", "start"], env).returncode == 0
+    try:
+        out = _run(["query", "MATCH (e:Entity {id: 'persisted'}) RETURN e.name AS name"], env)
+        assert "persisted" in out.stdout
+    finally:
+        _run(["neo4j", "stop"], env)
+
+
+def test_unreachable_neo4j_is_one_line(tmp_path):
+    env = dict(os.environ, NEO4J_URI="bolt://127.0.0.1:1", SGR_HOME=str(tmp_path))
+    out = _run(["query", "RETURN 1"], env)
+    assert out.returncode == 3
+    assert "Traceback" not in out.stderr
+    assert "not reachable" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_generated_write_is_refused_by_cli(neo4j_uri, tmp_path):
+    env = dict(os.environ, NEO4J_URI=neo4j_uri, SGR_HOME=str(tmp_path))
+    out = _run(["query", "CREATE (:Entity {id: 'nope'})"], env)
+    assert out.returncode == 6 and "read" in out.stderr.lower()

@@ -1,0 +1,102 @@
+"""``sgr ask`` through the real command line (Typer's CliRunner) against the real Neo4j, method ``sgr-compiled``
+(no LLM): ``--json``, ``--save``, ``--html``, an unknown option, an unknown entity.
+
+Expected answers come from the WebQSP record (its gold answers), never from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from sgr.core.errors import ConfigError, EntityNotFound
+from tests.helpers import node_ids
+
+RECORD = "WebQTest-0"  # "what does jamaican people speak?" about Jamaica
+
+
+@pytest.fixture()
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def ask(runner: CliRunner, *args: str):
+    return runner.invoke(app, ["ask", *args])
+
+
+def question_args(rec: dict) -> list[str]:
+    return [rec["question"], "--topic", rec["q_entity"][0], "--method", "sgr-compiled"]
+
+
+def test_ask_json_is_the_whole_trace(webqsp_graph, record, runner) -> None:
+    rec = record(RECORD)
+    res = ask(runner, *question_args(rec), "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["question"] == rec["question"] and data["method"] == "sgr-compiled"
+    assert {a["text"] for a in data["answers"]} == set(rec["answer"])
+    for a in data["answers"]:  # every answer is grounded in a path from the topic entity
+        assert a["paths"] and a["paths"][0]["nodes"][0] == rec["q_entity"][0]
+    assert data["usage"]["llm_calls"] == 0 and data["usage"]["neo4j_queries"] > 0
+    assert data["cypher"] and data["detail"]["route"] == data["route"]
+    assert data["evidence"]["question_id"] is None and "UNWIND" in data["evidence"]["query"]
+    # the evidence query draws the answers' edges in the real graph
+    rows = webqsp_graph.read(data["evidence"]["query"])
+    assert {a["id"] for a in data["answers"]} <= node_ids(rows)
+
+
+def test_ask_prints_answers_paths_and_costs(webqsp_graph, record, runner) -> None:
+    rec = record(RECORD)
+    res = ask(runner, *question_args(rec))
+    assert res.exit_code == 0, res.output
+    for answer in rec["answer"]:
+        assert answer in res.stdout
+    assert "Cypher that answered" in res.stdout and "LLM: 0 calls" in res.stdout
+
+
+def test_ask_save_records_evidence_that_evidence_show_reads(webqsp_graph, record, runner) -> None:
+    rec = record(RECORD)
+    before = webqsp_graph.read("MATCH (q:SgrQuestion) RETURN count(q) AS n")[0]["n"]
+    res = ask(runner, *question_args(rec), "--save", "--json")
+    assert res.exit_code == 0, res.output
+    qid = json.loads(res.stdout)["evidence"]["question_id"]
+    assert qid
+    saved = webqsp_graph.read("MATCH (q:SgrQuestion {id: $id}) RETURN q.text AS text", {"id": qid})
+    assert [r["text"] for r in saved] == [rec["question"]]
+    assert webqsp_graph.read("MATCH (q:SgrQuestion) RETURN count(q) AS n")[0]["n"] == before + 1
+    shown = runner.invoke(app, ["evidence", "show", qid])
+    assert shown.exit_code == 0, shown.output
+    assert all(answer in shown.stdout for answer in rec["answer"])
+    assert runner.invoke(app, ["evidence", "clear", qid]).exit_code == 0
+
+
+def test_ask_html_writes_one_offline_page(webqsp_graph, record, runner, tmp_path) -> None:
+    rec = record(RECORD)
+    page = tmp_path / "view" / "ask.html"
+    res = ask(runner, *question_args(rec), "--html", str(page))
+    assert res.exit_code == 0, res.output
+    assert f"HTML view: {page}" in res.stdout
+    html = page.read_text()
+    assert rec["question"] in html and all(answer in html for answer in rec["answer"])
+    assert "<script src=\"http" not in html  # self-contained: no remote script
+
+
+def test_an_unknown_option_is_refused(webqsp_graph, record, runner) -> None:
+    rec = record(RECORD)
+    res = ask(runner, *question_args(rec), "--muu", "0.9")
+    assert res.exit_code == 2 and "No such option: --muu" in res.output
+    # a bad value of a method setting is refused too: one red line, ConfigError's exit code
+    res = ask(runner, *question_args(rec), "--retriever", "oracle")
+    assert res.exit_code == ConfigError.exit_code, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and "retriever" in lines[0] and "oracle" in lines[0]
+
+
+def test_an_unknown_entity_is_one_red_line(webqsp_graph, runner) -> None:
+    res = ask(runner, "what does zzyzx qwv speak?", "--method", "sgr-compiled")
+    assert res.exit_code == EntityNotFound.exit_code
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and "--topic" in lines[0]

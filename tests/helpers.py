@@ -1,0 +1,36 @@
+"""Helpers shared by tests of both tiers (import as ``from tests.helpers import …``; pyproject puts the repository
+root on ``sys.path`` for pytest).
+
+``scripted_llm`` is the ONE scripted fake chat model of the test suite: an :class:`sgr.llm.client.LLM` over LangChain's
+``FakeListChatModel`` that answers the given replies in order. Unit tests may use it; every LLM stage also has a test
+against the real local model (``local_llm`` fixture, tests/llm_fixtures.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def scripted_llm(*replies: str, logprobs: bool = False, name: str = "fake"):
+    """An :class:`sgr.llm.client.LLM` over a fake chat model that answers ``replies`` in order (no cache).
+
+    ``logprobs=True`` makes the client ask for log-probabilities; the fake model returns none, so code that needs them
+    must fall back (that is what tests of the fallback check).
+    """
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from sgr.llm.client import LLM
+
+    return LLM(FakeListChatModel(responses=list(replies)), name=name, logprobs=logprobs)
+
+
+def node_ids(value: object) -> set[str]:
+    """Entity ids in query rows (paths come back as lists of node property maps and relationship tuples)."""
+    if isinstance(value, dict):
+        return ({value["id"]} if isinstance(value.get("id"), str) else set()) | node_ids(list(value.values()))
+    if isinstance(value, (list, tuple)):
+        return set().union(*(node_ids(v) for v in value)) if value else set()
+    return set()

@@ -1,0 +1,229 @@
+"""Unit tests of the format parsers, detection and file checks (no Neo4j needed)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from loaders import ntriples, rog, triples
+from loaders.api import parse_file
+from loaders.detect import detect_format
+from loaders.records import Literal, Malformed, Name, Skipped, Triple
+from sgr.core.errors import InputError, LoadError
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "loaders"
+NS = "http://rdf.freebase.com/ns/"
+
+
+def kinds(records):
+    out: dict[type, list] = {}
+    for r in records:
+        out.setdefault(type(r), []).append(r)
+    return out
+
+
+# -- plain triples -----------------------------------------------------------------------------
+def test_triples_pipe_and_tab_lines():
+    recs = kinds(triples.parse(FIX / "triples_small.txt"))
+    got = {(t.head, t.relation, t.tail) for t in recs[Triple]}
+    expected = set()
+    for line in (FIX / "triples_small.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            expected.add(tuple(line.split("\t") if "\t" in line else line.split("|")))
+    assert got == expected
+    assert ("Jamaica", "location.country.languages_spoken", "Jamaican English") in got
+    assert Malformed not in recs
+
+
+def test_triples_malformed_lines_name_file_line_and_reason():
+    recs = kinds(triples.parse(FIX / "triples_bad.txt"))
+    bad = {m.line: m.reason for m in recs[Malformed]}
+    assert set(bad) == {2, 3, 4, 6}
+    assert "found 2" in bad[2] and "found 4" in bad[3] and "empty head" in bad[4]
+    assert "no '|' or TAB" in bad[6]
+    assert str(recs[Malformed][0]).startswith(f"{FIX / 'triples_bad.txt'}:2: ")
+    assert {(t.head, t.tail) for t in recs[Triple]} == {("a", "b"), ("a", "c")}
+
+
+def test_triples_bad_encoding_is_one_malformed_line(tmp_path):
+    p = tmp_path / "latin1.txt"
+    p.write_bytes("a|r|b\nCaf\xe9|r|b\nc|r|d\n".encode("latin-1"))
+    recs = kinds(triples.parse(p))
+    assert [m.line for m in recs[Malformed]] == [2]
+    assert "not valid UTF-8" in recs[Malformed][0].reason and "0xe9" in recs[Malformed][0].reason
+    assert len(recs[Triple]) == 2
+
+
+def test_utf8_bom_is_ignored(tmp_path):
+    p = tmp_path / "bom.txt"
+    p.write_bytes("\ufeffa|r|b\n".encode("utf-8"))
+    assert list(triples.parse(p)) == [Triple("a", "r", "b")]
+
+
+@pytest.mark.parametrize("content,match", [
+    (b"", "empty"),
+    ("a|r|b\n".encode("utf-16"), "UTF-16"),
+    (b"\x00\x01\x02binary\x00", "binary"),
+])
+def test_unreadable_files_raise_one_line_input_error(tmp_path, content, match):
+    p = tmp_path / "x.txt"
+    p.write_bytes(content)
+    with pytest.raises(InputError, match=match) as err:
+        list(triples.parse(p))
+    assert "\n" not in str(err.value)
+
+
+def test_missing_file_and_folder(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        list(triples.parse(tmp_path / "nope.txt"))
+    with pytest.raises(InputError, match="folder"):
+        list(triples.parse(tmp_path))
+
+
+def test_corrupt_gzip_is_an_input_error(tmp_path):
+    p = tmp_path / "x.nt.gz"
+    data = gzip.compress(b"<http://a> <http://b> <http://c> .\n" * 2000)
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="gzip"):
+        list(ntriples.parse(p))
+
+
+def test_only_comments_is_no_triples(tmp_path):
+    p = tmp_path / "c.txt"
+    p.write_text("# nothing\n\n# here\n")
+    with pytest.raises(InputError, match="no triples"):
+        parse_file(p, "triples")
+
+
+# -- N-Triples ---------------------------------------------------------------------------------
+def test_ntriples_names_literals_cvts_and_housekeeping():
+    batch, rep = parse_file(FIX / "freebase_small.nt", "ntriples")
+    assert batch.triples == {
+        ("m.03_r3", "location.country.languages_spoken", "m.01428y"),
+        ("m.03_r3", "government.governmental_jurisdiction.governing_officials", "m.0c9v2_q"),
+        ("m.0c9v2_q", "government.government_position_held.office_holder", "m.0b6k40"),
+        ("m.03_r3", "location.country.capital", "m.04_rh"),
+    }
+    assert batch.names["m.03_r3"] == "Jamaica"  # the English name, not the French one
+    assert batch.names["m.0b6k40"] == 'Andrew "Andy" Holness'  # escapes undone
+    assert batch.names["m.0c9v2_q"] is None and batch.names["m.04_rh"] is None  # CVTs
+    assert rep.cvts == 2 and rep.entities == 5
+    props = batch.props["m.03_r3"]
+    assert props["location.location.area"] == pytest.approx(10991.0)
+    assert props["location.statistical_region.population"] == 2890299
+    assert props["location.dated_location.date_founded"] == "1962-08-06"
+    assert props["location.country.iso_alpha_3"] == "JAM"
+    assert props["base.schemastaging.motto"] == "Out of Many, One People"  # @de one skipped
+    assert rep.skipped == {
+        "type.object.name@fr": 1, "base.schemastaging.motto@de": 1, "type.object.type": 1,
+        "common.topic.notable_types": 1, "rdf:type": 1, "freebase.valuenotation.is_reviewed": 1,
+        "kg.object_profile.prominent_type": 1,
+    }
+    assert rep.malformed_count == 1 and "expected <subject> <predicate> <object>" in rep.malformed[0]
+    assert rep.malformed[0].startswith(f"{FIX / 'freebase_small.nt'}:22: ")
+
+
+def test_ntriples_keep_all_keeps_housekeeping():
+    batch, rep = parse_file(FIX / "freebase_small.nt", "ntriples", keep_all=True)
+    rels = {r for _, r, _ in batch.triples}
+    assert {"type.object.type", "common.topic.notable_types", "rdf:type",
+            "freebase.valuenotation.is_reviewed", "kg.object_profile.prominent_type"} <= rels
+    assert len(batch.triples) == 9
+    assert set(rep.skipped) == {"type.object.name@fr", "base.schemastaging.motto@de"}
+    assert batch.names["location.country"] == "location.country"  # a non-MID id names itself
+
+
+def test_ntriples_line_level_details():
+    name = ntriples.parse_line(f'<{NS}m.1> <{NS}type.object.name> "Caf\\u00e9 \\U0001F600"@en-GB .')
+    assert name == Name("m.1", "Café 😀")
+    assert ntriples.parse_line(f'<{NS}m.1> <{NS}x.y.flag> "true"^^<http://www.w3.org/2001/XMLSchema#boolean> .') \
+        == Literal("m.1", "x.y.flag", True)
+    assert ntriples.parse_line(f"_:b1 <{NS}x.y.z> <http://example.org/thing> .") \
+        == Triple("_:b1", "x.y.z", "http://example.org/thing")
+    assert ntriples.parse_line(f"<{NS}m.1>\t<{NS}x.y.z>\t<{NS}m.2>\t.") == Triple("m.1", "x.y.z", "m.2")
+    assert isinstance(ntriples.parse_line(f"<{NS}m.1> <{NS}common.topic.alias> \"x\" ."), Skipped)
+    assert ntriples.parse_line("   ") is None
+    assert "subject" in ntriples.parse_line(f'"lit" <{NS}x> <{NS}m.2> .')
+    assert ntriples.is_housekeeping("type.object.key") and not ntriples.is_housekeeping("type.object.name")
+
+
+def test_ntriples_gzip_reads_like_plain(tmp_path):
+    gz = tmp_path / "fb.nt.gz"
+    gz.write_bytes(gzip.compress((FIX / "freebase_small.nt").read_bytes()))
+    plain, _ = parse_file(FIX / "freebase_small.nt", "ntriples")
+    zipped, _ = parse_file(gz, detect_format(gz))
+    assert zipped.triples == plain.triples and zipped.names == plain.names
+
+
+# -- RoG records -------------------------------------------------------------------------------
+def test_rog_jsonl_merges_all_question_graphs():
+    batch, rep = parse_file(FIX / "rog_small.jsonl", "rog")
+    expected = set()
+    for line in (FIX / "rog_small.jsonl").read_text().splitlines():
+        if line.strip():
+            expected |= {tuple(t) for t in json.loads(line)["graph"]}
+    assert batch.triples == expected and len(expected) == 7  # one triple repeated across questions
+    assert batch.names["m.0c9v2_q"] is None and rep.cvts == 1
+    assert batch.names["Andrew Holness"] == "Andrew Holness"
+    assert rep.malformed_count == 0
+
+
+def test_rog_malformed_records_keep_the_good_triples():
+    recs = kinds(rog.parse(FIX / "rog_bad.jsonl"))
+    by_line: dict[int, list[str]] = {}
+    for m in recs[Malformed]:
+        by_line.setdefault(m.line, []).append(m.reason)
+    assert set(by_line) == {2, 3, 4, 5}
+    assert "invalid JSON" in by_line[2][0]
+    assert "no `graph` field" in by_line[3][0]
+    assert "JSON object" in by_line[4][0]
+    assert len(by_line[5]) == 4  # ["only","two"], empty relation, "nope", a number
+    assert {(t.head, t.tail) for t in recs[Triple]} == {("A", "B"), ("B", "m.0abc"), ("C", "D")}
+
+
+def test_rog_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(x) for x in (FIX / "rog_small.jsonl").read_text().splitlines() if x.strip()]
+    table = pa.table({"id": [r["id"] for r in rows], "graph": [r["graph"] for r in rows]})
+    p = tmp_path / "rog.parquet"
+    pq.write_table(table, p)
+    assert detect_format(p) == "rog"
+    batch, rep = parse_file(p, "rog")
+    jsonl, _ = parse_file(FIX / "rog_small.jsonl", "rog")
+    assert batch.triples == jsonl.triples
+    pq.write_table(pa.table({"id": ["x"]}), tmp_path / "nograph.parquet")
+    with pytest.raises(InputError, match="no `graph` column"):
+        parse_file(tmp_path / "nograph.parquet", "rog")
+
+
+# -- detection and the error budget ------------------------------------------------------------
+def test_format_detection(tmp_path):
+    assert detect_format(FIX / "rog_small.jsonl") == "rog"
+    assert detect_format(FIX / "freebase_small.nt") == "ntriples"
+    assert detect_format(FIX / "triples_small.txt") == "triples"
+    sniffed = tmp_path / "data.txt"
+    sniffed.write_bytes((FIX / "freebase_small.nt").read_bytes())
+    assert detect_format(sniffed) == "ntriples"
+    sniffed.write_text('{"graph": []}\n')
+    assert detect_format(sniffed) == "rog"
+    assert detect_format(sniffed, forced="triples") == "triples"
+    sniffed.write_text("just words\n")
+    with pytest.raises(InputError, match="--format"):
+        detect_format(sniffed)
+    with pytest.raises(InputError, match="unknown format"):
+        detect_format(sniffed, forced="csv")
+
+
+def test_error_budget_stops_with_first_bad_lines():
+    with pytest.raises(LoadError) as err:
+        parse_file(FIX / "triples_bad.txt", "triples", error_budget=2)
+    msg = str(err.value)
+    assert "over the --max-errors budget" in msg
+    assert f"{FIX / 'triples_bad.txt'}:2:" in msg and f"{FIX / 'triples_bad.txt'}:3:" in msg
+    batch, rep = parse_file(FIX / "triples_bad.txt", "triples", error_budget=4)
+    assert rep.malformed_count == 4 and len(batch.triples) == 2
