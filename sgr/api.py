@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from loaders.api import LoadProgress, LoadReport
     from sgr.evaluation.runner import RunResult
-    from sgr.evidence.saved import Inspection
+    from sgr.evidence.inspect import Inspection
     from sgr.methods.sgr.answerer import SGRResult
 
 
@@ -117,7 +117,7 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
             raise SgrError(f"{method}: {pred.error}")
         result = AskResult(question=question, method=method, prediction=pred)
     if evidence or save or html:
-        from sgr.evidence.saved import inspect_prediction
+        from sgr.evidence.inspect import inspect_prediction
 
         result.evidence = inspect_prediction(store, question.text, result.prediction, method, save=save, html=html,
                                              topic_ids=result.topic_ids)
@@ -165,29 +165,28 @@ def evaluate(dataset: str, *, method: str, out: Path | str | None = None, split:
 
 @dataclass
 class EvidenceView:
-    """One saved question (``sgr evidence show``): the record, its redraw query, where to see it drawn."""
+    """One saved question (``sgr evidence show``): the record and where to see it drawn."""
 
     saved: Any  # sgr.evidence.saved.SavedQuestion
-    redraw: str
-    browser_url: str | None = None
-    html: Path | None = None
+    inspection: "Inspection"
+
+    @property
+    def redraw(self) -> str:
+        return self.inspection.query
+
+    @property
+    def browser_url(self) -> str | None:
+        return self.inspection.browser_url
+
+    @property
+    def html(self) -> Path | None:
+        return self.inspection.html
 
 
 def open_evidence(question_id: str, *, store: GraphStore, html: Path | str | None = None) -> EvidenceView:
     """Load saved evidence (``sgr ask --save``) by id; ``html`` also writes the offline page. Raises InputError for an
     unknown id."""
-    from sgr.evidence import saved as evidence
-    from sgr.graph import browser
+    from sgr.evidence.inspect import inspect_saved
 
-    saved = evidence.load_evidence(store, question_id)
-    redraw = evidence.redraw_query(saved.id)
-    out_html = None
-    if html:
-        from sgr.evidence.html import write_html
-
-        prediction = saved.to_prediction()
-        graph = evidence.evidence_subgraph(store, prediction, topic_ids=saved.topic_ids())
-        out_html = write_html(html, saved.text, prediction, graph, question_id=saved.id, redraw=redraw)
-    server = browser.running()
-    return EvidenceView(saved=saved, redraw=redraw, browser_url=browser.browser_url_for(redraw, server) if server else None,
-                        html=Path(out_html) if out_html else None)
+    saved, inspection = inspect_saved(store, question_id, html=html)
+    return EvidenceView(saved=saved, inspection=inspection)
