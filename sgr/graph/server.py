@@ -195,6 +195,16 @@ def start(port: int | None = None, data_dir: Path | None = None, heap: str = "1g
     running = read_state()
     if running:
         return running
+    try:
+        return _start(port, data_dir, heap, pagecache, wait_s, auth)
+    except OSError as exc:
+        raise Neo4jServerError(
+            f"cannot write under {sgr_home()} ({exc.strerror or exc}: {exc.filename or ''}): free some space "
+            "or point SGR_HOME at a writable folder with room") from exc
+
+
+def _start(port: int | None, data_dir: Path | None, heap: str, pagecache: str, wait_s: float,
+           auth: bool) -> ServerInfo:
     java = _require("java", "install a Java 17 runtime (e.g. `apt-get install openjdk-17-jre-headless`)")
     jar = build()
     target = jar.parent

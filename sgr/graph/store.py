@@ -50,6 +50,11 @@ SCHEMA_STATEMENTS = (
 
 # EXPLAIN's notifications are returned to the caller; keep the driver from also logging them.
 logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+# Without a handler, Python prints the driver's connection errors to stderr (logging.lastResort) next to
+# sgr's own one-line error; they still reach handlers an application installs.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
+#: Longest query text accepted on the read path (characters); generated queries are far shorter.
+MAX_QUERY_CHARS = 100_000
 
 _MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 
@@ -107,6 +112,8 @@ def check_read_query(query: str) -> None:
     commands (``SHOW`` other than indexes and constraints, ``ALTER``, ``GRANT`` …) and ``CALL`` of a procedure outside :data:`READ_PROCEDURES`.
     Writes are refused by Neo4j itself (READ access), so they are not listed here.
     """
+    if len(query) > MAX_QUERY_CHARS:
+        raise CypherError(f"the query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
     code = cypher_code(query)
     if _LOAD_CSV.search(code):
         raise CypherError("LOAD CSV is not allowed: sgr's queries may not read files or URLs")
@@ -120,6 +127,12 @@ def check_read_query(query: str) -> None:
         if name not in READ_PROCEDURES:
             raise CypherError(f"CALL {name} is not allowed: only read procedures sgr uses may be called "
                               f"(db.labels, db.relationshipTypes, db.index.fulltext.queryNodes, … see READ_PROCEDURES)")
+
+
+def first_line(message: str) -> str:
+    """Neo4j's error message without the query excerpt and caret lines that follow it."""
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
+    return lines[0] if lines else "unknown error"
 
 
 def quote_identifier(name: str) -> str:
@@ -256,7 +269,7 @@ class GraphStore:
         except ServiceUnavailable as exc:
             raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
         except (ClientError, Neo4jError) as exc:
-            raise CypherError(f"Neo4j rejected the query: {exc.message or exc}") from exc
+            raise CypherError(f"Neo4j rejected the query: {first_line(exc.message or str(exc))}") from exc
         finally:
             dt = time.perf_counter() - t0
             self.query_seconds += dt
@@ -279,7 +292,7 @@ class GraphStore:
         except ServiceUnavailable as exc:
             raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
         except (ClientError, Neo4jError) as exc:
-            raise CypherError(exc.message or str(exc)) from exc
+            raise CypherError(first_line(exc.message or str(exc))) from exc
         finally:
             self.query_seconds += time.perf_counter() - t0
             self.query_count += 1

@@ -35,7 +35,9 @@ def test_start_status_stop_and_data_persists(tmp_path):
         import json
 
         uri = json.loads((tmp_path / "home" / "neo4j" / "server.json").read_text())["uri"]
-        with GraphStore(uri) as st:
+        secret = tmp_path / "home" / "neo4j" / "password"
+        assert secret.stat().st_mode & 0o777 == 0o600  # generated at first start, owner-only
+        with GraphStore(uri, password=secret.read_text().strip()) as st:
             st.write("CREATE (:Entity {id: 'persisted', name: 'persisted'})")
     finally:
         stopped = _run(["neo4j", "stop"], env)

@@ -1,0 +1,7 @@
+"""Fault injection (placeholder; filled in below)."""
+
+from __future__ import annotations
+
+
+def write_markdown(data: dict) -> None:
+    pass
