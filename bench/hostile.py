@@ -490,6 +490,7 @@ def load_sibling(name: str):  # noqa: ANN201
 
     spec = importlib.util.spec_from_file_location(f"sgr_bench_{name}", BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up here
     spec.loader.exec_module(mod)
     return mod
 
