@@ -124,7 +124,7 @@ class Canary:
 class ScriptedModel:
     """An OpenAI-compatible chat endpoint on 127.0.0.1 that answers with scripted replies, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0, delay_s: float = 0.0) -> None:
         outer = self
         self.script: list[str] = ["OK"]
         self.calls = 0
@@ -135,6 +135,7 @@ class ScriptedModel:
 
             def do_POST(self) -> None:  # noqa: N802
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                time.sleep(delay_s)
                 text = outer.script[outer.calls % len(outer.script)]
                 outer.calls += 1
                 self._json({"id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
@@ -153,7 +154,7 @@ class ScriptedModel:
             def log_message(self, *a: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), H)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import neo4j
 from neo4j import GraphDatabase, READ_ACCESS, WRITE_ACCESS
-from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from sgr.core.config import Neo4jSettings
 from sgr.core.errors import CypherError, Neo4jUnavailable
@@ -201,6 +201,10 @@ class GraphStore:
                 f"Neo4j is not reachable at {self.uri}: start it with `sgr neo4j start` "
                 f"(or set NEO4J_URI to a running server)") from exc
 
+    def _lost(self, exc: Exception) -> Neo4jUnavailable:
+        return Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri} ({first_line(str(exc))}): start it "
+                                "again (`sgr neo4j start`) and rerun the command; runs resume where they stopped")
+
     def _auth_error(self, exc: Exception) -> Neo4jUnavailable:
         """One line for a refused login: which server, and where the right password comes from."""
         reason = "refused the login" if "rate" not in str(exc).lower() else "is locking out repeated wrong logins"
@@ -230,8 +234,8 @@ class GraphStore:
                 rows = work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
         except AuthError as exc:
             raise self._auth_error(exc) from exc
-        except ServiceUnavailable as exc:
-            raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._lost(exc) from exc
         finally:
             self.query_seconds += time.perf_counter() - t0
             self.query_count += 1
@@ -266,8 +270,8 @@ class GraphStore:
                 rows = session.execute_read(work)
         except AuthError as exc:
             raise self._auth_error(exc) from exc
-        except ServiceUnavailable as exc:
-            raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._lost(exc) from exc
         except (ClientError, Neo4jError) as exc:
             raise CypherError(f"Neo4j rejected the query: {first_line(exc.message or str(exc))}") from exc
         finally:
@@ -289,8 +293,8 @@ class GraphStore:
                 summary = result.consume()
         except AuthError as exc:
             raise self._auth_error(exc) from exc
-        except ServiceUnavailable as exc:
-            raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._lost(exc) from exc
         except (ClientError, Neo4jError) as exc:
             raise CypherError(first_line(exc.message or str(exc))) from exc
         finally:
