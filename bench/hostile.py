@@ -401,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", action="append", help="only these families (repeatable)")
     ap.add_argument("--limit", type=int, help="first N cases (after --family)")
     ap.add_argument("--no-write", action="store_true", help="do not write bench/results/")
+    ap.add_argument("--verbose", action="store_true", help="print each case before it runs")
     args = ap.parse_args(argv)
 
     from sgr.graph import server
@@ -429,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
             cases = cases[: args.limit] if args.limit else cases
             outcomes = []
             for k, case in enumerate(cases, 1):
+                if args.verbose:
+                    print(f"... {case.id} {case.note}", flush=True)
                 o = run_case(case, store, canary, model, token)
                 outcomes.append(o)
                 if not o.ok:

@@ -271,7 +271,12 @@ class GraphStore:
         except AuthError as exc:
             raise self._auth_error(exc) from exc
         except (ServiceUnavailable, SessionExpired) as exc:
-            raise self._lost(exc) from exc
+            try:  # the server is up, so it was this query that broke the connection
+                self._driver.verify_connectivity()
+            except Exception:  # noqa: BLE001 - the server is gone: say that
+                raise self._lost(exc) from exc
+            raise CypherError("Neo4j dropped the connection while running the query (it timed out or failed "
+                              "on the server): simplify the query or lower --limit") from exc
         except (ClientError, Neo4jError) as exc:
             raise CypherError(f"Neo4j rejected the query: {first_line(exc.message or str(exc))}") from exc
         finally:

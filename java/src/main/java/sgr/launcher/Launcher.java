@@ -99,6 +99,11 @@ public final class Launcher {
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(HttpConnector.enabled, false)
+                // NOOP keep-alives during every request and a receive-timeout hint to the driver (10 s x 3):
+                // a client is never left waiting forever on an answer the server failed to send
+                .setConfig(BoltConnector.connection_keep_alive_type, BoltConnector.KeepAliveRequestType.ALL)
+                .setConfig(BoltConnector.connection_keep_alive, Duration.ofSeconds(10))
+                .setConfig(BoltConnector.connection_keep_alive_probes, 3)
                 .setConfig(GraphDatabaseSettings.auth_enabled, auth)
                 .setConfig(GraphDatabaseSettings.allow_file_urls, false)
                 .setConfig(GraphDatabaseSettings.load_csv_file_url_root, importDir.toAbsolutePath())
