@@ -12,7 +12,7 @@ Maven Central ships it as ``org.neo4j.client:neo4j-browser`` (the jar holds the 
    ``Accept: application/json``, else a redirect to ``/browser/``;
 3. builds Browser URLs with the documented URL parameters (Neo4j Browser manual, *Browser URL
    parameters*): ``dbms=bolt://neo4j@127.0.0.1:PORT`` pre-fills the connection and the user name,
-   ``preselectAuthMethod=BASIC`` asks for the password (the embedded server runs with authentication
+   ``preselectAuthMethod=NATIVE`` asks for the password (the embedded server runs with authentication
    on; the password is in ``SGR_HOME/neo4j/password`` and never goes into a URL or a log), or
    ``preselectAuthMethod=NO_AUTH`` when it was started with ``--no-auth``; ``cmd=edit&arg=<query>``
    puts a query into the editor, ready to run.
@@ -132,13 +132,13 @@ def static_root(jar: Path | None = None) -> Path:
 
 # -- URLs -------------------------------------------------------------------------------------
 def connect_url(base_url: str, bolt_uri: str, user: str | None = None) -> str:
-    """``base_url`` with ``dbms=bolt://USER@host:port`` and ``preselectAuthMethod=BASIC`` (the Browser asks
+    """``base_url`` with ``dbms=bolt://USER@host:port`` and ``preselectAuthMethod=NATIVE`` (the Browser asks
     for the password), or ``dbms=<bolt>`` and ``preselectAuthMethod=NO_AUTH`` when ``user`` is None."""
     if user is None:
         return base_url + "?" + urlencode({"dbms": bolt_uri, "preselectAuthMethod": "NO_AUTH"}, safe=":/")
     scheme, rest = bolt_uri.split("://", 1)
     dbms = f"{scheme}://{quote(user, safe='')}@{rest.split('@', 1)[-1]}"
-    return base_url + "?" + urlencode({"dbms": dbms, "preselectAuthMethod": "BASIC"}, safe=":/@")
+    return base_url + "?" + urlencode({"dbms": dbms, "preselectAuthMethod": "NATIVE"}, safe=":/@")
 
 
 def edit_url(url: str, query: str) -> str:

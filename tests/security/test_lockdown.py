@@ -139,7 +139,7 @@ def test_browser_url_asks_for_the_password_and_never_carries_it():
 
     url = BrowserServer(pid=1, port=7474, bolt_uri="bolt://127.0.0.1:7687", root="", log="").url
     params = parse_qs(urlsplit(url).query)
-    assert params["dbms"] == ["bolt://neo4j@127.0.0.1:7687"] and params["preselectAuthMethod"] == ["BASIC"]
+    assert params["dbms"] == ["bolt://neo4j@127.0.0.1:7687"] and params["preselectAuthMethod"] == ["NATIVE"]
     secret = Neo4jSettings().resolved_password()
     assert not secret or secret not in url
     off = BrowserServer(pid=1, port=7474, bolt_uri="bolt://127.0.0.1:7687", root="", log="", auth=False).url
