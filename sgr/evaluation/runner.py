@@ -8,7 +8,7 @@ A run lives in a folder (``--out``, default ``$SGR_HOME/runs/<dataset>__<method>
 * ``predictions.jsonl`` — one line per question (:mod:`sgr.evaluation.predictions`), written and
   flushed as each question finishes. Rerunning skips ids already there (resume); Ctrl-C stops
   after the lines written so far; a question whose method raises is recorded with its error
-  (``"error": "ValueError: …"``) and the run goes on. ``Neo4jUnavailable`` and ``ConfigError`` abort
+  (``"error": "ValueError: …"``) and the run goes on. ``Neo4jUnavailable``, ``LLMUnavailable`` and ``ConfigError`` abort
   the run instead (every later question would fail the same way).
 * ``ceiling.json``, ``metrics.json``, ``report.md``, ``*.png`` — see :mod:`sgr.evaluation.report`.
 
@@ -34,7 +34,7 @@ from rich.console import Console
 
 from sgr.core.config import cache_dir, sgr_home
 from sgr.datasets import Dataset, load_dataset
-from sgr.core.errors import ConfigError, Neo4jUnavailable
+from sgr.core.errors import ConfigError, LLMUnavailable, Neo4jUnavailable
 from sgr.methods.registry import MethodContext, create_method
 from sgr.evaluation.metrics.reachability import Reachability, reachability
 from sgr.graph.store import GraphStore
@@ -43,7 +43,7 @@ from sgr.core.types import Answerer, Question
 from sgr.evaluation.predictions import PredictionLog, prediction_record, read_predictions
 
 StoreFactory = Callable[[], GraphStore]
-FATAL = (Neo4jUnavailable, ConfigError)
+FATAL = (Neo4jUnavailable, ConfigError, LLMUnavailable)
 
 
 @dataclass
