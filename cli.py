@@ -59,6 +59,11 @@ def neo4j_start(
         console.print(f"[yellow]warning: {neo4j_server.NO_AUTH_WARNING}[/]", soft_wrap=True)
     info = neo4j_server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=not no_auth)
     console.print(f"Neo4j is running: [bold]{info.uri}[/] (pid {info.pid}, store {info.home}, log {info.log})")
+    if info.auth:
+        from sgr.core.config import neo4j_password_file
+
+        console.print(f"user neo4j, password in {neo4j_password_file()} (sgr commands read it; NEO4J_PASSWORD overrides)",
+                      soft_wrap=True)
     if browser:
         from sgr.graph import browser as browser_mod
 

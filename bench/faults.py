@@ -140,15 +140,22 @@ def wait_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 300)
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
-def counts(b: Bench) -> tuple[int, int, str]:
+def load_hostile():  # noqa: ANN201
+    """``bench/hostile.py`` as a module (its graph checksum, scripted model and auth check)."""
     import importlib.util
 
+    if "sgr_bench_hostile" in sys.modules:
+        return sys.modules["sgr_bench_hostile"]
     spec = importlib.util.spec_from_file_location("sgr_bench_hostile", BENCH / "hostile.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
+    return mod
+
+
+def counts(b: Bench) -> tuple[int, int, str]:
     with b.store() as st:
-        return mod.snapshot(st)
+        return load_hostile().snapshot(st)
 
 
 # -- scenarios -------------------------------------------------------------------------------------
@@ -317,13 +324,7 @@ SCENARIOS = {"unreachable": unreachable, "wrong-password": wrong_password, "eval
 
 def serve_model(port: int) -> None:
     """The chat model of ``llm-kill-eval``: always answers "Jamaican English", a little slowly."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sgr_bench_hostile", BENCH / "hostile.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    m = mod.ScriptedModel(port=port, delay_s=0.3)
+    m = load_hostile().ScriptedModel(port=port, delay_s=0.3)
     m.script = ["Jamaican English"]
     while True:
         time.sleep(3600)
@@ -340,8 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     work = Path(tempfile.mkdtemp(prefix="sgr-faults-"))
     b = Bench(work)
-    b.start_neo4j()
+    b.start_neo4j()  # a fresh SGR_HOME: this is a first start, as `sgr neo4j start` does it
     results: list[Fault] = []
+    auth_default = int(load_hostile().auth_required())
     try:
         b.sgr("load", "freebase", b.questions)
         for name in args.only or list(SCENARIOS):
@@ -359,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
 
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
-    summary = {"faults_tried": len(results), "faults_recovered": sum(f.recovered for f in results)}
+    summary = {"faults_tried": len(results), "faults_recovered": sum(f.recovered for f in results),
+               "auth_default": auth_default}
     print(json.dumps(summary))
     if not args.no_write:
         path = RESULTS / "hardening.json"
