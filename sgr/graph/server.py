@@ -192,14 +192,15 @@ def start(port: int | None = None, data_dir: Path | None = None, heap: str = "1g
 
     ``auth=False`` starts it without authentication (say so to the user: :data:`NO_AUTH_WARNING`).
     """
-    running = read_state()
-    if running:
-        return running
     try:
+        running = read_state()
+        if running:
+            return running
         return _start(port, data_dir, heap, pagecache, wait_s, auth)
     except OSError as exc:
         raise Neo4jServerError(
-            f"cannot write under {sgr_home()} ({exc.strerror or exc}: {exc.filename or ''}): free some space "
+            f"cannot write under {os.environ.get('SGR_HOME', '~/.sgr')} ({exc.strerror or exc}: {exc.filename or ''}): "
+            "free some space "
             "or point SGR_HOME at a writable folder with room") from exc
 
 
