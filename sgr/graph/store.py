@@ -205,6 +205,15 @@ class GraphStore:
         return Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri} ({first_line(str(exc))}): start it "
                                 "again (`sgr neo4j start`) and rerun the command; runs resume where they stopped")
 
+    def _dropped(self, exc: Exception) -> Exception:
+        """An untrusted query lost its connection: a Cypher error if the server still answers, else the server is gone."""
+        try:
+            self._driver.verify_connectivity()
+        except Exception:  # noqa: BLE001 - the server is gone: say that
+            return self._lost(exc)
+        return CypherError("Neo4j dropped the connection while running the query (it timed out or failed on "
+                           "the server): simplify the query")
+
     def _auth_error(self, exc: Exception) -> Neo4jUnavailable:
         """One line for a refused login: which server, and where the right password comes from."""
         reason = "refused the login" if "rate" not in str(exc).lower() else "is locking out repeated wrong logins"
@@ -271,12 +280,7 @@ class GraphStore:
         except AuthError as exc:
             raise self._auth_error(exc) from exc
         except (ServiceUnavailable, SessionExpired) as exc:
-            try:  # the server is up, so it was this query that broke the connection
-                self._driver.verify_connectivity()
-            except Exception:  # noqa: BLE001 - the server is gone: say that
-                raise self._lost(exc) from exc
-            raise CypherError("Neo4j dropped the connection while running the query (it timed out or failed "
-                              "on the server): simplify the query or lower --limit") from exc
+            raise self._dropped(exc) from exc
         except (ClientError, Neo4jError) as exc:
             raise CypherError(f"Neo4j rejected the query: {first_line(exc.message or str(exc))}") from exc
         finally:
@@ -299,7 +303,7 @@ class GraphStore:
         except AuthError as exc:
             raise self._auth_error(exc) from exc
         except (ServiceUnavailable, SessionExpired) as exc:
-            raise self._lost(exc) from exc
+            raise self._dropped(exc) from exc
         except (ClientError, Neo4jError) as exc:
             raise CypherError(first_line(exc.message or str(exc))) from exc
         finally:
