@@ -371,7 +371,10 @@ def run_case(case: Case, store, canary: Canary, model: ScriptedModel, token: str
     dt = time.perf_counter() - t0
     after = snapshot(store)
     text = out + err
-    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    lines = [ln for ln in err.strip().split("\n") if ln.strip()]
+    # progress bars (loaders) go to stderr too: the error is what follows the first "error:" line
+    first = next((k for k, ln in enumerate(lines) if ln.startswith("error:")), None)
+    lines = lines[first:] if first is not None else lines
     return Outcome(case.id, case.family, case.note, rc, sorted(case.expect), wrote=before != after,
                    file_read=token in text or PASSWD_MARK in text, net_read=canary.hits != hits, traceback=tb,
                    lines=len(lines), message=(lines[0] if lines else "")[:160], seconds=round(dt, 2))

@@ -32,7 +32,7 @@ from neo4j import GraphDatabase, READ_ACCESS, WRITE_ACCESS
 from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from sgr.core.config import Neo4jSettings
-from sgr.core.errors import CypherError, Neo4jUnavailable
+from sgr.core.errors import ConfigError, CypherError, Neo4jUnavailable
 
 ENTITY = "Entity"
 CVT = "CVT"
@@ -259,6 +259,8 @@ class GraphStore:
         check_read_query(cypher)
         cap = row_cap or self.row_cap
         timeout = timeout_s or self.query_timeout_s
+        if timeout <= 0 or cap < 1:
+            raise ConfigError(f"the timeout must be above 0 s and the row cap at least 1 (got {timeout} s, {cap} rows)")
         t0 = time.perf_counter()
         truncated = False
         rows: list[dict[str, Any]] = []
