@@ -126,9 +126,17 @@ class Bench:
                 "duplicated": len(ids) - len(set(ids))}
 
 
+def error_text(stderr: str) -> str:
+    """The error of a command's stderr (from its first ``error:`` line on), progress bars left out."""
+    lines = [ln for ln in stderr.strip().split("\n") if ln.strip()]
+    first = next((k for k, ln in enumerate(lines) if ln.startswith("error:")), None)
+    return "\n".join(lines[first:] if first is not None else lines[-1:])[:300]
+
+
 def one_line(stderr: str) -> bool:
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    return len(lines) == 1 and "Traceback" not in stderr
+    lines = [ln for ln in stderr.strip().split("\n") if ln.strip()]
+    first = next((k for k, ln in enumerate(lines) if ln.startswith("error:")), None)
+    return first is not None and len(lines) - first == 1 and "Traceback" not in stderr
 
 
 def wait_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 300) -> int:
@@ -167,10 +175,10 @@ def neo4j_kill_eval(b: Bench) -> Fault:
     if killed:
         os.kill(b.neo4j_pid(), signal.SIGKILL)
     _, err = proc.communicate(timeout=300)
-    first = {"rc": proc.returncode, "one_line": one_line(err), "stderr": err.strip()[:300], "predictions_at_kill": seen}
+    first = {"rc": proc.returncode, "one_line": one_line(err), "stderr": error_text(err), "predictions_at_kill": seen}
     b.start_neo4j()
     again = b.sgr(*b.eval_args(run))
-    d = {"first": first, "rerun_rc": again.returncode, "rerun_stderr": again.stderr.strip()[:300], **b.complete(run)}
+    d = {"first": first, "rerun_rc": again.returncode, "rerun_stderr": error_text(again.stderr), **b.complete(run)}
     ok = (killed and first["rc"] != 0 and first["one_line"] and again.returncode == 0 and d["missing"] == 0
           and d["duplicated"] == 0 and d["unparsable"] == 0)
     return Fault("neo4j-kill-eval", ok, d, "" if killed else "the run ended before the kill")
@@ -192,7 +200,7 @@ def llm_kill_eval(b: Bench) -> Fault:
     model.kill()
     model.wait()
     _, err = proc.communicate(timeout=600)
-    first = {"rc": proc.returncode, "one_line": one_line(err), "stderr": err.strip()[:300], "predictions_at_kill": seen}
+    first = {"rc": proc.returncode, "one_line": one_line(err), "stderr": error_text(err), "predictions_at_kill": seen}
     model = subprocess.Popen(serve, env=b.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(2)
@@ -203,7 +211,7 @@ def llm_kill_eval(b: Bench) -> Fault:
         model.wait()
     ids, _ = b.predictions(run)
     errors = sum(1 for ln in (run / "predictions.jsonl").read_text().splitlines() if json.loads(ln).get("error"))
-    d = {"first": first, "rerun_rc": again.returncode, "rerun_stderr": again.stderr.strip()[:300],
+    d = {"first": first, "rerun_rc": again.returncode, "rerun_stderr": error_text(again.stderr),
          "records_with_error": errors, **b.complete(run)}
     ok = (killed and first["rc"] != 0 and first["one_line"] and again.returncode == 0 and d["missing"] == 0
           and d["duplicated"] == 0 and errors == 0)
@@ -232,7 +240,7 @@ def load_kill(b: Bench) -> Fault:
     again = b.sgr("load", "triples", b.kb, "--batch-size", "2000")
     final = counts(b)
     d = {"reference_rc": ref.returncode, "reference": reference[:2], "after_kill": partial[:2],
-         "rerun_rc": again.returncode, "rerun_stderr": again.stderr.strip()[:300], "final": final[:2],
+         "rerun_rc": again.returncode, "rerun_stderr": error_text(again.stderr), "final": final[:2],
          "checksum_equal": final[2] == reference[2]}
     ok = killed and ref.returncode == 0 and again.returncode == 0 and final == reference
     return Fault("load-kill", ok, d, "" if killed else "the load ended before its first write was seen")
@@ -263,7 +271,7 @@ def eval_during_load(b: Bench) -> Fault:
     a0, a1 = answers(base), answers(run)
     diff = sum(a0.get(k) != v for k, v in a1.items())
     errors = sum(1 for v in a1.values() if v[0])
-    d = {"base_rc": r0.returncode, "rc": ev.returncode, "stderr": err.strip()[:300], "reloads_during_eval": loads,
+    d = {"base_rc": r0.returncode, "rc": ev.returncode, "stderr": error_text(err), "reloads_during_eval": loads,
          "reload_rcs": sorted(load_rcs), "answers_differing": diff, "errors": errors, **b.complete(run)}
     ok = (r0.returncode == 0 and ev.returncode == 0 and diff == 0 and errors == 0 and d["missing"] == 0
           and load_rcs <= {0} and loads >= 1)
@@ -291,8 +299,8 @@ def full_disk(b: Bench) -> Fault:
         ev = b.sgr(*b.eval_args(run))
         filler.unlink()
         again = b.sgr(*b.eval_args(run))
-        d = {"start_rc": start.returncode, "start_one_line": one_line(start.stderr), "start_stderr": start.stderr.strip()[:300],
-             "eval_rc": ev.returncode, "eval_one_line": one_line(ev.stderr), "eval_stderr": ev.stderr.strip()[-300:],
+        d = {"start_rc": start.returncode, "start_one_line": one_line(start.stderr), "start_stderr": error_text(start.stderr),
+             "eval_rc": ev.returncode, "eval_one_line": one_line(ev.stderr), "eval_stderr": error_text(ev.stderr),
              "rerun_rc": again.returncode, **b.complete(run)}
         b.sgr("neo4j", "stop", env=env)
         ok = (start.returncode != 0 and d["start_one_line"] and ev.returncode != 0 and d["eval_one_line"]
@@ -305,7 +313,7 @@ def full_disk(b: Bench) -> Fault:
 def unreachable(b: Bench) -> Fault:
     r = b.sgr("query", "RETURN 1", env=dict(b.env, NEO4J_URI="bolt://127.0.0.1:1"))
     e = b.sgr(*b.eval_args(b.work / "run-unreachable"), env=dict(b.env, NEO4J_URI="bolt://127.0.0.1:1"))
-    d = {"query_rc": r.returncode, "query_stderr": r.stderr.strip(), "eval_rc": e.returncode, "eval_stderr": e.stderr.strip()}
+    d = {"query_rc": r.returncode, "query_stderr": error_text(r.stderr), "eval_rc": e.returncode, "eval_stderr": error_text(e.stderr)}
     ok = r.returncode == 3 and one_line(r.stderr) and e.returncode == 3 and one_line(e.stderr) \
         and "sgr neo4j start" in r.stderr
     return Fault("unreachable", ok, d)
@@ -315,7 +323,7 @@ def wrong_password(b: Bench) -> Fault:
     env = dict(b.env, NEO4J_PASSWORD="not-the-password")
     r = b.sgr("query", "RETURN 1", env=env)
     e = b.sgr(*b.eval_args(b.work / "run-wrong-password"), env=env)
-    d = {"query_rc": r.returncode, "query_stderr": r.stderr.strip(), "eval_rc": e.returncode, "eval_stderr": e.stderr.strip()}
+    d = {"query_rc": r.returncode, "query_stderr": error_text(r.stderr), "eval_rc": e.returncode, "eval_stderr": error_text(e.stderr)}
     ok = r.returncode == 3 and one_line(r.stderr) and e.returncode == 3 and one_line(e.stderr) \
         and "NEO4J_PASSWORD" in r.stderr
     return Fault("wrong-password", ok, d)
