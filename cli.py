@@ -6,6 +6,7 @@ users can cause are :class:`sgr.core.errors.SgrError`: one red line and a non-ze
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 from typing import Optional
@@ -29,6 +30,13 @@ class _App(typer.Typer):
         except SgrError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:  # a full or read-only disk is the user's to fix, not a bug
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+                raise
+            err_console.print(f"[bold red]error:[/] cannot write {exc.filename or 'a file'}: {exc.strerror}: free "
+                              "some space (or choose another folder) and rerun; runs resume", highlight=False,
+                              soft_wrap=True)
+            sys.exit(2)
 
 
 app = _App(help="Grounded question answering over a Freebase-style knowledge graph in Neo4j.",

@@ -120,7 +120,7 @@ def _open_run(run_dir: Path, cfg: RunConfig, ds: Dataset) -> dict[str, Any]:
             raise ConfigError(f"{run_dir} was run with options {info.get('options')}, not {cfg.options}; "
                               "choose another --out")
         return info
-    info_path.write_text(json.dumps(fresh, indent=2))
+    _save_info(run_dir, fresh)  # atomic: a full disk leaves no empty run.json behind
     return fresh
 
 
