@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 from types import ModuleType
 from typing import Any
 
@@ -28,6 +30,12 @@ class SgrGroup(TyperGroup):
         except SgrError as exc:
             error_line(str(exc))
             ctx.exit(exc.exit_code)
+        except OSError as exc:  # a full or read-only disk is the user's to fix, not a bug
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+                raise
+            error_line(f"cannot write {exc.filename or 'a file'}: {exc.strerror}: free some space (or choose another "
+                       "folder) and rerun; runs resume")
+            ctx.exit(2)
 
 
 def build(*modules: ModuleType) -> typer.Typer:

@@ -21,12 +21,19 @@ def register(app: typer.Typer) -> None:
         heap: str = typer.Option("1g", help="JVM heap, e.g. 2g"),
         pagecache: str = typer.Option("512m", help="Neo4j page cache, e.g. 1g"),
         browser: bool = typer.Option(False, "--browser", help="also serve Neo4j Browser on 127.0.0.1"),
+        no_auth: bool = typer.Option(False, "--no-auth", help="turn authentication off (not recommended)"),
     ) -> None:
         """Start Neo4j (builds the launcher with Maven on first use) and wait until Bolt answers."""
+        from sgr.core.config import neo4j_password_file
         from sgr.graph import server
 
-        info = server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache)
+        if no_auth:
+            console.print(f"[yellow]warning: {server.NO_AUTH_WARNING}[/]", soft_wrap=True)
+        info = server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=not no_auth)
         console.print(f"Neo4j is running: [bold]{info.uri}[/] (pid {info.pid}, store {info.home}, log {info.log})")
+        if info.auth:
+            console.print(f"user neo4j, password in {neo4j_password_file()} (sgr commands read it; NEO4J_PASSWORD "
+                          "overrides)", soft_wrap=True)
         if browser:
             from sgr.graph import browser as browser_mod
 

@@ -111,18 +111,35 @@ def scr_checkpoint(single_step: bool = False) -> Path | None:
     return path.expanduser() if path else None
 
 
+def neo4j_password_file() -> Path:
+    """Where the embedded Neo4j's password is kept: ``SGR_HOME/neo4j/password`` (mode 0600)."""
+    return sgr_home() / "neo4j" / "password"
+
+
+def read_neo4j_password() -> str | None:
+    """The embedded server's stored password, or None when it has not been started with auth yet."""
+    path = neo4j_password_file()
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        return None
+    return text or None
+
+
 class Neo4jSettings(BaseSettings):
     """Connection to Neo4j: ``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``.
 
     When ``NEO4J_URI`` is unset, the URI of the embedded server started by ``sgr neo4j start``
     (recorded in ``SGR_HOME/neo4j/server.json``) is used, else ``bolt://127.0.0.1:7687``.
+    When ``NEO4J_PASSWORD`` is unset, the password that ``sgr neo4j start`` generated at first start
+    (``SGR_HOME/neo4j/password``, mode 0600) is used; see :meth:`resolved_password`.
     """
 
     model_config = SettingsConfigDict(env_prefix="NEO4J_", extra="ignore")
 
     uri: str | None = None
     user: str = "neo4j"
-    password: str = ""
+    password: str | None = Field(default=None, repr=False)
     database: str = "neo4j"
     query_timeout_s: float = Field(default=30.0, description="timeout of generated (read) queries")
     row_cap: int = Field(default=1000, description="rows kept from a generated query")
@@ -137,6 +154,12 @@ class Neo4jSettings(BaseSettings):
             except (ValueError, KeyError):
                 pass
         return "bolt://127.0.0.1:7687"
+
+    def resolved_password(self) -> str:
+        """``NEO4J_PASSWORD`` when set, else the embedded server's stored password, else ``""`` (no auth)."""
+        if self.password is not None:
+            return self.password
+        return read_neo4j_password() or ""
 
 
 class LLMSettings(BaseSettings):

@@ -50,6 +50,10 @@ class LLMError(SgrError):
     exit_code = 5
 
 
+class LLMUnavailable(LLMError):
+    """The chat-model endpoint does not answer at all (after retries): runs stop, as for Neo4j."""
+
+
 class CypherError(SgrError):
     """Generated Cypher was rejected (not read-only, invalid) or failed to run."""
 

@@ -8,7 +8,7 @@ A run lives in a folder (``--out``, default ``$SGR_HOME/runs/<dataset>__<method>
 * ``predictions.jsonl`` — one line per question (:mod:`sgr.evaluation.predictions`), written and
   flushed as each question finishes. Rerunning skips ids already there (resume); Ctrl-C stops
   after the lines written so far; a question whose method raises is recorded with its error
-  (``"error": "ValueError: …"``) and the run goes on. ``Neo4jUnavailable`` and ``ConfigError`` abort
+  (``"error": "ValueError: …"``) and the run goes on. ``Neo4jUnavailable``, ``LLMUnavailable`` and ``ConfigError`` abort
   the run instead (every later question would fail the same way). An unknown method or option
   (``-o muu=0.9``) is refused before the run folder is created or changed.
 * each line's ``usage`` is the method's own measurement (:class:`sgr.methods.base.UsageMeter`: LLM calls,
@@ -37,7 +37,7 @@ from rich.console import Console
 
 from sgr.core.config import cache_dir, sgr_home
 from sgr.datasets import Dataset, load_dataset
-from sgr.core.errors import ConfigError, Neo4jUnavailable
+from sgr.core.errors import ConfigError, LLMUnavailable, Neo4jUnavailable
 from sgr.methods.base import MethodContext
 from sgr.methods.registry import create_method
 from sgr.evaluation.metrics.reachability import Reachability, reachability
@@ -47,7 +47,7 @@ from sgr.core.types import Answerer, Question
 from sgr.evaluation.predictions import PredictionLog, prediction_record, read_predictions
 
 StoreFactory = Callable[[], GraphStore]
-FATAL = (Neo4jUnavailable, ConfigError)
+FATAL = (Neo4jUnavailable, ConfigError, LLMUnavailable)
 
 
 @dataclass
@@ -124,7 +124,7 @@ def _open_run(run_dir: Path, cfg: RunConfig, ds: Dataset) -> dict[str, Any]:
             raise ConfigError(f"{run_dir} was run with options {info.get('options')}, not {cfg.options}; "
                               "choose another --out")
         return info
-    info_path.write_text(json.dumps(fresh, indent=2))
+    _save_info(run_dir, fresh)  # atomic: a full disk leaves no empty run.json behind
     return fresh
 
 

@@ -11,9 +11,11 @@ Maven Central ships it as ``org.neo4j.client:neo4j-browser`` (the jar holds the 
    connector does: JSON discovery data (``{"bolt_direct": "bolt://127.0.0.1:PORT", …}``) for
    ``Accept: application/json``, else a redirect to ``/browser/``;
 3. builds Browser URLs with the documented URL parameters (Neo4j Browser manual, *Browser URL
-   parameters*): ``dbms=<bolt URL>`` pre-fills the connection, ``preselectAuthMethod=NO_AUTH``
-   selects "no authentication" (the embedded server runs with auth off), and
-   ``cmd=edit&arg=<query>`` puts a query into the editor, ready to run.
+   parameters*): ``dbms=bolt://neo4j@127.0.0.1:PORT`` pre-fills the connection and the user name,
+   ``preselectAuthMethod=NATIVE`` asks for the password (the embedded server runs with authentication
+   on; the password is in ``SGR_HOME/neo4j/password`` and never goes into a URL or a log), or
+   ``preselectAuthMethod=NO_AUTH`` when it was started with ``--no-auth``; ``cmd=edit&arg=<query>``
+   puts a query into the editor, ready to run.
 
 ``serve(info)`` records the server in ``SGR_HOME/neo4j/server.json`` (``browser_url``,
 ``browser_pid``) so ``sgr neo4j stop`` stops it too; ``browser_url_for(query)`` is what
@@ -59,6 +61,7 @@ class BrowserServer:
     bolt_uri: str
     root: str
     log: str
+    auth: bool = True
 
     @property
     def base_url(self) -> str:
@@ -66,8 +69,8 @@ class BrowserServer:
 
     @property
     def url(self) -> str:
-        """The Browser, pre-pointed at the Bolt URL with no authentication."""
-        return connect_url(self.base_url, self.bolt_uri)
+        """The Browser, pre-pointed at the Bolt URL (user ``neo4j`` pre-filled when auth is on)."""
+        return connect_url(self.base_url, self.bolt_uri, user="neo4j" if self.auth else None)
 
 
 # -- the app's files --------------------------------------------------------------------------
@@ -128,9 +131,14 @@ def static_root(jar: Path | None = None) -> Path:
 
 
 # -- URLs -------------------------------------------------------------------------------------
-def connect_url(base_url: str, bolt_uri: str) -> str:
-    """``base_url`` with ``dbms=<bolt>`` and ``preselectAuthMethod=NO_AUTH``."""
-    return base_url + "?" + urlencode({"dbms": bolt_uri, "preselectAuthMethod": "NO_AUTH"}, safe=":/")
+def connect_url(base_url: str, bolt_uri: str, user: str | None = None) -> str:
+    """``base_url`` with ``dbms=bolt://USER@host:port`` and ``preselectAuthMethod=NATIVE`` (the Browser asks
+    for the password), or ``dbms=<bolt>`` and ``preselectAuthMethod=NO_AUTH`` when ``user`` is None."""
+    if user is None:
+        return base_url + "?" + urlencode({"dbms": bolt_uri, "preselectAuthMethod": "NO_AUTH"}, safe=":/")
+    scheme, rest = bolt_uri.split("://", 1)
+    dbms = f"{scheme}://{quote(user, safe='')}@{rest.split('@', 1)[-1]}"
+    return base_url + "?" + urlencode({"dbms": dbms, "preselectAuthMethod": "NATIVE"}, safe=":/@")
 
 
 def edit_url(url: str, query: str) -> str:
@@ -147,7 +155,7 @@ def running() -> BrowserServer | None:
     if info is None or not info.browser_pid or not info.browser_url or not _pid_alive(info.browser_pid):
         return None
     port = int(info.browser_url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
-    return BrowserServer(pid=info.browser_pid, port=port, bolt_uri=info.uri, root="", log="")
+    return BrowserServer(pid=info.browser_pid, port=port, bolt_uri=info.uri, root="", log="", auth=info.auth)
 
 
 def browser_url_for(query: str, server: BrowserServer | None = None) -> str:
@@ -172,7 +180,7 @@ def _http_ok(url: str, timeout: float = 1.0) -> bool:
 
 
 def start_server(bolt_uri: str, port: int | None = None, wait_s: float = 30.0,
-                 log_dir: Path | None = None) -> BrowserServer:
+                 log_dir: Path | None = None, auth: bool = True) -> BrowserServer:
     """Start the Browser HTTP server (a detached process) for ``bolt_uri`` and wait until it answers."""
     from sgr.graph.server import free_port
 
@@ -184,7 +192,7 @@ def start_server(bolt_uri: str, port: int | None = None, wait_s: float = 30.0,
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, cwd=str(root))
-    server = BrowserServer(pid=proc.pid, port=port, bolt_uri=bolt_uri, root=str(root), log=str(log))
+    server = BrowserServer(pid=proc.pid, port=port, bolt_uri=bolt_uri, root=str(root), log=str(log), auth=auth)
     deadline = time.time() + wait_s
     while time.time() < deadline:
         if proc.poll() is not None:
@@ -227,7 +235,7 @@ def serve(info: "ServerInfo", port: int | None = None) -> str:  # noqa: F821  (s
     current = running()
     if current is not None and current.bolt_uri == info.uri:
         return current.url
-    server = start_server(info.uri, port=port, log_dir=Path(info.log).parent)
+    server = start_server(info.uri, port=port, log_dir=Path(info.log).parent, auth=info.auth)
     update_state(browser_url=server.url, browser_pid=server.pid)
     return server.url
 

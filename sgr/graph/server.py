@@ -3,12 +3,22 @@
 ``java/pom.xml`` resolves Neo4j Community, its Bolt server and APOC from Maven Central; the
 launcher serves Bolt on 127.0.0.1. State (pid, port, log, store folder) is kept in
 ``SGR_HOME/neo4j/server.json`` so any later ``sgr`` command finds the running server.
+
+Locked down by default (see ``docs/readme/security.md``):
+
+* authentication is on: the first start generates a random password into ``SGR_HOME/neo4j/password``
+  (mode 0600), which :class:`sgr.core.config.Neo4jSettings` hands to every sgr command; ``NEO4J_PASSWORD``
+  set at start replaces it; ``start(auth=False)`` (``sgr neo4j start --no-auth``) is the explicit opt-out;
+* Cypher cannot read files or the network: ``LOAD CSV`` may not use file URLs, its import root is the empty
+  folder ``SGR_HOME/neo4j/import``, every IP address is blocked for Cypher URL access;
+* only the plugin procedures in :data:`PROCEDURE_ALLOWLIST` are loaded (APOC's load/import/export are not).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -17,10 +27,17 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sgr.core.config import repo_root, sgr_home
-from sgr.core.errors import Neo4jServerError
+from sgr.core.config import (Neo4jSettings, PathSettings, java_dir, neo4j_password_file, read_neo4j_password,
+                             read_settings, sgr_home)
+from sgr.core.errors import ConfigError, Neo4jServerError
 
 READY_MARK = "SGR-NEO4J-READY"
+ERROR_MARK = "SGR-NEO4J-ERROR"
+#: Plugin procedures the embedded server loads (Neo4j's ``dbms.security.procedures.allowlist``): only
+#: what sgr calls. Built-in ``db.*`` procedures are always there; every other APOC procedure stays unloaded.
+PROCEDURE_ALLOWLIST = ("apoc.meta.stats",)
+NO_AUTH_WARNING = ("authentication is OFF (--no-auth): any local process can read or wipe the graph "
+                   "over Bolt; restart without --no-auth to turn it back on")
 JVM_FLAGS = [
     "-XX:+UseG1GC",
     "-XX:-OmitStackTraceInFastThrow",
@@ -52,10 +69,7 @@ class ServerInfo:
     started_at: float
     browser_url: str | None = None
     browser_pid: int | None = None
-
-
-def java_dir() -> Path:
-    return Path(os.environ.get("SGR_JAVA_DIR", repo_root() / "java"))
+    auth: bool = True
 
 
 def state_dir() -> Path:
@@ -89,7 +103,8 @@ def build(quiet: bool = True) -> Path:
     if not pom.exists():
         raise Neo4jServerError(f"no launcher sources at {jdir} (set SGR_JAVA_DIR to the checkout's java/ folder)")
     lib = jdir / "target" / "lib"
-    if jar.exists() and lib.is_dir() and jar.stat().st_mtime >= pom.stat().st_mtime:
+    sources = [pom, *(jdir / "src").rglob("*.java")]
+    if jar.exists() and lib.is_dir() and jar.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
         return jar
     _require("java", "install a Java 17 runtime (e.g. `apt-get install openjdk-17-jre-headless`)")
     mvn = _require("mvn", "install Maven (e.g. `apt-get install maven`) so sgr can fetch Neo4j from Maven Central")
@@ -136,12 +151,58 @@ def _bolt_ready(port: int) -> bool:
         return False
 
 
+def password_file() -> Path:
+    """The embedded server's password file, created with a random password (mode 0600) on first use.
+
+    ``NEO4J_PASSWORD``, when set, is written there instead, so the server and every later sgr
+    command agree on it.
+    """
+    path = neo4j_password_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wanted = read_settings(Neo4jSettings).password
+    if wanted is not None and len(wanted) < 8:
+        raise ConfigError("NEO4J_PASSWORD must be at least 8 characters (Neo4j's minimum): "
+                          "unset it to use a generated password")
+    if wanted is None and read_neo4j_password() is not None:
+        os.chmod(path, 0o600)
+        return path
+    secret = wanted if wanted is not None else secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (secret + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    return path
+
+
+def import_dir() -> Path:
+    """The server's ``LOAD CSV`` import root: an empty folder (file URLs are refused anyway)."""
+    path = state_dir() / "import"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def start(port: int | None = None, data_dir: Path | None = None, heap: str = "1g",
-          pagecache: str = "512m", wait_s: float = 180.0) -> ServerInfo:
-    """Start the embedded Neo4j (or return the one already running) and wait until Bolt answers."""
-    running = read_state()
-    if running:
-        return running
+          pagecache: str = "512m", wait_s: float = 180.0, auth: bool = True) -> ServerInfo:
+    """Start the embedded Neo4j (or return the one already running) and wait until Bolt answers.
+
+    ``auth=False`` starts it without authentication (say so to the user: :data:`NO_AUTH_WARNING`).
+    """
+    try:
+        running = read_state()
+        if running:
+            return running
+        return _start(port, data_dir, heap, pagecache, wait_s, auth)
+    except OSError as exc:
+        raise Neo4jServerError(
+            f"cannot write under {read_settings(PathSettings).home or '~/.sgr'} ({exc.strerror or exc}: {exc.filename or ''}): "
+            "free some space "
+            "or point SGR_HOME at a writable folder with room") from exc
+
+
+def _start(port: int | None, data_dir: Path | None, heap: str, pagecache: str, wait_s: float,
+           auth: bool) -> ServerInfo:
     java = _require("java", "install a Java 17 runtime (e.g. `apt-get install openjdk-17-jre-headless`)")
     jar = build()
     target = jar.parent
@@ -154,16 +215,22 @@ def start(port: int | None = None, data_dir: Path | None = None, heap: str = "1g
     classpath = f"{jar}:{target / 'lib'}/*"
     cmd = [java, f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, "-cp", classpath, "sgr.launcher.Launcher",
            "--home", str(home), "--port", str(port), "--plugins", str(target / "plugins"),
+           "--import-dir", str(import_dir()), "--procedures", ",".join(PROCEDURE_ALLOWLIST),
            "--pagecache", pagecache]
+    cmd += ["--password-file", str(password_file())] if auth else ["--no-auth"]
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
     info = ServerInfo(pid=proc.pid, port=port, uri=f"bolt://127.0.0.1:{port}", home=str(home),
-                      log=str(log), started_at=time.time())
+                      log=str(log), started_at=time.time(), auth=auth)
     deadline = time.time() + wait_s
     while time.time() < deadline:
         if proc.poll() is not None:
-            tail = log.read_text(errors="replace").strip().splitlines()[-8:]
+            text = log.read_text(errors="replace")
+            own = [ln.split(ERROR_MARK, 1)[1].strip() for ln in text.splitlines() if ERROR_MARK in ln]
+            if own:
+                raise Neo4jServerError(f"Neo4j did not start: {own[-1]} (log {log})")
+            tail = text.strip().splitlines()[-8:]
             raise Neo4jServerError(f"Neo4j exited during start-up (code {proc.returncode}); log {log}: "
                                    + " | ".join(tail))
         if READY_MARK in log.read_text(errors="replace") and _bolt_ready(port):

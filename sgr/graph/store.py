@@ -8,6 +8,11 @@ Graph model (see README):
 * one relationship type per relation, named as in Freebase (``location.country.languages_spoken``).
 * ``(:Relation {name, text})`` — the relation vocabulary, ``text`` a readable form of ``name``.
 * ``(:Source {path, sha256, triples, loaded_at})`` — what was loaded from which file.
+
+Every read (sgr's own and untrusted Cypher alike) passes :func:`check_read_query` first: no
+``LOAD CSV``, no ``USE`` of another database, no administration command, and ``CALL`` only of the
+read-only procedures in :data:`READ_PROCEDURES`. Untrusted Cypher (``sgr query``, generated queries)
+runs through :meth:`GraphStore.run_generated`: READ access, a server-side timeout, a row cap.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import hashlib
 import logging
 import re
 import time
+import unicodedata
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,10 +29,10 @@ from typing import Any
 
 import neo4j
 from neo4j import GraphDatabase, READ_ACCESS, WRITE_ACCESS
-from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from sgr.core.config import Neo4jSettings
-from sgr.core.errors import CypherError, Neo4jUnavailable
+from sgr.core.errors import ConfigError, CypherError, Neo4jUnavailable
 
 ENTITY = "Entity"
 CVT = "CVT"
@@ -44,6 +50,11 @@ SCHEMA_STATEMENTS = (
 
 # EXPLAIN's notifications are returned to the caller; keep the driver from also logging them.
 logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+# Without a handler, Python prints the driver's connection errors to stderr (logging.lastResort) next to
+# sgr's own one-line error; they still reach handlers an application installs.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
+#: Longest query text accepted on the read path (characters); generated queries are far shorter.
+MAX_QUERY_CHARS = 100_000
 
 _MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 
@@ -56,6 +67,72 @@ def is_mid(value: str) -> bool:
 def relation_text(name: str) -> str:
     """Readable form of a relation name: ``location.country.languages_spoken`` → ``location country languages spoken``."""
     return re.sub(r"\s+", " ", re.sub(r"[._]+", " ", name)).strip()
+
+
+#: Procedures a read may CALL: Neo4j's read-only built-ins that sgr (and Neo4j Browser) use, plus the
+#: plugin procedures the embedded server loads (``sgr.graph.server.PROCEDURE_ALLOWLIST``).
+READ_PROCEDURES = frozenset({
+    "db.index.fulltext.queryNodes", "db.index.fulltext.queryRelationships", "db.relationshipTypes",
+    "db.labels", "db.propertyKeys", "db.awaitIndex", "db.awaitIndexes", "db.schema.visualization",
+    "db.schema.nodeTypeProperties", "db.schema.relTypeProperties", "db.info", "db.ping",
+    "dbms.components", "apoc.meta.stats",
+})
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|$)", re.DOTALL)
+_BACKTICK = re.compile(r"`(?:[^`]|``)*`")
+_LOAD_CSV = re.compile(r"\bLOAD\s+CSV\b", re.IGNORECASE)
+_USE = re.compile(r"(?:^|[\s{(;])USE\s+[A-Za-z_`]", re.IGNORECASE)
+_ADMIN = re.compile(r"^\s*(?:EXPLAIN\s+|PROFILE\s+)?(SHOW(?!(?:\s+\w+)*?\s+(?:INDEX|INDEXES|CONSTRAINT|CONSTRAINTS)\b)|TERMINATE|GRANT|DENY|REVOKE|ALTER|RENAME|START|STOP|"
+                    r"ENABLE|DEALLOCATE|REALLOCATE|DRYRUN)\b", re.IGNORECASE)
+_CALL = re.compile(r"\bCALL\s+(?!\{|\()([A-Za-z_][\w.]*|`[^`]*`(?:\s*\.\s*(?:`[^`]*`|\w+))*)", re.IGNORECASE)
+
+
+def cypher_code(query: str) -> str:
+    """``query`` with comments, string literals and back-quoted names blanked, Unicode-normalised (NFKC).
+
+    What remains is the query's code: keywords inside data never count, and look-alike letters
+    (full-width ``ＬＯＡＤ``) compare as their plain forms.
+    """
+    q = unicodedata.normalize("NFKC", query)
+    out, i = [], 0
+    pattern = re.compile(_COMMENT.pattern + "|" + _STRING.pattern + "|" + _BACKTICK.pattern, re.DOTALL)
+    for m in pattern.finditer(q):
+        out.append(q[i:m.start()])
+        tok = m.group(0)
+        out.append(" " if tok[0] == "/" else ("`x`" if tok[0] == "`" else "''"))
+        i = m.end()
+    out.append(q[i:])
+    return "".join(out)
+
+
+def check_read_query(query: str) -> None:
+    """Refuse what a read must never do: raise :class:`CypherError` naming it.
+
+    ``LOAD CSV`` (file or network access), ``USE`` (another database, e.g. ``system``), administration
+    commands (``SHOW`` other than indexes and constraints, ``ALTER``, ``GRANT`` …) and ``CALL`` of a procedure outside :data:`READ_PROCEDURES`.
+    Writes are refused by Neo4j itself (READ access), so they are not listed here.
+    """
+    if len(query) > MAX_QUERY_CHARS:
+        raise CypherError(f"the query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
+    code = cypher_code(query)
+    if _LOAD_CSV.search(code):
+        raise CypherError("LOAD CSV is not allowed: sgr's queries may not read files or URLs")
+    if _USE.search(code):
+        raise CypherError("USE is not allowed: queries run on the configured database only")
+    m = _ADMIN.match(code)
+    if m:
+        raise CypherError(f"{m.group(1).upper()} commands are not allowed: only read queries run")
+    for m in _CALL.finditer(code):
+        name = re.sub(r"[\s`]", "", m.group(1))
+        if name not in READ_PROCEDURES:
+            raise CypherError(f"CALL {name} is not allowed: only read procedures sgr uses may be called "
+                              f"(db.labels, db.relationshipTypes, db.index.fulltext.queryNodes, … see READ_PROCEDURES)")
+
+
+def first_line(message: str) -> str:
+    """Neo4j's error message without the query excerpt and caret lines that follow it."""
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
+    return lines[0] if lines else "unknown error"
 
 
 def quote_identifier(name: str) -> str:
@@ -79,9 +156,13 @@ class GraphStore:
     ``query_seconds`` accumulates time spent in Neo4j, for per-question cost records.
     """
 
-    def __init__(self, uri: str, user: str = "neo4j", password: str = "", database: str = "neo4j",
+    def __init__(self, uri: str, user: str = "neo4j", password: str | None = None, database: str = "neo4j",
                  query_timeout_s: float = 30.0, row_cap: int = 1000) -> None:
+        """``password=None`` means the configured one (:meth:`Neo4jSettings.resolved_password`)."""
+        if password is None:
+            password = Neo4jSettings().resolved_password()
         self.uri = uri
+        self._user = user
         self.database = database
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
@@ -97,7 +178,7 @@ class GraphStore:
     @classmethod
     def from_settings(cls, settings: Neo4jSettings | None = None) -> "GraphStore":
         s = settings or Neo4jSettings()
-        return cls(s.resolved_uri(), s.user, s.password, s.database, s.query_timeout_s, s.row_cap)
+        return cls(s.resolved_uri(), s.user, s.resolved_password(), s.database, s.query_timeout_s, s.row_cap)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> "GraphStore":
@@ -114,11 +195,31 @@ class GraphStore:
         try:
             self._driver.verify_connectivity()
         except AuthError as exc:
-            raise Neo4jUnavailable(f"Neo4j at {self.uri} refused the credentials: set NEO4J_USER/NEO4J_PASSWORD") from exc
+            raise self._auth_error(exc) from exc
         except (ServiceUnavailable, OSError, Neo4jError) as exc:
             raise Neo4jUnavailable(
                 f"Neo4j is not reachable at {self.uri}: start it with `sgr neo4j start` "
                 f"(or set NEO4J_URI to a running server)") from exc
+
+    def _lost(self, exc: Exception) -> Neo4jUnavailable:
+        return Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri} ({first_line(str(exc))}): start it "
+                                "again (`sgr neo4j start`) and rerun the command; runs resume where they stopped")
+
+    def _dropped(self, exc: Exception) -> Exception:
+        """An untrusted query lost its connection: a Cypher error if the server still answers, else the server is gone."""
+        try:
+            self._driver.verify_connectivity()
+        except Exception:  # noqa: BLE001 - the server is gone: say that
+            return self._lost(exc)
+        return CypherError("Neo4j dropped the connection while running the query (it timed out or failed on "
+                           "the server): simplify the query")
+
+    def _auth_error(self, exc: Exception) -> Neo4jUnavailable:
+        """One line for a refused login: which server, and where the right password comes from."""
+        reason = "refused the login" if "rate" not in str(exc).lower() else "is locking out repeated wrong logins"
+        return Neo4jUnavailable(
+            f"Neo4j at {self.uri} {reason} for user {self._user!r}: unset NEO4J_PASSWORD to use the embedded "
+            f"server's password (SGR_HOME/neo4j/password), or set NEO4J_USER/NEO4J_PASSWORD to this server's")
 
     # -- queries -----------------------------------------------------------------------------
     def _session(self, access: str) -> neo4j.Session:
@@ -133,13 +234,17 @@ class GraphStore:
         return self._run(cypher, params, WRITE_ACCESS)
 
     def _run(self, cypher: str, params: Mapping[str, Any] | None, access: str) -> list[dict[str, Any]]:
+        if access == READ_ACCESS:
+            check_read_query(cypher)
         t0 = time.perf_counter()
         try:
             with self._session(access) as session:
                 work = session.execute_read if access == READ_ACCESS else session.execute_write
                 rows = work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
-        except ServiceUnavailable as exc:
-            raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
+        except AuthError as exc:
+            raise self._auth_error(exc) from exc
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._lost(exc) from exc
         finally:
             self.query_seconds += time.perf_counter() - t0
             self.query_count += 1
@@ -151,8 +256,11 @@ class GraphStore:
 
         Raises :class:`CypherError` with Neo4j's message when the query fails.
         """
+        check_read_query(cypher)
         cap = row_cap or self.row_cap
         timeout = timeout_s or self.query_timeout_s
+        if timeout <= 0 or cap < 1:
+            raise ConfigError(f"the timeout must be above 0 s and the row cap at least 1 (got {timeout} s, {cap} rows)")
         t0 = time.perf_counter()
         truncated = False
         rows: list[dict[str, Any]] = []
@@ -171,10 +279,12 @@ class GraphStore:
                     result.consume()
                     return out
                 rows = session.execute_read(work)
-        except ServiceUnavailable as exc:
-            raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
+        except AuthError as exc:
+            raise self._auth_error(exc) from exc
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._dropped(exc) from exc
         except (ClientError, Neo4jError) as exc:
-            raise CypherError(f"Neo4j rejected the query: {exc.message or exc}") from exc
+            raise CypherError(f"Neo4j rejected the query: {first_line(exc.message or str(exc))}") from exc
         finally:
             dt = time.perf_counter() - t0
             self.query_seconds += dt
@@ -186,15 +296,18 @@ class GraphStore:
 
         Raises :class:`CypherError` on a syntax or semantic error.
         """
+        check_read_query(cypher)
         t0 = time.perf_counter()
         try:
             with self._session(READ_ACCESS) as session:
                 result = session.run("EXPLAIN " + cypher, dict(params or {}))
                 summary = result.consume()
-        except ServiceUnavailable as exc:
-            raise Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri}: {exc}") from exc
+        except AuthError as exc:
+            raise self._auth_error(exc) from exc
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._dropped(exc) from exc
         except (ClientError, Neo4jError) as exc:
-            raise CypherError(exc.message or str(exc)) from exc
+            raise CypherError(first_line(exc.message or str(exc))) from exc
         finally:
             self.query_seconds += time.perf_counter() - t0
             self.query_count += 1

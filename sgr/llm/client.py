@@ -41,7 +41,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
 from sgr.core.config import LLMSettings, cache_dir as default_cache_dir, read_settings
-from sgr.core.errors import LLMError
+from sgr.core.errors import LLMError, LLMUnavailable
 from sgr.llm.cache import KVCache
 
 M = TypeVar("M", bound=BaseModel)
@@ -340,7 +340,7 @@ class LLM:
                 with attempt:
                     reply = self.chat.invoke(list(messages), **kwargs)
         except transport as exc:
-            raise LLMError(f"the LLM endpoint{where} did not answer ({type(exc).__name__}: {_one_line(exc)}): "
+            raise LLMUnavailable(f"the LLM endpoint{where} did not answer ({type(exc).__name__}: {_one_line(exc)}): "
                            "is `sgr llm serve` running, or SGR_LLM_BASE_URL right?") from exc
         except Exception as exc:  # the endpoint rejected the request (bad model name, unsupported parameter …)
             if type(exc).__module__.split(".")[0] in ("openai", "httpx"):

@@ -284,7 +284,7 @@ def ground_by_shortest_path(store: GraphStore, seeds: Sequence[str], targets: Se
         return {}
     rows = store.read(
         "UNWIND $targets AS tid MATCH (x:Entity {id: tid}) "
-        "CALL (x) { UNWIND $seeds AS sid MATCH (s:Entity {id: sid}) "
+        "CALL (x) { UNWIND $seeds AS sid MATCH (s:Entity {id: sid}) WHERE s <> x "
         f"  MATCH p = shortestPath((s)-[*..{int(max_len)}]-(x)) RETURN p ORDER BY length(p) LIMIT 1 }} "
         "RETURN x.id AS id, [n IN nodes(p) | n.id] AS ids, [n IN nodes(p) | n.name] AS names, "
         "[r IN relationships(p) | type(r)] AS rels, "

@@ -36,7 +36,11 @@ def test_neo4j_browser_runs_the_redraw_query(webqsp_graph, gold, record, qid, ch
     page = context.new_page()
     try:
         page.goto(ins.browser_url)
-        # pre-pointed at our Bolt URL with no auth: it connects by itself
+        # pre-pointed at our Bolt URL with the user filled in: it asks for the password (auth is on)
+        from sgr.core.config import Neo4jSettings
+
+        page.locator('[data-testid="password"]').fill(Neo4jSettings().resolved_password())
+        page.locator('[data-testid="connect"]').click()
         page.get_by_text("You have a working connection").wait_for(timeout=90_000)
         editor = page.locator('[data-testid="activeEditor"]')
         shown = editor.inner_text().replace("\xa0", " ")

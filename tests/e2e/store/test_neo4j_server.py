@@ -35,7 +35,9 @@ def test_start_status_stop_and_data_persists(tmp_path):
         import json
 
         uri = json.loads((tmp_path / "home" / "neo4j" / "server.json").read_text())["uri"]
-        with GraphStore(uri) as st:
+        secret = tmp_path / "home" / "neo4j" / "password"
+        assert secret.stat().st_mode & 0o777 == 0o600  # generated at first start, owner-only
+        with GraphStore(uri, password=secret.read_text().strip()) as st:
             st.write("CREATE (:Entity {id: 'persisted', name: 'persisted'})")
     finally:
         stopped = _run(["neo4j", "stop"], env)
@@ -59,6 +61,10 @@ def test_unreachable_neo4j_is_one_line(tmp_path):
 
 
 def test_generated_write_is_refused_by_cli(neo4j_uri, tmp_path):
-    env = dict(os.environ, NEO4J_URI=neo4j_uri, SGR_HOME=str(tmp_path))
+    from sgr.core.config import Neo4jSettings
+
+    # another SGR_HOME holds no password for this server: NEO4J_PASSWORD brings it
+    env = dict(os.environ, NEO4J_URI=neo4j_uri, SGR_HOME=str(tmp_path),
+               NEO4J_PASSWORD=Neo4jSettings().resolved_password())
     out = _run(["query", "CREATE (:Entity {id: 'nope'})"], env)
     assert out.returncode == 6 and "read" in out.stderr.lower()
