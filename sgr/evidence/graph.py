@@ -18,7 +18,7 @@ A method's :class:`~sgr.core.types.Prediction` names its evidence as reasoning p
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from sgr.core.text import cypher_literal
@@ -84,12 +84,6 @@ class EvidenceGraph:
     edges: list[EvidenceEdge] = field(default_factory=list)
     paths: list[EvidencePath] = field(default_factory=list)
 
-    def node(self, entity_id: str) -> EvidenceNode | None:
-        return next((n for n in self.nodes if n.id == entity_id), None)
-
-    def ids(self, role: str) -> list[str]:
-        return [n.id for n in self.nodes if n.role == role]
-
     @property
     def missing(self) -> list[str]:
         """Ids the prediction names that are not entities of the store."""
@@ -97,9 +91,6 @@ class EvidenceGraph:
 
     def triples(self) -> list[tuple[str, str, str]]:
         return [(e.source, e.type, e.target) for e in self.edges]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _unique_paths(prediction: Prediction) -> list[ReasoningPath]:
