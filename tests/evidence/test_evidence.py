@@ -119,13 +119,13 @@ def test_redraw_query_draws_exactly_the_saved_evidence(webqsp_graph, gold, recor
     g = evidence.evidence_subgraph(webqsp_graph, pred)
     qid = evidence.save_evidence(webqsp_graph, rec["question"], pred, "gold-walk", graph=g)
     evidence.save_evidence(webqsp_graph, "another question", pred, "gold-walk")  # must not leak in
-    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(g.triples(), question_id=qid))
+    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(question_id=qid))
     assert nodes == {qid} | {n.id for n in g.nodes}
     data_rels = {r for r in rels if r[1] != "SGR_EVIDENCE"}
     assert data_rels == set(g.triples())
     assert {r for r in rels if r[1] == "SGR_EVIDENCE"} == {(qid, "SGR_EVIDENCE", n.id) for n in g.nodes}
     # the same evidence, unsaved: the same query without the question, lone entities named
-    nodes2, rels2 = _drawn(webqsp_graph, evidence.redraw_query(g.triples(), node_ids=[n.id for n in g.nodes]))
+    nodes2, rels2 = _drawn(webqsp_graph, evidence.redraw_query(triples=g.triples(), node_ids=[n.id for n in g.nodes]))
     assert nodes2 == {n.id for n in g.nodes} and rels2 == set(g.triples())
 
 
@@ -137,11 +137,14 @@ def test_redraw_query_draws_lone_nodes_and_quotes_ids(webqsp_graph, gold, record
     pred.paths = []
     g = evidence.evidence_subgraph(webqsp_graph, pred, topic_ids=[rec["q_entity"][0]])
     assert g.edges == [] and g.nodes
-    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query([], node_ids=[n.id for n in g.nodes]))
+    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(node_ids=[n.id for n in g.nodes]))
     assert nodes == {n.id for n in g.nodes} and rels == set()
-    q = evidence.redraw_query([("it's", 'say "hi"', "a\\b")], question_id='x"y')
-    assert '{id: "x\\"y"}' in q and '["it\'s", "say \\"hi\\"", "a\\\\b"]' in q
-    assert webqsp_graph.read(f"CALL {{ {q} }} RETURN count(*) AS n")[0]["n"] == 0  # it parses and runs
+    saved = evidence.redraw_query(question_id='x"y')
+    assert '{id: "x\\"y"}' in saved and len(saved.splitlines()) == 9
+    unsaved = evidence.redraw_query(triples=[("it's", 'say "hi"', "a\\b")], node_ids=["it's", "lone"])
+    assert '\n  ["it\'s", "say \\"hi\\"", "a\\\\b"]\n' in unsaved and '\n  "lone"\n' in unsaved
+    for q in (saved, unsaved):  # both parse and run (and find nothing)
+        assert webqsp_graph.read(f"CALL {{ {q} }} RETURN count(*) AS n")[0]["n"] == 0
 
 
 def test_inspect_prediction_saves_and_writes_html(webqsp_graph, gold, record, tmp_path):
@@ -149,8 +152,7 @@ def test_inspect_prediction_saves_and_writes_html(webqsp_graph, gold, record, tm
     pred = gold.gold_prediction(webqsp_graph, rec)
     ins = evidence.inspect_prediction(webqsp_graph, rec["question"], pred, "gold-walk", save=True,
                                       html=tmp_path / "out" / "q.html")
-    graph = evidence.evidence_subgraph(webqsp_graph, pred)
-    assert ins.question_id and ins.query == evidence.redraw_query(graph.triples(), question_id=ins.question_id)
+    assert ins.question_id and ins.query == evidence.redraw_query(question_id=ins.question_id)
     assert ins.html.is_file() and rec["question"] in ins.html.read_text()
     text = "\n".join(ins.lines())
     assert ins.question_id in text and ins.query in text
