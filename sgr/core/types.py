@@ -7,7 +7,7 @@ that support it, plus the :class:`Usage` (time per stage, Neo4j and LLM cost) it
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -104,19 +104,6 @@ class Usage:
     def add_stage(self, stage: str, seconds: float) -> None:
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
 
-    def merge(self, other: "Usage") -> None:
-        self.llm_calls += other.llm_calls
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.llm_cached_calls += other.llm_cached_calls
-        self.cached_prompt_tokens += other.cached_prompt_tokens
-        self.cached_completion_tokens += other.cached_completion_tokens
-        self.llm_seconds += other.llm_seconds
-        self.neo4j_queries += other.neo4j_queries
-        self.neo4j_seconds += other.neo4j_seconds
-        for k, v in other.stage_seconds.items():
-            self.add_stage(k, v)
-
 
 @dataclass
 class Prediction:
@@ -135,9 +122,6 @@ class Prediction:
     @property
     def answer_texts(self) -> list[str]:
         return [a.text for a in self.answers]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @runtime_checkable

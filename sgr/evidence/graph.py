@@ -18,7 +18,7 @@ A method's :class:`~sgr.core.types.Prediction` names its evidence as reasoning p
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from sgr.core.text import cypher_literal
@@ -84,12 +84,6 @@ class EvidenceGraph:
     edges: list[EvidenceEdge] = field(default_factory=list)
     paths: list[EvidencePath] = field(default_factory=list)
 
-    def node(self, entity_id: str) -> EvidenceNode | None:
-        return next((n for n in self.nodes if n.id == entity_id), None)
-
-    def ids(self, role: str) -> list[str]:
-        return [n.id for n in self.nodes if n.role == role]
-
     @property
     def missing(self) -> list[str]:
         """Ids the prediction names that are not entities of the store."""
@@ -97,9 +91,6 @@ class EvidenceGraph:
 
     def triples(self) -> list[tuple[str, str, str]]:
         return [(e.source, e.type, e.target) for e in self.edges]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _unique_paths(prediction: Prediction) -> list[ReasoningPath]:
@@ -198,28 +189,42 @@ def evidence_subgraph(store: GraphStore, prediction: Prediction, topic_ids: list
                          paths=ev_paths)
 
 
-def redraw_query(triples: Iterable[Sequence[str]], *, question_id: str | None = None,
-                 node_ids: Iterable[str] = ()) -> str:
-    """Literal Cypher that draws evidence: one column ``p`` of paths.
+def _list_literal(items: Sequence[Any]) -> str:
+    """A Cypher list literal with one item per line (short lines read well, and stay whole, in Browser's editor)."""
+    if not items:
+        return "[]"
+    return "[\n" + ",\n".join("  " + cypher_literal(x) for x in items) + "\n]"
 
-    ``triples`` are the evidence edges ``(head id, relation type, tail id)`` in their stored direction
-    (:meth:`EvidenceGraph.triples`); each is matched exactly, so the drawing shows the relations the method
-    used. ``question_id`` (saved evidence) adds the ``(:SgrQuestion)-[:SGR_EVIDENCE]->(entity)`` links of
-    that question; ``node_ids`` adds entities on no edge (for unsaved evidence: its lone answers/topics).
+
+def redraw_query(*, question_id: str | None = None, triples: Iterable[Sequence[str]] = (),
+                 node_ids: Iterable[str] = ()) -> str:
+    """The one literal Cypher query that draws evidence: one column ``p`` of paths.
+
+    Its core matches each evidence edge ``t = [head id, relation type, tail id]`` exactly, in its stored
+    direction, so the drawing shows the relations the method used (not every relation among the entities):
+    ``MATCH p = (:Entity {id: t[0]})-[r]->(:Entity {id: t[2]}) WHERE type(r) = t[1]``. The edges come from
+
+    * saved evidence (``question_id``): the question node's ``triple_heads/types/tails`` (as
+      :func:`sgr.evidence.saved.save_evidence` wrote them), after the question's ``SGR_EVIDENCE`` links, so
+      the query stays a few lines long whatever the size of the evidence;
+    * unsaved evidence: ``triples`` (:meth:`EvidenceGraph.triples`) as literals, one per line, after which
+      the ``node_ids`` on no edge (lone answers or topics) are drawn too.
     """
-    triples = [tuple(t) for t in triples]
     parts = []
     if question_id is not None:
-        parts.append(f"MATCH p = (q:{LABEL} {{id: {cypher_literal(question_id)}}})-[:{REL}]->(:Entity)\n"
-                     "RETURN p")
-    if triples:
-        parts.append(f"UNWIND {cypher_literal([list(t) for t in triples])} AS t\n"
-                     "MATCH p = (:Entity {id: t[0]})-[r]->(:Entity {id: t[2]})\n"
-                     "WHERE type(r) = t[1]\n"
-                     "RETURN p")
-    on_edges = {x for t in triples for x in (t[0], t[2])}
-    lone = sorted(set(node_ids) - on_edges)
-    if lone or not parts:
-        parts.append(f"MATCH p = (e:Entity) WHERE e.id IN {cypher_literal(lone)}\n"
-                     "RETURN p")
+        q = f"(q:{LABEL} {{id: {cypher_literal(question_id)}}})"
+        parts.append(f"MATCH p = {q}-[:{REL}]->(:Entity)\nRETURN p")
+        source = (f"MATCH {q}\n"
+                  "UNWIND range(0, size(q.triple_types) - 1) AS i\n"
+                  "WITH [q.triple_heads[i], q.triple_types[i], q.triple_tails[i]] AS t\n")
+        lone: list[str] = []
+    else:
+        edges = [list(t) for t in triples]
+        source = f"UNWIND {_list_literal(edges)} AS t\n"
+        lone = sorted(set(node_ids) - {x for t in edges for x in (t[0], t[2])})
+    parts.append(source + "MATCH p = (:Entity {id: t[0]})-[r]->(:Entity {id: t[2]})\n"
+                          "WHERE type(r) = t[1]\n"
+                          "RETURN p")
+    if lone:
+        parts.append(f"MATCH p = (e:Entity) WHERE e.id IN {_list_literal(lone)}\nRETURN p")
     return "\nUNION ALL\n".join(parts)

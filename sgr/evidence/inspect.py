@@ -45,8 +45,8 @@ class Inspection:
 
 def _finish(graph: EvidenceGraph, question_text: str, prediction: Prediction, qid: str | None,
             html: Path | str | None, browser_server: browser.BrowserServer | None) -> Inspection:
-    lone = () if qid else [n.id for n in graph.nodes if n.in_graph]
-    query = redraw_query(graph.triples(), question_id=qid, node_ids=lone)
+    query = (redraw_query(question_id=qid) if qid else
+             redraw_query(triples=graph.triples(), node_ids=[n.id for n in graph.nodes if n.in_graph]))
     out_html = write_html(html, question_text, prediction, graph, question_id=qid, redraw=query) if html else None
     server = browser_server or browser.running()
     url = browser.browser_url_for(query, server) if server else None

@@ -13,6 +13,10 @@ from sgr.graph.store import is_mid
 from sgr.core.types import Answer, Prediction, ReasoningPath
 
 
+def ids(g, role: str) -> list[str]:
+    return [n.id for n in g.nodes if n.role == role]
+
+
 def data_fingerprint(store) -> dict:
     """Everything about the data graph (Entity nodes, their labels/properties, data relationships)."""
     nodes = store.read("MATCH (e:Entity) RETURN e.id AS id, labels(e) AS labels, properties(e) AS props ORDER BY id")
@@ -28,13 +32,13 @@ def test_subgraph_roles_and_cvt(webqsp_graph, gold, record):
     pred = gold.gold_prediction(webqsp_graph, rec)
     assert pred.paths, "the gold relation path must be walkable in the loaded graph"
     g = evidence.evidence_subgraph(webqsp_graph, pred)
-    assert g.ids(evidence.ROLE_TOPIC) == [rec["q_entity"][0]]
-    assert set(g.ids(evidence.ROLE_ANSWER)) == {a.id for a in pred.answers}
-    assert set(g.ids(evidence.ROLE_ANSWER)) <= set(rec["a_entity"])
+    assert ids(g, evidence.ROLE_TOPIC) == [rec["q_entity"][0]]
+    assert set(ids(g, evidence.ROLE_ANSWER)) == {a.id for a in pred.answers}
+    assert set(ids(g, evidence.ROLE_ANSWER)) <= set(rec["a_entity"])
     # the middle of each 2-hop path is a CVT: a MID with no name, labelled :CVT in the store
     middles = {p.nodes[1] for p in pred.paths}
     for mid in middles:
-        node = g.node(mid)
+        node = next(n for n in g.nodes if n.id == mid)
         assert node.role == evidence.ROLE_PATH and node.cvt and is_mid(mid) and node.name is None
     assert all(e.in_graph for e in g.edges) and all(n.in_graph for n in g.nodes)
     # each edge is stored head->tail; the paths walk some of them backwards
@@ -84,7 +88,7 @@ def test_save_show_clear_leave_data_untouched(webqsp_graph, gold, record):
     back = saved.to_prediction()
     assert [(p.nodes, p.relations, p.directions) for p in back.paths] == \
         [(p.nodes, p.relations, p.directions) for p in g.paths]
-    assert evidence.evidence_subgraph(webqsp_graph, back).to_dict() == g.to_dict()
+    assert evidence.evidence_subgraph(webqsp_graph, back) == g
 
     listed = evidence.list_evidence(webqsp_graph)
     assert [s.id for s in listed] == [qid2, qid]  # newest first
@@ -113,13 +117,13 @@ def test_redraw_query_draws_exactly_the_saved_evidence(webqsp_graph, gold, recor
     g = evidence.evidence_subgraph(webqsp_graph, pred)
     qid = evidence.save_evidence(webqsp_graph, rec["question"], pred, "gold-walk", graph=g)
     evidence.save_evidence(webqsp_graph, "another question", pred, "gold-walk")  # must not leak in
-    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(g.triples(), question_id=qid))
+    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(question_id=qid))
     assert nodes == {qid} | {n.id for n in g.nodes}
     data_rels = {r for r in rels if r[1] != "SGR_EVIDENCE"}
     assert data_rels == set(g.triples())
     assert {r for r in rels if r[1] == "SGR_EVIDENCE"} == {(qid, "SGR_EVIDENCE", n.id) for n in g.nodes}
     # the same evidence, unsaved: the same query without the question, lone entities named
-    nodes2, rels2 = _drawn(webqsp_graph, evidence.redraw_query(g.triples(), node_ids=[n.id for n in g.nodes]))
+    nodes2, rels2 = _drawn(webqsp_graph, evidence.redraw_query(triples=g.triples(), node_ids=[n.id for n in g.nodes]))
     assert nodes2 == {n.id for n in g.nodes} and rels2 == set(g.triples())
 
 
@@ -131,11 +135,14 @@ def test_redraw_query_draws_lone_nodes_and_quotes_ids(webqsp_graph, gold, record
     pred.paths = []
     g = evidence.evidence_subgraph(webqsp_graph, pred, topic_ids=[rec["q_entity"][0]])
     assert g.edges == [] and g.nodes
-    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query([], node_ids=[n.id for n in g.nodes]))
+    nodes, rels = _drawn(webqsp_graph, evidence.redraw_query(node_ids=[n.id for n in g.nodes]))
     assert nodes == {n.id for n in g.nodes} and rels == set()
-    q = evidence.redraw_query([("it's", 'say "hi"', "a\\b")], question_id='x"y')
-    assert '{id: "x\\"y"}' in q and '["it\'s", "say \\"hi\\"", "a\\\\b"]' in q
-    assert webqsp_graph.read(f"CALL {{ {q} }} RETURN count(*) AS n")[0]["n"] == 0  # it parses and runs
+    saved = evidence.redraw_query(question_id='x"y')
+    assert '{id: "x\\"y"}' in saved and len(saved.splitlines()) == 9
+    unsaved = evidence.redraw_query(triples=[("it's", 'say "hi"', "a\\b")], node_ids=["it's", "lone"])
+    assert '\n  ["it\'s", "say \\"hi\\"", "a\\\\b"]\n' in unsaved and '\n  "lone"\n' in unsaved
+    for q in (saved, unsaved):  # both parse and run (and find nothing)
+        assert webqsp_graph.read(f"CALL {{ {q} }} RETURN count(*) AS n")[0]["n"] == 0
 
 
 def test_inspect_prediction_saves_and_writes_html(webqsp_graph, gold, record, tmp_path):
@@ -143,8 +150,7 @@ def test_inspect_prediction_saves_and_writes_html(webqsp_graph, gold, record, tm
     pred = gold.gold_prediction(webqsp_graph, rec)
     ins = evidence.inspect_prediction(webqsp_graph, rec["question"], pred, "gold-walk", save=True,
                                       html=tmp_path / "out" / "q.html")
-    graph = evidence.evidence_subgraph(webqsp_graph, pred)
-    assert ins.question_id and ins.query == evidence.redraw_query(graph.triples(), question_id=ins.question_id)
+    assert ins.question_id and ins.query == evidence.redraw_query(question_id=ins.question_id)
     assert ins.html.is_file() and rec["question"] in ins.html.read_text()
     text = "\n".join(ins.lines())
     assert ins.question_id in text and ins.query in text
@@ -162,6 +168,6 @@ def test_given_topics_join_only_when_they_are_entities(webqsp_graph, gold, recor
     for a in pred.answers:
         a.paths = []
     g = evidence.evidence_subgraph(webqsp_graph, pred, topic_ids=[rec["q_entity"][0], "not an entity"])
-    assert g.ids(evidence.ROLE_TOPIC) == [rec["q_entity"][0]]
+    assert ids(g, evidence.ROLE_TOPIC) == [rec["q_entity"][0]]
     assert g.missing == [] and g.edges == []
-    assert set(g.ids(evidence.ROLE_ANSWER)) == {a.id for a in pred.answers}
+    assert set(ids(g, evidence.ROLE_ANSWER)) == {a.id for a in pred.answers}

@@ -32,7 +32,7 @@ def _graph() -> tuple[Prediction, EvidenceGraph]:
 def test_page_is_self_contained_and_escaped(tmp_path):
     pred, g = _graph()
     out = html_view.write_html(tmp_path / "a" / "p.html", "what <i>is</i> spoken?", pred, g,
-                               question_id="abc", redraw=evidence.redraw_query(g.triples(), question_id="abc"))
+                               question_id="abc", redraw=evidence.redraw_query(question_id="abc"))
     page = out.read_text()
     # no external resource: no src/href to a URL, no source map
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
