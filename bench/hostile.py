@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.fresh_server:
             server.stop()
-    report(outcomes, auth_default, write=not args.no_write)
+    report(outcomes, auth_default, write=not args.no_write, partial=bool(args.family or args.limit))
     return 0 if all(o.ok for o in outcomes) else 1
 
 
@@ -466,25 +466,36 @@ def auth_required() -> bool:
     return refused == 2
 
 
-def report(outcomes: list[Outcome], auth_default: int, write: bool = True) -> dict:
-    summary = {"hostile_cases": len(outcomes), "hostile_failed": sum(not o.ok for o in outcomes),
-               "writes": sum(o.wrote for o in outcomes), "file_reads": sum(o.file_read or o.net_read for o in outcomes),
-               "network_reads": sum(o.net_read for o in outcomes), "tracebacks": sum(o.traceback for o in outcomes),
-               "multi_line_errors": sum(o.rc != 0 and o.lines != 1 for o in outcomes),
-               "unexpected_exit_codes": sum(o.rc not in o.expected for o in outcomes), "auth_default": auth_default}
-    fams: dict[str, list[Outcome]] = {}
-    for o in outcomes:
-        fams.setdefault(o.family, []).append(o)
+def summarize(rows: list[dict], auth_default: int) -> dict:
+    """The ``summary`` figures over outcome rows (``asdict(Outcome)`` plus ``ok``)."""
+    return {"hostile_cases": len(rows), "hostile_failed": sum(not r["ok"] for r in rows),
+            "writes": sum(r["wrote"] for r in rows), "file_reads": sum(r["file_read"] or r["net_read"] for r in rows),
+            "network_reads": sum(r["net_read"] for r in rows), "tracebacks": sum(r["traceback"] for r in rows),
+            "multi_line_errors": sum(r["rc"] != 0 and r["lines"] != 1 for r in rows),
+            "unexpected_exit_codes": sum(r["rc"] not in r["expected"] for r in rows), "auth_default": auth_default}
+
+
+def report(outcomes: list[Outcome], auth_default: int, write: bool = True, partial: bool = False) -> dict:
+    """Print the per-family table; write the JSON and markdown (a partial run replaces just its cases)."""
+    rows = [asdict(o) | {"ok": o.ok} for o in outcomes]
+    fams: dict[str, list[dict]] = {}
+    for r in rows:
+        fams.setdefault(r["family"], []).append(r)
     print(f"\n{'family':<11}{'cases':>6}{'ok':>5}{'writes':>8}{'reads':>7}{'tracebacks':>12}")
-    for fam, os_ in fams.items():
-        print(f"{fam:<11}{len(os_):>6}{sum(o.ok for o in os_):>5}{sum(o.wrote for o in os_):>8}"
-              f"{sum(o.file_read or o.net_read for o in os_):>7}{sum(o.traceback for o in os_):>12}")
+    for fam, rs in fams.items():
+        print(f"{fam:<11}{len(rs):>6}{sum(r['ok'] for r in rs):>5}{sum(r['wrote'] for r in rs):>8}"
+              f"{sum(r['file_read'] or r['net_read'] for r in rs):>7}{sum(r['traceback'] for r in rs):>12}")
+    summary = summarize(rows, auth_default)
     print(json.dumps(summary))
     if write:
         path = RESULTS / "hardening.json"
         data = json.loads(path.read_text()) if path.exists() else {}
+        if partial and data.get("hostile"):
+            new = {r["id"]: r for r in rows}
+            rows = [new.pop(r["id"], r) for r in data["hostile"]] + list(new.values())
+            summary = summarize(rows, auth_default)
         data.setdefault("summary", {}).update(summary)
-        data["hostile"] = [asdict(o) | {"ok": o.ok} for o in outcomes]
+        data["hostile"] = rows
         data["hostile_machine"] = {"cpus": os.cpu_count(), "load_avg": os.getloadavg()}
         path.write_text(json.dumps(data, indent=1) + "\n")
         load_sibling("faults").write_markdown(data)  # the one writer of hardening.md

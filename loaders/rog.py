@@ -69,6 +69,9 @@ def parse_jsonl(path: Path, reader: LineReader | None = None) -> Iterator[Record
         except json.JSONDecodeError as exc:
             yield Malformed(label, n, f"invalid JSON ({exc.msg} at column {exc.colno})")
             continue
+        except RecursionError:  # json gives up on very deep nesting this way
+            yield Malformed(label, n, "invalid JSON (nested too deeply)")
+            continue
         if not isinstance(obj, dict):
             yield Malformed(label, n, f"expected a JSON object with a `{GRAPH_FIELD}` field, got {type(obj).__name__}")
             continue

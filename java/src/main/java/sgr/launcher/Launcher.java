@@ -25,7 +25,9 @@ import org.neo4j.io.ByteUnit;
  * Starts an embedded Neo4j 5.26 Community DBMS that serves Bolt on 127.0.0.1 only, locked down.
  *
  * <p>Usage: {@code Launcher --home DIR --port PORT --import-dir DIR [--password-file FILE | --no-auth]
- * [--plugins DIR] [--procedures a.b,c.*] [--pagecache 512m]}.
+ * [--plugins DIR] [--procedures a.b,c.*] [--pagecache 512m]}. ({@code sgr.graph.server} always passes one
+ * of the two auth flags; an invocation with neither, from an sgr that predates them, runs without
+ * authentication and logs a warning. {@code --import-dir} defaults to {@code DIR/import}.)
  *
  * <ul>
  *   <li>Authentication is on: the user {@code neo4j} gets the password read from {@code --password-file}
@@ -77,11 +79,16 @@ public final class Launcher {
                 default -> fail("unknown argument: " + a);
             }
         }
-        if (home == null || importDir == null) {
-            fail("--home and --import-dir are required");
+        if (home == null) {
+            fail("--home is required");
+        }
+        if (importDir == null) {
+            importDir = home.resolve("import");
         }
         if (auth && passwordFile == null) {
-            fail("--password-file is required unless --no-auth is given");
+            // an older sgr that predates authentication: keep it working, and say so in the log
+            System.out.println("SGR-NEO4J-WARNING no --password-file given: authentication is off (update sgr)");
+            auth = false;
         }
         String password = null;
         if (auth) {
