@@ -73,3 +73,23 @@ def test_format_documents_without_answers_says_so() -> None:
     assert "no answer" in format_documents([])
     docs = [Document(page_content="A\n  supported by: x -[r]-> A"), Document(page_content="B")]
     assert format_documents(docs) == "1. A\n  supported by: x -[r]-> A\n2. B"
+
+
+def test_retriever_feeds_the_real_local_model_in_a_chain(webqsp_graph, record, local_llm_server) -> None:
+    from langchain_openai import ChatOpenAI
+
+    rec = record(RECORD)
+    base_url, model = local_llm_server
+    chat = ChatOpenAI(base_url=base_url, api_key="local", model=model, temperature=0, max_tokens=24)
+    retriever = SgrRetriever(store=webqsp_graph, method="sgr-compiled", topics=rec["q_entity"])
+    prompt = ChatPromptTemplate.from_messages([
+        ("system", "Answer with the names from the knowledge-graph facts only."),
+        ("human", "Facts:\n{context}\n\nQuestion: {question}"),
+    ])
+    seen: list = []
+    chain = ({"context": retriever | format_documents, "question": RunnablePassthrough()}
+             | prompt | RunnableLambda(lambda v: seen.append(v.to_string()) or v) | chat)
+    reply = chain.invoke(rec["question"])
+    assert all(answer in seen[0] for answer in rec["answer"])  # the graph's answers reached the model
+    assert isinstance(reply.content, str) and reply.content.strip()
+    assert reply.usage_metadata and reply.usage_metadata["input_tokens"] > len(seen[0].split()) // 2
