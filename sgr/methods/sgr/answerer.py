@@ -19,6 +19,7 @@ settings of :class:`sgr.methods.sgr.config.SGRConfig` (:data:`sgr.methods.sgr.co
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -133,7 +134,8 @@ class SGRAnswerer:
     def run(self, question: Question) -> SGRResult:
         """Answer ``question`` and return the full trace (raises EntityNotFound when nothing links)."""
         result = SGRResult(question=question, method=self.name,
-                           prediction=Prediction(question_id=question.id, method=self.name), config=self.config)
+                           prediction=Prediction(question_id=question.id, method=self.name), config=self.config,
+                           hops=self.config.hops)
         pred = result.prediction
         with self.meter.measure() as usage:
             try:
@@ -151,14 +153,37 @@ class SGRAnswerer:
             result.entities = self.link(question)
         with meter.stage("schema"):
             result.schema = self.schema(question, result.entities)
+        pred.extra["constraints"] = [c.kind for c in result.schema.constraints]
+        for round_no in range(1, max(1, cfg.max_rounds) + 1):
+            action = "first" if round_no == 1 else self.widen(result)
+            self.reason(question, result, first=round_no == 1)
+            result.rounds.append({"round": round_no, "action": action, "route": pred.route,
+                                  "candidates": len(result.candidates),
+                                  "valid": sum(c.valid for c in result.candidates),
+                                  "votes": len(result.votes), "answers": len(pred.answers)})
+            if pred.answers or not cfg.use_subgraph:
+                break
+        pred.extra["rounds"] = result.rounds
+        pred.extra["route_source"] = route_source(result)
+        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
+            pred.answers, notes = apply_answer_constraints(pred.answers, result.schema.constraints)
+            if notes:
+                pred.extra["constraints_applied"] = notes
+        if cfg.generate_answers and self.llm is not None and pred.answers:
+            with meter.stage("generate"):
+                self.generate(question, result)
+
+    def reason(self, question: Question, result: SGRResult, *, first: bool) -> None:
+        """One round of G_q → direct reasoning → validation → (when nothing is valid) collaboration."""
+        cfg, pred, meter = self.config, result.prediction, self.meter
         if cfg.use_subgraph:
             with meter.stage("subgraph"):
                 self.subgraph(question, result)
-        if "scr" in cfg.path_retriever:  # SCR's beam search proposes paths too (they vote if direct reasoning fails)
+        if first and "scr" in cfg.path_retriever:  # SCR's beam search proposes paths too (they vote)
             with meter.stage("scr"):
                 result.scr_paths = self.scr_paths(question, result)
         with meter.stage("direct"):
-            cands = self.direct(question, result)
+            cands = self.direct(question, result, llm_cypher=first)
         if cfg.validate_answers and result.subgraph is not None:
             with meter.stage("validate"):
                 valid = self.validate(question, result, cands)
@@ -176,14 +201,14 @@ class SGRAnswerer:
                 chosen = self.collaborate(question, result)
             pred.answers = to_answers(chosen, "support", cfg.paths_per_answer)
             pred.route = "collaborative" if chosen else None
-        pred.extra["route_source"] = route_source(result)
-        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
-            pred.answers, notes = apply_answer_constraints(pred.answers, result.schema.constraints)
-            if notes:
-                pred.extra["constraints_applied"] = notes
-        if cfg.generate_answers and self.llm is not None and pred.answers:
-            with meter.stage("generate"):
-                self.generate(question, result)
+
+    def widen(self, result: SGRResult) -> str:
+        """Before another round when nothing was answered: relax the constraints and extend the expansion one hop."""
+        dropped = [c.kind for c in result.schema.constraints] if result.schema is not None else []
+        if result.schema is not None:
+            result.schema.constraints = []
+        result.hops += 1
+        return f"relax constraints {dropped or '(none)'}; extend to {result.hops} hops"
 
     # -- 1. link: V_q ----------------------------------------------------------------------------------------------
     def link(self, question: Question) -> list[LinkedEntity]:
@@ -264,7 +289,8 @@ class SGRAnswerer:
         result.prediction.extra["linked"] = [{"mention": e.mention, "id": e.id, "method": e.method}
                                              for e in result.entities]
         masked = mask_entity(question.text, result.entities[0].label)
-        result.subgraph = self.builder.build(result.schema, result.entities, self.config, masked_question=masked,
+        cfg = self.config if result.hops == self.config.hops else dataclasses.replace(self.config, hops=result.hops)
+        result.subgraph = self.builder.build(result.schema, result.entities, cfg, masked_question=masked,
                                              beta=self.config.beta)
         result.prediction.paths = list(result.subgraph.paths[:10])
 
@@ -277,13 +303,14 @@ class SGRAnswerer:
                          checkpoint=self.config.scr_checkpoint or None) if topics else []
 
     # -- 4. direct: A_c --------------------------------------------------------------------------------------------
-    def direct(self, question: Question, result: SGRResult) -> list[Candidate]:
-        """The model's Cypher (rows → grounded candidates), else the compiled best schema path of G_q."""
+    def direct(self, question: Question, result: SGRResult, *, llm_cypher: bool = True) -> list[Candidate]:
+        """The model's Cypher (rows → grounded candidates; first round only), else the compiled best schema path
+        of G_q."""
         cfg = self.config
         pred = result.prediction
         g = result.subgraph
         values: list[tuple[str | None, str]] = []
-        if cfg.use_llm_cypher and self.llm is not None:
+        if llm_cypher and cfg.use_llm_cypher and self.llm is not None:
             gen = self.llm_cypher(question, result.schema, result.entities)
             result.generation = gen
             final = gen.final

@@ -69,6 +69,8 @@ class SGRConfig(ExpansionConfig):
     * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per stage
       (validation, collaboration); ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
       ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
+    * ``max_rounds = 2`` — reasoning rounds when nothing is answered: round 2 relaxes every constraint and extends
+      the expansion one hop (G_q, compiled path, validation, votes again; no second NL→Cypher call).
     * ``answer_constraints = True`` — ordinal/type constraints filter the final answers.
     * ``exemplars = True``, ``n_examples = 1`` — worked examples of the schema prompt from training questions.
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
@@ -101,6 +103,7 @@ class SGRConfig(ExpansionConfig):
     validate_answers: bool = True
     collaborative: bool = True
     compiled_fallback: bool = True
+    max_rounds: int = 2
     generate_answers: bool = False
     answer_constraints: bool = True
     exemplars: bool = True

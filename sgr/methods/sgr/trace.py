@@ -40,6 +40,8 @@ class SGRResult:
     votes: list[Vote] = field(default_factory=list)
     scr_paths: list[ReasoningPath] = field(default_factory=list)  # SCR's proposals (path_retriever "scr"…)
     generated_text: str | None = None
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # one entry per reasoning round (bounded by max_rounds)
+    hops: int = 0  # expansion depth of the latest round
 
     @property
     def route(self) -> str | None:
@@ -119,6 +121,7 @@ class SGRResult:
                                   "answers": len(sp.walks), **{k: round(v, 4) for k, v in sp.parts.items()}}
                                  for sp in self.subgraph.schema_paths[:10]],
                 "nodes": len(self.subgraph.nodes()), "edges": len(self.subgraph.edges())},
+            "rounds": self.rounds,
             "generated_text": self.generated_text,
             "usage": dataclasses.asdict(pred.usage),
             "evidence_cypher": self.evidence_cypher(),
