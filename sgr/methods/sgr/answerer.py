@@ -154,6 +154,8 @@ class SGRAnswerer:
         with meter.stage("schema"):
             result.schema = self.schema(question, result.entities)
         pred.extra["constraints"] = [c.kind for c in result.schema.constraints]
+        if result.schema.model_paths:
+            pred.extra["model_paths"] = [{"relations": list(p.relations), "rho": p.rho} for p in result.schema.model_paths]
         for round_no in range(1, max(1, cfg.max_rounds) + 1):
             action = "first" if round_no == 1 else self.widen(result)
             self.reason(question, result, first=round_no == 1)
@@ -270,9 +272,10 @@ class SGRAnswerer:
         schema.reply = rec.text
         schema.model_paths = paths
         if paths:
-            schema.ordered = list(paths[0].relations)
-            schema.relations = combine_scores(schema.relations, schema.ordered, cfg.beta)
             schema.source = "grammar"
+            if cfg.model_path_order:
+                schema.ordered = list(paths[0].relations)
+                schema.relations = combine_scores(schema.relations, schema.ordered, cfg.beta)
         qlow = question.text.lower()
         have = {c.kind for c in schema.constraints}
         for kind, value in constraints:  # the model's constraints, kept when the question carries their words
@@ -322,20 +325,49 @@ class SGRAnswerer:
         cands: list[Candidate] = []
         if values:
             cands = self.candidates_from_values(values, result)
+            for c in cands:
+                c.origin = "llm"
+        if not cands and result.schema is not None and result.schema.model_paths and g is not None:
+            proposed = self.model_candidates(result)
+            if self.config.validate_answers and self.validate(question, result, proposed):
+                cands = proposed
+                result.cypher_source = "model"
+            else:
+                result.rejected = proposed
         if not cands and cfg.compiled_fallback and g is not None and g.schema_paths:
             best = g.schema_paths[0]
-            compiled = compile_schema_path(best.seed, best.steps, limit=cfg.max_answers,
-                                           paths_per_answer=cfg.paths_per_answer)
-            result.compiled = compiled
-            rows = self.store.run_generated(compiled.cypher, compiled.params).rows
-            pred.cypher.append(compiled.inline())
+            cands = self.run_compiled(result, best.seed, best.steps, best.relations, best.score, "compiled")
             result.cypher_source = "compiled"
-            for r in rows:
-                paths = [ReasoningPath(nodes=ids, relations=best.relations, score=best.score, names=names,
-                                       directions=[d for _, d in best.steps], source="compiled")
-                         for ids, names in zip(r["path_ids"], r["path_names"])]
-                cands.append(Candidate(r["id"], r["name"] or r["id"], paths))
         return cands
+
+    def run_compiled(self, result: SGRResult, seed: str, steps: Sequence[tuple[str, str]], relations: list[str],
+                     score: float, origin: str) -> list[Candidate]:
+        """Candidates of one compiled relation path from ``seed``, each with its own walks."""
+        cfg = self.config
+        compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer)
+        if result.compiled is None or origin == "compiled":
+            result.compiled = compiled
+        rows = self.store.run_generated(compiled.cypher, compiled.params).rows
+        result.prediction.cypher.append(compiled.inline())
+        out = []
+        for r in rows:
+            paths = [ReasoningPath(nodes=ids, relations=list(relations), score=score, names=names,
+                                   directions=[d for _, d in steps], source=origin)
+                     for ids, names in zip(r["path_ids"], r["path_names"])]
+            out.append(Candidate(r["id"], r["name"] or r["id"], paths, origin=origin))
+        return out
+
+    def model_candidates(self, result: SGRResult) -> list[Candidate]:
+        """A_c from the model's top path: each (seed, directions) realising it in the graph, compiled and run."""
+        top = result.schema.model_paths[0]
+        out: dict[str, Candidate] = {}
+        for seed, steps in top.variants[:3]:
+            for c in self.run_compiled(result, seed, steps, list(top.relations), top.rho, "model"):
+                if c.key in out:
+                    out[c.key].paths += c.paths
+                else:
+                    out[c.key] = c
+        return list(out.values())
 
     def llm_cypher(self, question: Question, schema: QuestionSchema | None,
                    entities: list[LinkedEntity]) -> CypherGeneration:
@@ -343,7 +375,8 @@ class SGRAnswerer:
         names = [e.name for e in entities if e.name]
         entity = names[0] if names else None
         if cfg.schema_guided and schema is not None and schema.relations:
-            rels = list(dict.fromkeys(schema.ordered + schema.relation_names))[:6]
+            proposed = [r for p in schema.model_paths[:1] for r in p.relations]
+            rels = list(dict.fromkeys(schema.ordered + proposed + schema.relation_names))[:6]
             endpoints = relation_endpoints(self.store, rels, self.graph_version)
             ex = None
             if self.exemplars is not None and cfg.exemplars:
@@ -405,7 +438,8 @@ class SGRAnswerer:
         calls = 0
         rho = model_rho(result.schema)
         for c in cands:
-            c.gamma = g.answer_consistency(c.key)
+            c.gamma = (g.path_consistency(c.key, c.paths[0].relations) if c.origin == "model" and c.paths
+                       else g.answer_consistency(c.key))
             c.delta, c.delta_source = cfg.prior_confidence, "prior"
             if c.paths and tuple(c.paths[0].relations) in rho:  # δ = the model's probability of the answer's path
                 c.delta, c.delta_source = rho[tuple(c.paths[0].relations)], "model-path"

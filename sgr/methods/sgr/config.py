@@ -59,7 +59,9 @@ class SGRConfig(ExpansionConfig):
     * ``path_grammar = True`` — R_q from the model under the graph grammar (:mod:`sgr.methods.sgr.trie`): ``n_best = 2``
       path lines, at most ``max_grammar_paths = 150`` paths in one grammar (the embedding ranking pre-filters
       beyond), ``schema_max_tokens = 120``; off (or an endpoint without grammars): the model picks numbered
-      candidate relations in JSON.
+      candidate relations in JSON. ``model_path_order = False`` — whether the model's top path also steers G_q's
+      path score (the order term); off, G_q is the graph's own judgement and the model's paths are validated
+      against it (v = μ·ρ + (1−μ)·γ on the path's own walk) before the compiled best path is tried.
     * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
     * ``lam = 0.3`` (λ, eq. 17) and ``mu = 0.3`` (μ, eq. 12) — weight of the model's confidence against graph
       consistency; ``epsilon = 0.7`` (ε, eq. 13) — validation threshold.
@@ -86,6 +88,7 @@ class SGRConfig(ExpansionConfig):
     n_best: int = 2
     max_grammar_paths: int = 150
     schema_max_tokens: int = 120
+    model_path_order: bool = False
     M: int = 100
     lam: float = 0.3
     mu: float = 0.3

@@ -74,6 +74,7 @@ class Candidate:
     delta_source: str = "prior"
     v: float = 0.0
     valid: bool = False
+    origin: str = ""  # "llm" (the model's Cypher), "model" (a path the model proposed), "compiled" (G_q's best path)
 
 
 def validate_candidates(cands: list[Candidate], mu: float, epsilon: float) -> list[Candidate]:

@@ -98,6 +98,13 @@ class Subgraph:
     def paths_to(self, node_id: str) -> list[ReasoningPath]:
         return sorted((p for p in self.paths if p.answer == node_id), key=lambda p: -p.score)
 
+    def path_consistency(self, node_id: str, relations: Sequence[str]) -> float:
+        """γ on the answer's own path (eq. 10): C of the best walk of G_q with these relations ending on the node."""
+        from sgr.methods.sgr.reasoning import consistency
+
+        own = [p for p in self.paths_to(node_id) if list(p.relations) == list(relations)]
+        return consistency(own[0].score, self.max_score, self.temperature) if own else 0.0
+
     def answer_consistency(self, node_id: str) -> float:
         """γ for an answer node: max C(p, G_q) over the walks of G_q that end on it (0 when none does)."""
         from sgr.methods.sgr.reasoning import consistency

@@ -35,8 +35,9 @@ class SGRResult:
     subgraph: Subgraph | None = None
     generation: CypherGeneration | None = None
     compiled: CompiledQuery | None = None
-    cypher_source: str | None = None  # "llm" | "compiled" | None
+    cypher_source: str | None = None  # "llm" | "model" (the model's path, compiled) | "compiled" | None
     candidates: list[Candidate] = field(default_factory=list)
+    rejected: list[Candidate] = field(default_factory=list)  # the model's path candidates that failed validation
     votes: list[Vote] = field(default_factory=list)
     scr_paths: list[ReasoningPath] = field(default_factory=list)  # SCR's proposals (path_retriever "scr"…)
     generated_text: str | None = None
@@ -110,9 +111,9 @@ class SGRResult:
                      "problems": [dataclasses.asdict(p) for p in a.problems], "error": a.error} for a in gen.attempts],
                 "repairs": 0 if gen is None else gen.repairs,
             },
-            "validation": [{"answer": c.text, "gamma": round(c.gamma, 4), "delta": round(c.delta, 4),
-                            "delta_source": c.delta_source, "v": round(c.v, 4), "valid": c.valid}
-                           for c in self.candidates[:50]],
+            "validation": [{"answer": c.text, "origin": c.origin, "gamma": round(c.gamma, 4),
+                            "delta": round(c.delta, 4), "delta_source": c.delta_source, "v": round(c.v, 4),
+                            "valid": c.valid} for c in (self.rejected + self.candidates)[:50]],
             "votes": [{"answer": v.text, "support": round(v.support, 4), "paths": len(v.paths)} for v in self.votes[:20]],
             "top_paths": [{"text": p.render(), "score": round(p.score, 4)} for p in pred.paths],
             "scr_paths": [{"text": p.render(), "probability": round(p.score, 4)} for p in self.scr_paths],
@@ -138,7 +139,7 @@ def route_source(result: SGRResult) -> str | None:
         return None
     proposed = {tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])}
     if pred.route == "direct":
-        if result.cypher_source == "llm":
+        if result.cypher_source in ("llm", "model"):
             return "model"
         top = pred.answers[0].paths[0].relations if pred.answers[0].paths else []
         return "model" if tuple(top) in proposed else "compiled"

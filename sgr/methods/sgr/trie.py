@@ -177,6 +177,7 @@ class ModelPath:
     relations: RelPath
     rho: float
     logprob: float  # sum of the path line's token log-probabilities
+    variants: list[tuple[str, tuple[Step, ...]]] = field(default_factory=list)  # (seed id, steps) realising it
 
 
 def score_reply(text: str, token_logprobs: Sequence[tuple[str, float]] | None,
@@ -204,6 +205,6 @@ def score_reply(text: str, token_logprobs: Sequence[tuple[str, float]] | None,
         mean = sum(lps) / len(lps) if lps else float("nan")
         if rels not in per_path:
             per_path[rels] = (math.exp(mean) if lps else float("nan"), sum(lps) if lps else float("nan"))
-    out = [ModelPath(rels, *per_path[rels]) for rels in paths
-           if rels in per_path and (allowed is None or rels in allowed)]
+    out = [ModelPath(rels, *per_path[rels], variants=list(allowed.paths[rels]) if allowed is not None else [])
+           for rels in paths if rels in per_path and (allowed is None or rels in allowed)]
     return out, constraints
