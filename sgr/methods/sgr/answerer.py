@@ -34,8 +34,9 @@ from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter
+from sgr.methods.sgr.constraints import apply_constraints
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
-from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_messages, apply_answer_constraints,
+from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_messages,
                                        delta_decides, select_answers, to_answers, validate_candidates)
 from sgr.methods.sgr.schema import (EmbeddingRelationRetriever, QuestionSchema, RelationRetriever, ScoredRelation,
                                     bracket_mentions, extract_schema)
@@ -168,7 +169,8 @@ class SGRAnswerer:
         pred.extra["rounds"] = result.rounds
         pred.extra["route_source"] = route_source(result)
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
-            pred.answers, notes = apply_answer_constraints(pred.answers, result.schema.constraints)
+            pred.answers, notes = apply_constraints(self.store, pred.answers, result.schema.constraints,
+                                                    question.text)
             if notes:
                 pred.extra["constraints_applied"] = notes
         if cfg.generate_answers and self.llm is not None and pred.answers:

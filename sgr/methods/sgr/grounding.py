@@ -39,11 +39,12 @@ def row_values(rows: Sequence[dict[str, Any]]) -> list[tuple[str | None, str]]:
 def ground_by_shortest_path(store: GraphStore, seeds: Sequence[str], targets: Sequence[str],
                             max_len: int = 4) -> dict[str, ReasoningPath]:
     """A shortest undirected path from some seed to each target node (for answers found outside G_q)."""
+    targets = [t for t in targets if t not in set(seeds)]  # a topic entity is no answer of its own path
     if not seeds or not targets:
         return {}
     rows = store.read(
         "UNWIND $targets AS tid MATCH (x:Entity {id: tid}) "
-        "CALL (x) { UNWIND $seeds AS sid MATCH (s:Entity {id: sid}) "
+        "CALL (x) { UNWIND $seeds AS sid MATCH (s:Entity {id: sid}) WHERE s <> x "
         f"  MATCH p = shortestPath((s)-[*..{int(max_len)}]-(x)) RETURN p ORDER BY length(p) LIMIT 1 }} "
         "RETURN x.id AS id, [n IN nodes(p) | n.id] AS ids, [n IN nodes(p) | n.name] AS names, "
         "[r IN relationships(p) | type(r)] AS rels, "

@@ -28,7 +28,6 @@ same relations share the question's semantics) and only when the score can chang
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -123,38 +122,6 @@ def to_answers(items: Sequence[Candidate | Vote], score_attr: str, max_paths: in
         paths = sorted(it.paths, key=lambda p: -p.score)[:max_paths]
         out.append(Answer(text=it.text, id=it.key, score=float(getattr(it, score_attr)), paths=paths))
     return out
-
-
-# -- answer-level constraint satisfaction (C_q) --------------------------------------------------------------------
-_YEAR_IN = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-LATEST = {"last", "latest", "most recent", "newest", "recent", "current"}
-EARLIEST = {"first", "earliest", "oldest"}
-
-
-def apply_answer_constraints(answers: list[Answer], constraints: Sequence) -> tuple[list[Answer], list[str]]:  # noqa: ANN001
-    """Filter/rank final answers by the checkable constraints of C_q (SGR §3.1.1: constraints "filter candidate
-    reasoning paths"); returns the answers and a note per constraint applied.
-
-    * ordinal (``last``/``latest``… or ``first``/``earliest``…): when at least two answers name a year, keep the
-      latest (earliest) one;
-    * type (``what university …``): when the type word occurs in some but not all answer names, keep those.
-    """
-    notes: list[str] = []
-    for c in constraints:
-        value = (getattr(c, "value", None) or "").lower()
-        if c.kind == "ordinal" and (value in LATEST or value in EARLIEST) and len(answers) > 1:
-            dated = [(int(m.group(1)), a) for a in answers if (m := _YEAR_IN.search(a.text))]
-            if len(dated) >= 2:
-                pick = max(dated, key=lambda x: x[0]) if value in LATEST else min(dated, key=lambda x: x[0])
-                answers = [pick[1]]
-                notes.append(f"ordinal '{value}': kept the answer dated {pick[0]}")
-        elif c.kind == "type" and value and value not in ("person", "place", "time") and len(answers) > 1:
-            stem = value[:-1] if value.endswith("s") and len(value) > 4 else value
-            typed = [a for a in answers if re.search(rf"\b{re.escape(stem)}", a.text, re.I)]
-            if typed and len(typed) < len(answers):
-                answers = typed
-                notes.append(f"type '{value}': kept {len(typed)} answers naming it")
-    return answers, notes
 
 
 # -- answer generation from the top paths --------------------------------------------------------------------------
