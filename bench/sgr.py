@@ -168,8 +168,10 @@ def markdown(result: dict[str, Any]) -> str:
                   f"entity is a gold topic entity **{link['accuracy']:.3f}**; some gold topic among the linked "
                   f"{link['recall']:.3f}; nothing linked {link['no_entity']:.3f} ({link['seconds']} s).", ""]
     lines += ["## Setup", "",
-              f"- run {cfg['finished_at']} on {cfg['machine']}; samples: MetaQA {cfg['sample']} per hop, WebQSP "
-              f"{cfg['webqsp_sample']} (seed {cfg['seed']}); options {cfg['options']}",
+              f"- run {cfg['finished_at']} on {cfg['machine']}; samples: "
+              + (f"MetaQA {cfg['sample']} per hop, " if any(d.startswith("metaqa") for d in details) else "")
+              + f"WebQSP {cfg['webqsp_sample']} (seed {cfg['seed']}); options {cfg['options']}; `sgr-base` = `sgr` "
+              "with the packaged base model",
               "- graphs: " + "; ".join(f"{g['graph']} (graph version {g['graph_version']})" for g in cfg.get("graphs", [])),
               "- latency = wall time of one `answer()` (2 shared CPU cores; the LLM server shares them)."]
     return "\n".join(lines) + "\n"

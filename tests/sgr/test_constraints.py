@@ -94,3 +94,39 @@ def test_no_facts_no_change(ohio):
     plain = [Answer(text="A", id="m.ohio"), Answer(text="B", id="m.osu")]
     got, notes = apply_constraints(ohio, plain, [Constraint("time", "2015", "2015")], "q 2015")
     assert texts(got) == ["A", "B"] and not notes
+
+
+@pytest.fixture()
+def governors(clean_store):
+    """Ohio -[REPS]-> (CVT {from, to}) -[HOLDER]-> governor, three terms; dates are CVT literal properties."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    b.add_entity("m.ohio", "Ohio")
+    for cvt, person, name, start, end in [("m.c1", "m.ted", "Ted Strickland", "2007-01-08", "2011-01-10"),
+                                          ("m.c2", "m.john", "John Kasich", "2011-01-10", "2019-01-14"),
+                                          ("m.c3", "m.bob", "Bob Taft", "1999-01-11", "2007-01-08")]:
+        b.add_entity(person, name)
+        b.add_triple("m.ohio", REPS, cvt)
+        b.add_triple(cvt, HOLDER, person)
+        b.add_property(cvt, FROM, start)
+        b.add_property(cvt, TO, end)
+    b.add_entity("m.us", "United States")
+    b.add_triple("m.ohio", "location.location.containedby", "m.us")
+    write_graph(clean_store, b)
+    return clean_store
+
+
+def test_a_cvt_two_relation_question_answered_end_to_end_with_its_year(governors):
+    from sgr.core.types import Question
+    from sgr.methods.sgr.answerer import SGRAnswerer
+    from sgr.methods.sgr.config import config_from_options
+
+    q = Question(id="q", text="who was the governor of ohio in 2015?", topic_entities=["Ohio"])
+    res = SGRAnswerer(governors, None, config_from_options("sgr-compiled", {"hops": 1})).run(q)
+    assert res.subgraph.schema_paths[0].relations == [REPS, HOLDER]  # one hop through the CVT
+    assert "`" + REPS + "`" in res.prediction.cypher[0] and "`" + HOLDER + "`" in res.prediction.cypher[0]
+    assert res.prediction.answer_texts == ["John Kasich"], res.prediction.extra
+    assert res.prediction.answers[0].paths[0].nodes == ["m.ohio", "m.c2", "m.john"]
+    off = SGRAnswerer(governors, None, config_from_options("sgr-compiled", {"hops": 1, "answer_constraints": False}))
+    assert set(off.run(q).prediction.answer_texts) == {"Ted Strickland", "John Kasich", "Bob Taft"}

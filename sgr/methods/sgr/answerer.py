@@ -309,8 +309,8 @@ class SGRAnswerer:
 
     # -- 4. direct: A_c --------------------------------------------------------------------------------------------
     def direct(self, question: Question, result: SGRResult, *, llm_cypher: bool = True) -> list[Candidate]:
-        """The model's Cypher (rows → grounded candidates; first round only), else the compiled best schema path
-        of G_q."""
+        """A_c from the first source whose candidates pass validation: the model's Cypher (first round only), the
+        model's top grammar path compiled, then the compiled best schema path of G_q (kept whatever its v)."""
         cfg = self.config
         pred = result.prediction
         g = result.subgraph
@@ -329,13 +329,17 @@ class SGRAnswerer:
             cands = self.candidates_from_values(values, result)
             for c in cands:
                 c.origin = "llm"
+            if cands and cfg.validate_answers and g is not None and not self.validate(question, result, cands):
+                result.rejected += cands  # none valid: the next source is tried (the model's path, then G_q's)
+                cands = []
+                result.cypher_source = None
         if not cands and result.schema is not None and result.schema.model_paths and g is not None:
             proposed = self.model_candidates(result)
             if self.config.validate_answers and self.validate(question, result, proposed):
                 cands = proposed
                 result.cypher_source = "model"
             else:
-                result.rejected = proposed
+                result.rejected += proposed
         if not cands and cfg.compiled_fallback and g is not None and g.schema_paths:
             best = g.schema_paths[0]
             cands = self.run_compiled(result, best.seed, best.steps, best.relations, best.score, "compiled")
@@ -538,12 +542,12 @@ class LLMOnlyAnswerer:
 def create(variant: str, ctx: Any) -> Any:
     """Build a variant for ``ctx`` (:class:`sgr.methods.base.MethodContext`); the LLM comes from ctx or the settings."""
     options = dict(getattr(ctx, "options", {}) or {})
+    cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:
         llm = shared_llm(cache=bool(options.get("llm_cache", True)))
-    if variant == "llm-only":
+    if cfg is None:
         return LLMOnlyAnswerer(llm)
-    cfg = config_from_options(variant, options)
     retriever = options.get("relation_retriever")
     if retriever is None:  # RCR's trained heads when `sgr relations train` made some for this graph (RCR issue)
         from sgr.retrieval.relations import find_model

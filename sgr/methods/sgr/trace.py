@@ -37,7 +37,7 @@ class SGRResult:
     compiled: CompiledQuery | None = None
     cypher_source: str | None = None  # "llm" | "model" (the model's path, compiled) | "compiled" | None
     candidates: list[Candidate] = field(default_factory=list)
-    rejected: list[Candidate] = field(default_factory=list)  # the model's path candidates that failed validation
+    rejected: list[Candidate] = field(default_factory=list)  # candidates of the model's route that failed validation
     votes: list[Vote] = field(default_factory=list)
     scr_paths: list[ReasoningPath] = field(default_factory=list)  # SCR's proposals (path_retriever "scr"…)
     generated_text: str | None = None
