@@ -41,6 +41,7 @@ from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_
 from sgr.methods.sgr.schema import (EmbeddingRelationRetriever, QuestionSchema, RelationRetriever, ScoredRelation,
                                     bracket_mentions, extract_schema)
 from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
+from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
 from sgr.methods.sgr.grounding import ground_by_shortest_path, row_values
 from sgr.methods.sgr.trace import SGRResult, route_source
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
@@ -511,29 +512,6 @@ class SGRAnswerer:
                 chosen.append(a)
         if chosen:  # grounded lines only; keep the rest after them
             pred.answers = chosen + [a for a in pred.answers if a not in chosen]
-
-
-class LLMOnlyAnswerer:
-    """``llm-only``: the model answers from its parameters (no graph; the answers carry no paths)."""
-
-    SYSTEM = "You answer questions about the world. Write the answers only, one per line. No other text."
-    EXAMPLE = ("what does jamaican people speak?", "Jamaican English\nJamaican Creole English Language")
-
-    def __init__(self, llm: Any, name: str = "llm-only") -> None:
-        self.llm = llm
-        self.meter = UsageMeter(None, llm)
-        self.name = name
-
-    def answer(self, question: Question) -> Prediction:
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-
-        msgs = [SystemMessage(self.SYSTEM), HumanMessage(f"Question: {self.EXAMPLE[0]}\nAnswers:"),
-                AIMessage(self.EXAMPLE[1]), HumanMessage(f"Question: {question.text}\nAnswers:")]
-        with self.meter.measure() as usage, self.meter.stage("answer"):
-            text = self.llm.complete(msgs, stage="answer", max_tokens=60)
-        answers = [Answer(text=line, score=1.0 / (i + 1)) for i, line in enumerate(parse_answer_lines(text)[:10])]
-        return Prediction(question_id=question.id, answers=answers, usage=usage, method=self.name, route="llm",
-                          extra={"generated_text": text, "llm_cached_calls": usage.llm_cached_calls})
 
 
 # ------------------------------------------------------------------------------------------------------------------
