@@ -1,7 +1,7 @@
 """SGR benchmark: the full method and its ablations on MetaQA and the WebQSP slice, through `sgr eval`.
 
     .venv/bin/python bench/sgr.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
-        [--methods sgr,sgr-direct,sgr-no-schema,cypher-only,llm-only,sgr-compiled] \
+        [--methods sgr-base,sgr-compiled,sgr-no-schema,cypher-only,llm-only] \
         [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp] [--sample 100 --webqsp-sample 150 --seed 0]
     .venv/bin/python bench/sgr.py --linking-only --webqsp-uri bolt://…
 
@@ -18,7 +18,11 @@ alone (no dataset topics) against the gold topic names (``q_entity``): accuracy 
 linked entity is a gold topic entity, recall = share with some gold topic among the linked ones.
 
 Output: ``bench/results/sgr.json`` — ``summary`` keys ``<dataset>/<method>/<metric>`` (``hits1_strict``, ``hit``,
-``f1``, ``p50_ms``, ``llm_calls_median``, ``prompt_tokens_median``), ``<dataset>/ceiling``, ``webqsp/linking/*``;
+``f1``, ``p50_ms``, ``llm_calls_median``, ``prompt_tokens_median``, ``route_llm_share`` = share of answered questions
+whose answers came from the model's own route (its Cypher, or a relation path it proposed under the graph grammar,
+compiled, validated or voted; ``extra.route_source`` of each prediction), ``collaborative_share``), ``<dataset>/ceiling``,
+``webqsp/<method>/constraint_hits1_strict`` (strict Hits@1 on the questions whose schema carries a constraint,
+``constraint_questions`` of them), ``webqsp/linking/*``;
 ``details`` with each run's metrics and the route shares; ``bench/results/sgr.md`` as tables.
 """
 
@@ -51,7 +55,9 @@ from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 
 DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp")
-METHODS = ("sgr", "sgr-direct", "sgr-no-schema", "cypher-only", "llm-only", "sgr-compiled")
+METHODS = ("sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
+#: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model
+RUN_AS = {"sgr-base": "sgr"}
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -62,10 +68,37 @@ def route_shares(run_dir: Path) -> dict[str, Any]:
     calls = [p.get("usage", {}).get("llm_calls", 0) for p in preds.values()]
     toks = [p.get("usage", {}).get("prompt_tokens", 0) for p in preds.values()]
     n = max(1, len(preds))
+    answered = [p for p in preds.values() if p.get("answers")]
+    sources = Counter((p.get("extra") or {}).get("route_source") or "none" for p in answered)
+    constrained = [p for p in preds.values() if (p.get("extra") or {}).get("constraints")]
+    rounds = [len((p.get("extra") or {}).get("rounds") or []) for p in preds.values()]
     return {"routes": {k: round(v / n, 4) for k, v in routes.items()},
+            "route_sources": {k: round(v / max(1, len(answered)), 4) for k, v in sources.items()},
+            # the share of answered questions whose answers came from the model's own route (its paths or Cypher)
+            "route_llm_share": round(sources.get("model", 0) / max(1, len(answered)), 4),
+            "collaborative_share": round(routes.get("collaborative", 0) / n, 4),
+            "constraint_questions": len(constrained),
+            "constraint_hits1_strict": round(statistics.fmean(p["scores"]["hits1_strict"] for p in constrained), 4)
+            if constrained else None,
+            "llm_calls_median": statistics.median(calls) if calls else 0,
+            "rounds_max": max(rounds, default=0),
             "llm_calls_mean": round(statistics.fmean(calls), 3) if calls else 0.0,
             "llm_calls_max": max(calls, default=0),
             "prompt_tokens_p90": sorted(toks)[int(0.9 * (len(toks) - 1))] if toks else 0}
+
+
+def constraint_hits(runs: dict[str, Any], summary: dict[str, float]) -> None:
+    """``webqsp/<method>/constraint_hits1_strict``: strict Hits@1 of each method on one question set, the questions
+    whose schema carries a constraint in any run of the dataset (their number is ``webqsp/constraint_questions``)."""
+    preds = {m: read_predictions(Path(run["run_dir"]) / "predictions.jsonl") for m, run in runs.items()}
+    ids = {qid for ps in preds.values() for qid, p in ps.items() if (p.get("extra") or {}).get("constraints")}
+    if not ids:
+        return
+    summary["webqsp/constraint_questions"] = len(ids)
+    for m, ps in preds.items():
+        got = [ps[q]["scores"]["hits1_strict"] for q in ids if q in ps and ps[q].get("scores")]
+        if got:
+            summary[f"webqsp/{m}/constraint_hits1_strict"] = round(statistics.fmean(got), 4)
 
 
 def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
@@ -113,7 +146,8 @@ def markdown(result: dict[str, Any]) -> str:
         ceil = s.get(f"{ds}/ceiling")
         lines += [f"## {ds}" + (f" — ceiling {ceil:.3f}" if ceil is not None else ""), "",
                   "| method | questions | Hits@1 (strict) | % ceiling | Hit (lenient) | F1 | p50 ms | LLM calls (median) "
-                  "| prompt tokens (median) | routes | errors |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| prompt tokens (median) | routes | model's route | constraint Q: n, Hits@1 | errors |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for method, run in details[ds].items():
             m = run["metrics"]
             ov, c = m["overall"], m["cost"]
@@ -123,7 +157,9 @@ def markdown(result: dict[str, Any]) -> str:
             routes = ", ".join(f"{k} {v:.0%}" for k, v in sorted(run.get("routes", {}).get("routes", {}).items()))
             lines.append(f"| {method} | {n} | {ov['hits1_strict']:.3f} | {pct} | {ov['hit']:.3f} | {ov['f1']:.3f} | "
                          f"{c['latency_ms_p50']:.0f} | {c['llm_calls_median']:.0f} | {c['prompt_tokens_median']:.0f} | "
-                         f"{routes} | {m['n_errors']} |")
+                         f"{routes} | {run.get('routes', {}).get('route_llm_share', '-')} | "
+                         f"{run.get('routes', {}).get('constraint_questions', '-')}, "
+                         f"{run.get('routes', {}).get('constraint_hits1_strict', '-')} | {m['n_errors']} |")
         lines.append("")
     link = result.get("linking")
     if link:
@@ -132,8 +168,10 @@ def markdown(result: dict[str, Any]) -> str:
                   f"entity is a gold topic entity **{link['accuracy']:.3f}**; some gold topic among the linked "
                   f"{link['recall']:.3f}; nothing linked {link['no_entity']:.3f} ({link['seconds']} s).", ""]
     lines += ["## Setup", "",
-              f"- run {cfg['finished_at']} on {cfg['machine']}; samples: MetaQA {cfg['sample']} per hop, WebQSP "
-              f"{cfg['webqsp_sample']} (seed {cfg['seed']}); options {cfg['options']}",
+              f"- run {cfg['finished_at']} on {cfg['machine']}; samples: "
+              + (f"MetaQA {cfg['sample']} per hop, " if any(d.startswith("metaqa") for d in details) else "")
+              + f"WebQSP {cfg['webqsp_sample']} (seed {cfg['seed']}); options {cfg['options']}; `sgr-base` = `sgr` "
+              "with the packaged base model",
               "- graphs: " + "; ".join(f"{g['graph']} (graph version {g['graph_version']})" for g in cfg.get("graphs", [])),
               "- latency = wall time of one `answer()` (2 shared CPU cores; the LLM server shares them)."]
     return "\n".join(lines) + "\n"
@@ -183,10 +221,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for ds in todo:
             n = args.webqsp_sample if ds == "webqsp" else args.sample
             for method in methods:
+                run_as = RUN_AS.get(method, method)
                 opts = dict(options)
                 if args.hops_per_dataset and ds.startswith("metaqa"):
                     opts.setdefault("hops", ds[len("metaqa-")])
-                cfg = RunConfig(dataset=ds, method=method, out=runs_dir / ds / f"{method}__sample{n}-seed{args.seed}",
+                cfg = RunConfig(dataset=ds, method=run_as, out=runs_dir / ds / f"{method}__sample{n}-seed{args.seed}",
                                 sample=n, seed=args.seed, hops=2 if graph == "webqsp" else None, options=opts)
                 t0 = time.perf_counter()
                 res = run_eval(cfg, store_factory=(lambda u=uri: GraphStore(u)) if uri else None,
@@ -206,6 +245,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for ds in DATASETS:
         for method, run in details.get(ds, {}).items():
             kgqa.summarize_run(ds, method, run["metrics"], summary)
+            r = run.get("routes", {})
+            if "route_llm_share" in r:
+                summary[f"{ds}/{method}/route_llm_share"] = r["route_llm_share"]
+                summary[f"{ds}/{method}/collaborative_share"] = r["collaborative_share"]
+        if ds == "webqsp":
+            constraint_hits(details.get(ds, {}), summary)
     if linking:
         summary["webqsp/linking/accuracy"] = linking["accuracy"]
         summary["webqsp/linking/recall"] = linking["recall"]

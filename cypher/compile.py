@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sgr.core.text import cypher_literal
 from sgr.graph.store import quote_identifier
 
 Step = tuple[str, str]  # (relationship type, "out" | "in")
@@ -34,19 +35,6 @@ class CompiledQuery:
         for k in sorted(self.params, key=len, reverse=True):
             text = text.replace("$" + k, cypher_literal(self.params[k]))
         return text
-
-
-def cypher_literal(value: Any) -> str:
-    """A Cypher literal for a parameter value (strings double-quoted with escapes)."""
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(cypher_literal(v) for v in value) + "]"
-    return str(value)
 
 
 def pattern(steps: Sequence[Step], seed_var: str = "s", answer_var: str = "x") -> str:

@@ -10,44 +10,24 @@ only queries of this shape::
 
 with 1..``max_hops`` relationships, each either undirected or pointing either way, whose types are ONLY the given
 relation types (backtick-quoted, ``|`` alternatives allowed) and whose start nodes are ONLY the given entity names.
-So the model cannot write a relationship type or a topic entity the graph lacks (SGR's schema guidance, Hu et al.
-§3.2: S_q restricts the query to R_q), nor anything but a read query. Conditions compare a node's ``name`` with a
-string (``=``, ``<>``, ``CONTAINS``, ``STARTS WITH``) or exclude the topic entity (``x <> e``). The grammar fixes the
-form, not the meaning: the model may still pick the wrong relation.
+So the model cannot write a relationship type or a topic entity the graph lacks (SGR's schema guidance, Zhang et
+al. §3.4.1: S_q restricts the query to R_q), nor anything but a read query. Conditions compare a node's ``name``
+with a string (``=``, ``<>``, ``CONTAINS``, ``STARTS WITH``) or exclude the topic entity (``x <> e``). The grammar
+fixes the form, not the meaning: the model may still pick the wrong relation.
+
+SGR's NL→Cypher stage sends this grammar through :func:`cypher.translate.grammar_for`, which by default keeps only
+the path alternatives (no ``WHERE``, no second pattern): free-string conditions made constrained decoding about
+7× slower on the local model, which never used them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sgr.core.text import cypher_literal, gbnf_literal
+
 #: Relationship direction templates: undirected, left-to-right, right-to-left (never ``<-[…]->``).
 _DIRECTIONS = ('"-[:" types "]-"', '"-[:" types "]->"', '"<-[:" types "]-"')
-
-
-def gbnf_literal(text: str) -> str:
-    """``text`` as a GBNF double-quoted literal (backslash, quote and control characters escaped)."""
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def cypher_string(value: str) -> str:
-    """A Cypher double-quoted string literal for ``value``."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def cypher_identifier(name: str) -> str:
@@ -71,7 +51,7 @@ def cypher_grammar(relation_types: Sequence[str], entity_names: Sequence[str], m
     if not 1 <= max_hops <= 5:
         raise ValueError(f"max_hops must be between 1 and 5, got {max_hops}")
     names = list(dict.fromkeys(n for n in entity_names if n))
-    entity = _alternatives([cypher_string(n) for n in names]) if names else "string"
+    entity = _alternatives([cypher_literal(n) for n in names]) if names else "string"
 
     # One alternative per (path length, second pattern or not), each with the node variables it binds, so a
     # WHERE condition can only name a variable the MATCH defined.

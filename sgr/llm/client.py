@@ -91,6 +91,7 @@ class CallRecord:
     seconds: float
     cached: bool
     top_logprobs: list[dict[str, float]] | None = None  # first token's alternatives: [{"token": t, "logprob": lp}]
+    token_logprobs: list[tuple[str, float]] | None = None  # every generated token with its log-probability
 
 
 @dataclass
@@ -303,7 +304,9 @@ class LLM:
                 usage.cached += 1
                 record = CallRecord(text=hit["text"], prompt_tokens=hit["prompt_tokens"],
                                     completion_tokens=hit["completion_tokens"], seconds=hit["seconds"],
-                                    cached=True, top_logprobs=hit.get("top_logprobs"))
+                                    cached=True, top_logprobs=hit.get("top_logprobs"),
+                                    token_logprobs=[tuple(t) for t in hit["token_logprobs"]]
+                                    if hit.get("token_logprobs") is not None else None)
                 usage.cached_prompt_tokens += record.prompt_tokens
                 usage.cached_completion_tokens += record.completion_tokens
                 self._local.last = record
@@ -317,7 +320,8 @@ class LLM:
                             prompt_tokens=int(meta.get("input_tokens") or 0),
                             completion_tokens=int(meta.get("output_tokens") or 0),
                             seconds=seconds, cached=False,
-                            top_logprobs=_first_token_alternatives(reply) if logprobs else None)
+                            top_logprobs=_first_token_alternatives(reply) if logprobs else None,
+                            token_logprobs=_token_logprobs(reply) if logprobs else None)
         usage.prompt_tokens += record.prompt_tokens
         usage.completion_tokens += record.completion_tokens
         usage.seconds += seconds
@@ -325,7 +329,7 @@ class LLM:
         if self._cache is not None:
             self._cache.put_json(key, {"text": record.text, "prompt_tokens": record.prompt_tokens,
                                   "completion_tokens": record.completion_tokens, "seconds": seconds,
-                                  "top_logprobs": record.top_logprobs})
+                                  "top_logprobs": record.top_logprobs, "token_logprobs": record.token_logprobs})
         return record
 
     def _invoke(self, messages: Sequence[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
@@ -356,6 +360,13 @@ class LLM:
                  max_tokens: int | None = None, stop: list[str] | None = None) -> str:
         """Free text (constrained by the GBNF ``grammar`` when the endpoint supports it), template tokens stripped."""
         return self._call(messages, stage=stage, grammar=grammar, max_tokens=max_tokens, stop=stop).text
+
+    def complete_scored(self, messages: Sequence[BaseMessage], *, stage: str, grammar: str | None = None,
+                        max_tokens: int | None = None) -> CallRecord:
+        """Like :meth:`complete`, with every generated token's log-probability in ``token_logprobs`` (None when
+        the endpoint gives none)."""
+        return self._call(messages, stage=stage, grammar=grammar, max_tokens=max_tokens,
+                          logprobs=1 if self.logprobs else None)
 
     def try_structured(self, messages: Sequence[BaseMessage], schema: type[M], *, stage: str, max_retries: int = 2,
                        max_tokens: int | None = None) -> StructuredResult:
@@ -444,6 +455,15 @@ def _first_token_alternatives(reply: AIMessage) -> list[dict[str, float]] | None
     if first.get("token") is not None and not any(a["token"] == first["token"] for a in out):
         out.append({"token": first["token"], "logprob": float(first.get("logprob", float("-inf")))})
     return out or None
+
+
+def _token_logprobs(reply: AIMessage) -> list[tuple[str, float]] | None:
+    """``response_metadata["logprobs"]["content"]`` as ``[(token, logprob)]`` (or None)."""
+    logprobs = (reply.response_metadata or {}).get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not content:
+        return None
+    return [(str(t.get("token", "")), float(t.get("logprob", float("-inf")))) for t in content]
 
 
 def _validation_summary(exc: ValidationError) -> str:

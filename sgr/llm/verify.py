@@ -1,4 +1,5 @@
-"""PRP-RM: a training-free verification score from Yes/No token probabilities (KG-RAR §4.4).
+"""PRP-RM: a training-free verification score from Yes/No token probabilities (KG-RAR §4.4), and the one
+verification prompt SGR sends.
 
 KG-RAR (Wu et al., 2025, "Graph-Augmented Reasoning", §4.4) scores a reasoning step ``S`` given the retrieved
 information ``I`` with a frozen LLM: it asks a verification question that is answered *Yes* or *No* and reads the
@@ -10,11 +11,12 @@ where ``p`` are the tokens' log-probabilities (so the score is the probability o
 {Yes, No}, a number in [0, 1]; it does not depend on how much mass other tokens take). :func:`prp_score` is that
 formula, computed stably as ``1 / (1 + exp(p(No) − p(Yes)))``.
 
-sgr uses it for SGR's validation scores (Hu et al., SGR §3.4): the semantic confidence ``δ_j = P(a_j | q, S_q, p_j)``
-of a candidate answer (eq. 11; :func:`verify_answer`) and the model confidence ``ρ_i = P(a_i | q, p_i, S_q)`` of the
-answer a reasoning path leads to (eq. 15; :func:`verify_step` with the path as the step). When the endpoint gives no
-token log-probabilities, both return a fixed prior (:data:`PRIOR_SCORE`) marked ``source="prior"``, so callers can
-tell a measured score from a default.
+SGR (Zhang et al., §3.4–§3.5) uses it through :func:`path_confidence` for the semantic confidence
+``δ_j = P(a_j | q, S_q, p_j)`` of a candidate answer reached by path p_j (eq. 11) and the model confidence
+``ρ_i = P(a_i | q, p_i, S_q)`` of the answer a reasoning path leads to (eq. 15): both ask
+:func:`verification_messages` (the question, the query schema, one path; a Yes and a No worked example). When the
+endpoint gives no token log-probabilities the score is a fixed prior marked ``source="prior"``, so callers can tell
+a measured score from a default.
 
 The model's own Yes/No judgement can be weak (a 135M model said *No* to "Is Paris in France?"); these scores are
 meant to be combined with graph evidence (SGR's η and γ terms), not used alone.
@@ -26,30 +28,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 #: The score used when the model exposes no log-probabilities (no evidence either way).
 PRIOR_SCORE = 0.5
-#: Evidence lines shown to the verifier (a small model's context is short).
-MAX_EVIDENCE_LINES = 20
-
-VERIFIER_SYSTEM = ("You are a careful verifier. You check one claim against the facts given and the question. "
-                   "Reply with exactly one word: Yes or No.")
-
-STEP_TEMPLATE = (
-    "Question: {question}\n"
-    "{evidence_block}"
-    "{previous_block}"
-    "Current reasoning step: {step}\n\n"
-    "Is the current reasoning step correct and supported by the facts? Answer Yes or No."
-)
-
-ANSWER_TEMPLATE = (
-    "Question: {question}\n"
-    "{schema_block}"
-    "{evidence_block}"
-    "Proposed answer: {answer}\n\n"
-    "Is the proposed answer a correct answer to the question, given the facts? Answer Yes or No."
+VERIFY_SYSTEM = ("You check whether a path of facts from a knowledge graph leads to an answer of a question. "
+                 "Reply with one word: Yes or No.")
+VERIFY_EXAMPLES = (
+    ("what does jamaican people speak?", "Jamaica -[location.country.languages_spoken]-> Jamaican English", "Yes"),
+    ("what does jamaican people speak?", "Jamaica -[location.location.containedby]-> Caribbean", "No"),
 )
 
 
@@ -87,35 +74,29 @@ def prp_score(logp_yes: float, logp_no: float) -> float:
     return 1.0 / (1.0 + math.exp(diff))
 
 
-def _block(title: str, lines: Sequence[str]) -> str:
-    lines = [ln for ln in lines if ln][:MAX_EVIDENCE_LINES]
-    if not lines:
-        return ""
-    return f"{title}:\n" + "\n".join(f"- {ln}" for ln in lines) + "\n"
+def _verify_user(question: str, path_text: str, schema_text: str | None) -> str:
+    lines = [f"Question: {question}"]
+    if schema_text:
+        lines.append(f"Query schema: {schema_text}")
+    lines.append(f"Path: {path_text}")
+    lines.append("Does the path lead to an answer of the question? Answer Yes or No.")
+    return "\n".join(lines)
 
 
-def step_messages(question: str, step: str, evidence: Sequence[str] = (),
-                  previous_steps: Sequence[str] = ()) -> list[BaseMessage]:
-    """The step-verification prompt: question, retrieved facts, earlier steps, the step; answered Yes/No."""
-    return [SystemMessage(content=VERIFIER_SYSTEM),
-            HumanMessage(content=STEP_TEMPLATE.format(
-                question=question.strip(), step=step.strip(),
-                evidence_block=_block("Facts from the knowledge graph", evidence),
-                previous_block=_block("Earlier reasoning steps", previous_steps)))]
-
-
-def answer_messages(question: str, answer: str, evidence: Sequence[str] = (),
-                    schema: str | None = None) -> list[BaseMessage]:
-    """The answer-verification prompt: question, optional query schema, supporting facts, the answer; Yes/No."""
-    return [SystemMessage(content=VERIFIER_SYSTEM),
-            HumanMessage(content=ANSWER_TEMPLATE.format(
-                question=question.strip(), answer=answer.strip(),
-                schema_block=f"Query schema: {schema.strip()}\n" if schema else "",
-                evidence_block=_block("Facts from the knowledge graph", evidence)))]
+def verification_messages(question: str, path_text: str, schema_text: str | None = None) -> list[BaseMessage]:
+    """System message, a Yes and a No worked example, then the question with one rendered path (δ_j / ρ_i)."""
+    msgs: list[BaseMessage] = [SystemMessage(VERIFY_SYSTEM)]
+    for q, p, a in VERIFY_EXAMPLES:
+        msgs += [HumanMessage(_verify_user(q, p, None)), AIMessage(a)]
+    msgs.append(HumanMessage(_verify_user(question, path_text, schema_text)))
+    return msgs
 
 
 def score_messages(llm, messages: Sequence[BaseMessage], *, stage: str, prior: float = PRIOR_SCORE) -> Verification:
-    """Ask ``messages`` through :meth:`sgr.llm.client.LLM.yes_no_logprobs` and turn the answer into a PRP-RM score."""
+    """Ask ``messages`` through :meth:`sgr.llm.client.LLM.yes_no_logprobs` and turn the answer into a PRP-RM score;
+    ``prior`` when there is no model or it gives no log-probabilities."""
+    if llm is None or not getattr(llm, "logprobs", False):
+        return Verification(score=prior, source="prior")
     pair = llm.yes_no_logprobs(list(messages), stage=stage)
     if pair is None:
         return Verification(score=prior, source="prior")
@@ -123,13 +104,7 @@ def score_messages(llm, messages: Sequence[BaseMessage], *, stage: str, prior: f
     return Verification(score=prp_score(logp_yes, logp_no), logp_yes=logp_yes, logp_no=logp_no)
 
 
-def verify_step(llm, question: str, step: str, evidence: Sequence[str] = (), previous_steps: Sequence[str] = (),
-                *, stage: str = "verify-step", prior: float = PRIOR_SCORE) -> Verification:
-    """PRP-RM score of one reasoning step (KG-RAR §4.4, ``Score(S, I)``); SGR's ρ_i for a path (eq. 15)."""
-    return score_messages(llm, step_messages(question, step, evidence, previous_steps), stage=stage, prior=prior)
-
-
-def verify_answer(llm, question: str, answer: str, evidence: Sequence[str] = (), schema: str | None = None,
-                  *, stage: str = "verify-answer", prior: float = PRIOR_SCORE) -> Verification:
-    """PRP-RM score of a candidate answer given its supporting facts; SGR's δ_j (eq. 11)."""
-    return score_messages(llm, answer_messages(question, answer, evidence, schema), stage=stage, prior=prior)
+def path_confidence(llm, question: str, path_text: str, schema_text: str | None = None, *,  # noqa: ANN001
+                    stage: str = "verify", prior: float = PRIOR_SCORE) -> Verification:
+    """SGR's δ_j (eq. 11) / ρ_i (eq. 15): the PRP-RM score of :func:`verification_messages` for one path."""
+    return score_messages(llm, verification_messages(question, path_text, schema_text), stage=stage, prior=prior)

@@ -19,7 +19,6 @@ relation the graph does not have. The pool is optional: without data files, prom
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 from dataclasses import dataclass, field
@@ -27,14 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sgr.core.config import repo_root
+from sgr.datasets import metaqa_relation_path, shared_data_dir
 
-#: MetaQA's entity roles → the KB relation linking a movie to that role (movie is always the head).
-METAQA_ROLE_RELATION = {
-    "actor": "starred_actors", "director": "directed_by", "writer": "written_by", "year": "release_year",
-    "genre": "has_genre", "tags": "has_tags", "tag": "has_tags", "language": "in_language",
-    "votes": "has_imdb_votes", "rating": "has_imdb_rating",
-}
 _BRACKET = re.compile(r"\[([^\]]+)\]")
 
 
@@ -65,30 +58,6 @@ def relation_words(path: list[str]) -> list[str]:
     return [r.replace(".", " ").replace("_", " ") for r in path]
 
 
-def shared_data_dir() -> Path | None:
-    """``SGR_SHARED_DATA`` or ``../shared/data`` next to the checkout (None when absent)."""
-    env = os.environ.get("SGR_SHARED_DATA")
-    for cand in ([Path(env)] if env else []) + [repo_root().parent / "shared" / "data"]:
-        if cand.is_dir():
-            return cand
-    return None
-
-
-def metaqa_qtype_path(qtype: str) -> tuple[list[str], list[str]]:
-    """``actor_to_movie_to_director`` → (["starred_actors", "directed_by"], ["in", "out"])."""
-    roles = qtype.split("_to_")
-    rels: list[str] = []
-    dirs: list[str] = []
-    for a, b in zip(roles, roles[1:]):
-        if a == "movie":
-            rels.append(METAQA_ROLE_RELATION[b])
-            dirs.append("out")
-        else:
-            rels.append(METAQA_ROLE_RELATION[a])
-            dirs.append("in")
-    return rels, dirs
-
-
 def load_metaqa_dev(folder: Path, per_hop: int = 1500, seed: int = 0) -> list[Exemplar]:
     out: list[Exemplar] = []
     rng = random.Random(seed)
@@ -102,9 +71,10 @@ def load_metaqa_dev(folder: Path, per_hop: int = 1500, seed: int = 0) -> list[Ex
                 question = line.split("\t")[0].strip()
                 m = _BRACKET.search(question)
                 try:
-                    rels, dirs = metaqa_qtype_path(qtype.strip())
-                except KeyError:
+                    steps = metaqa_relation_path(qtype)
+                except ValueError:
                     continue
+                rels, dirs = [r for r, _ in steps], [d for _, d in steps]
                 rows.append(Exemplar(question.replace("[", "").replace("]", ""), rels, m.group(1) if m else None,
                                      dirs, f"metaqa-{hop}hop-dev"))
         rng.shuffle(rows)
@@ -140,7 +110,7 @@ class ExemplarPool:
 
         root = folder or shared_data_dir()
         pool: list[Exemplar] = []
-        if root is not None:
+        if root.is_dir():
             if (root / "metaqa").is_dir() and {"directed_by", "starred_actors"} <= vocabulary:
                 pool += load_metaqa_dev(root / "metaqa")
             wq = root / "webqsp" / "webqsp_train_paths.jsonl"

@@ -1,4 +1,4 @@
-"""Direct and collaborative reasoning over G_q (SGR §3.4–§3.5), and the one config object of the method.
+"""Direct and collaborative reasoning over G_q (Zhang et al., SGR §3.4–§3.5): the formulas, candidates and votes.
 
 **Direct reasoning (§3.4).** Candidate answers A_c = Exec(Q_c, G) (eq. 9) come from the model's Cypher
 (:mod:`cypher.translate` + :mod:`cypher.repair`), or — when that query cannot be used (invalid after the
@@ -19,8 +19,8 @@ and the answers are returned ranked by that support; answers whose support is at
 
 C(p, G_q) (the paper leaves it open) is exp(−(s* − s(p))/τ) for a path p of G_q with score s(p), s* the best
 path score and τ = ``consistency_temperature`` — 1 for the best paths, decaying with the score gap — and 0 for
-a path outside G_q. δ and ρ are PRP-RM scores e^{lp_yes}/(e^{lp_yes}+e^{lp_no}) (:func:`sgr.llm.verify.prp_score`)
-of the verification prompt in this module, asked once per distinct relation pattern (answers reached by the
+a path outside G_q. δ and ρ are PRP-RM scores e^{lp_yes}/(e^{lp_yes}+e^{lp_no}) of the verification prompt
+(:func:`sgr.llm.verify.path_confidence`), asked once per distinct relation pattern (answers reached by the
 same relations share the question's semantics) and only when the score can change the outcome
 (``lazy_verification``); an endpoint without log-probabilities gives the fixed prior ``prior_confidence``.
 """
@@ -28,84 +28,12 @@ same relations share the question's semantics) and only when the score can chang
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from sgr.core.types import Answer, ReasoningPath
-
-
-@dataclass
-class SGRConfig:
-    """Every knob of SGR in one place. Defaults (chosen for a small local model; see README "ask"):
-
-    * ``hops = 2`` — expansion depth; CVT nodes do not count (§3.1.2).
-    * ``top_k_relations = 10`` — embedding top-k shown to the LLM as candidate relations R_q (§3.1.1).
-    * ``beam = 12`` — schema paths expanded per round; ``top_n = 100`` — walks kept in G_q.
-    * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
-    * ``lam = 0.3`` (λ, eq. 17) and ``mu = 0.3`` (μ, eq. 12) — weight of the model's confidence against graph
-      consistency; low because a 135M model's Yes/No judgement is weak (KNOWN.md).
-    * ``epsilon = 0.7`` (ε, eq. 13) — validation threshold: an answer needs a path close to the best of G_q.
-    * ``consistency_temperature = 0.1`` (τ of C(p, G_q)).
-    * ``beta = 0.5`` — weight of the LLM's relation choice against embedding similarity in s(r).
-    * ``answer_ratio = 0.5`` — collaborative answers kept relative to â's support.
-    * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
-    * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per question;
-      ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
-    * path score weights (:mod:`sgr.subgraph`): ``w_rel = 1``, ``w_align = 0.3``, ``w_con = 0.2``,
-      ``w_len = 0.3`` (per hop beyond the first, lifted for the LLM's own path), ``w_fan = 0``,
-      ``order_weight = 0.4`` — set on WebQSP questions disjoint from the benchmark sample (README "ask").
-    * ``answer_constraints = True`` — ordinal/type constraints filter the final answers;
-      ``anchor_entities = False`` — further question entities (verbatim names) for alignment (measured: no gain).
-    * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
-      scored paths), ``"scr"`` (SCR's beam search, :func:`sgr.methods.scr.method.scr_paths`, ρ = P(a, p | q)) or
-      ``"schema+scr"`` (both vote); ``scr_beam = 10`` (K), ``scr_checkpoint = ""`` (default: the latest
-      ``sgr scr train`` run or ``SGR_SCR_CHECKPOINT``).
-    """
-
-    hops: int = 2
-    top_k_relations: int = 10
-    beam: int = 12
-    top_n: int = 100
-    paths_per_answer: int = 3
-    M: int = 100
-    lam: float = 0.3
-    mu: float = 0.3
-    epsilon: float = 0.7
-    consistency_temperature: float = 0.1
-    beta: float = 0.5
-    answer_ratio: float = 0.5
-    prior_confidence: float = 0.5
-    max_repairs: int = 2
-    cypher_max_tokens: int = 90
-    max_verify_calls: int = 2
-    lazy_verification: bool = True
-    # path score weights (sgr/subgraph.py)
-    w_rel: float = 1.0
-    w_align: float = 0.3
-    w_con: float = 0.2
-    w_len: float = 0.3
-    w_fan: float = 0.0
-    order_weight: float = 0.4
-    # stages switched by the method variants (sgr/pipeline.py)
-    schema_guided: bool = True
-    use_llm_schema: bool = True
-    use_llm_cypher: bool = True
-    use_subgraph: bool = True
-    validate_answers: bool = True
-    collaborative: bool = True
-    compiled_fallback: bool = True
-    generate_answers: bool = False
-    answer_constraints: bool = True
-    anchor_entities: bool = False
-    exemplars: bool = True
-    n_examples: int = 1
-    path_retriever: str = "schema"
-    scr_beam: int = 10
-    scr_checkpoint: str = ""
-    max_answers: int = 200
 
 
 # -- formulas ------------------------------------------------------------------------------------------------------
@@ -145,6 +73,7 @@ class Candidate:
     delta_source: str = "prior"
     v: float = 0.0
     valid: bool = False
+    origin: str = ""  # "llm" (the model's Cypher), "model" (a path the model proposed), "compiled" (G_q's best path)
 
 
 def validate_candidates(cands: list[Candidate], mu: float, epsilon: float) -> list[Candidate]:
@@ -195,78 +124,6 @@ def to_answers(items: Sequence[Candidate | Vote], score_attr: str, max_paths: in
     return out
 
 
-# -- answer-level constraint satisfaction (C_q) --------------------------------------------------------------------
-_YEAR_IN = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-LATEST = {"last", "latest", "most recent", "newest", "recent", "current"}
-EARLIEST = {"first", "earliest", "oldest"}
-
-
-def apply_answer_constraints(answers: list[Answer], constraints: Sequence) -> tuple[list[Answer], list[str]]:  # noqa: ANN001
-    """Filter/rank final answers by the checkable constraints of C_q (SGR §3.1.1: constraints "filter candidate
-    reasoning paths"); returns the answers and a note per constraint applied.
-
-    * ordinal (``last``/``latest``… or ``first``/``earliest``…): when at least two answers name a year, keep the
-      latest (earliest) one;
-    * type (``what university …``): when the type word occurs in some but not all answer names, keep those.
-    """
-    notes: list[str] = []
-    for c in constraints:
-        value = (getattr(c, "value", None) or "").lower()
-        if c.kind == "ordinal" and (value in LATEST or value in EARLIEST) and len(answers) > 1:
-            dated = [(int(m.group(1)), a) for a in answers if (m := _YEAR_IN.search(a.text))]
-            if len(dated) >= 2:
-                pick = max(dated, key=lambda x: x[0]) if value in LATEST else min(dated, key=lambda x: x[0])
-                answers = [pick[1]]
-                notes.append(f"ordinal '{value}': kept the answer dated {pick[0]}")
-        elif c.kind == "type" and value and value not in ("person", "place", "time") and len(answers) > 1:
-            stem = value[:-1] if value.endswith("s") and len(value) > 4 else value
-            typed = [a for a in answers if re.search(rf"\b{re.escape(stem)}", a.text, re.I)]
-            if typed and len(typed) < len(answers):
-                answers = typed
-                notes.append(f"type '{value}': kept {len(typed)} answers naming it")
-    return answers, notes
-
-
-# -- the verification prompt (δ, ρ) --------------------------------------------------------------------------------
-VERIFY_SYSTEM = ("You check whether a path of facts from a knowledge graph leads to an answer of a question. "
-                 "Reply with one word: Yes or No.")
-VERIFY_EXAMPLES = (
-    ("what does jamaican people speak?", "Jamaica -[location.country.languages_spoken]-> Jamaican English", "Yes"),
-    ("what does jamaican people speak?", "Jamaica -[location.location.containedby]-> Caribbean", "No"),
-)
-
-
-def _verify_user(question: str, path_text: str, schema_text: str | None) -> str:
-    lines = [f"Question: {question}"]
-    if schema_text:
-        lines.append(f"Query schema: {schema_text}")
-    lines.append(f"Path: {path_text}")
-    lines.append("Does the path lead to an answer of the question? Answer Yes or No.")
-    return "\n".join(lines)
-
-
-def verification_messages(question: str, path: ReasoningPath, schema_text: str | None = None) -> list[BaseMessage]:
-    """System message, a Yes and a No worked example, then the question with one path (δ_j / ρ_i)."""
-    msgs: list[BaseMessage] = [SystemMessage(VERIFY_SYSTEM)]
-    for q, p, a in VERIFY_EXAMPLES:
-        msgs += [HumanMessage(_verify_user(q, p, None)), AIMessage(a)]
-    msgs.append(HumanMessage(_verify_user(question, path.render(), schema_text)))
-    return msgs
-
-
-def model_confidence(llm, question: str, path: ReasoningPath, schema_text: str | None, *,  # noqa: ANN001
-                     prior: float, stage: str) -> tuple[float, str]:
-    """P_θ(a | q, S_q, p) as a PRP-RM score, or ``prior`` when the endpoint gives no log-probabilities."""
-    from sgr.llm.verify import prp_score
-
-    if llm is None or not getattr(llm, "logprobs", False):
-        return prior, "prior"
-    pair = llm.yes_no_logprobs(verification_messages(question, path, schema_text), stage=stage)
-    if pair is None:
-        return prior, "prior"
-    return prp_score(pair[0], pair[1]), "logprobs"
-
-
 # -- answer generation from the top paths --------------------------------------------------------------------------
 ANSWER_SYSTEM = ("You answer a question from reasoning paths of a knowledge graph. Write the answers only, one per "
                  "line, each copied exactly from the end of a path. No other text.")
@@ -289,14 +146,3 @@ def answer_messages(question: str, paths: Sequence[ReasoningPath], max_paths: in
     q, lines, reply = ANSWER_EXAMPLE
     return [SystemMessage(ANSWER_SYSTEM), HumanMessage(_answer_user(q, lines)), AIMessage(reply),
             HumanMessage(_answer_user(question, [p.render() for p in paths[:max_paths]]))]
-
-
-def parse_answer_lines(text: str) -> list[str]:
-    """One answer per line; numbering, bullets and a leading "Answer:" removed."""
-    out = []
-    for line in text.splitlines():
-        s = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip()
-        s = re.sub(r"^(?:answers?|a)\s*[:：]\s*", "", s, flags=re.I).strip().strip('"').strip()
-        if s and s not in out:
-            out.append(s)
-    return out

@@ -10,14 +10,14 @@
 
       s(r) = (1 − β)·sim(q, r) / max_r' sim(q, r') + β·pick(r),   pick(r) = 1 − (rank_LLM(r) − 1)/|picked|
 
-  (0 for relations the LLM did not pick), with β = ``SGRConfig.llm_relation_weight``.
+  (0 for relations the LLM did not pick), with β = ``SGRConfig.beta``.
 * **C_q, constraints** — type, time, comparison, ordinal/superlative and count conditions found by rules
   (:func:`rule_constraints`); a 135M model's own constraint lists were noise and cost output tokens, so the
   model is not asked for them.
 * **worked examples** — the nearest training question whose gold relations are all among the candidates is
   shown solved over the *same* numbered list (:func:`examples_for`; one line, the list is not repeated), else a
   static example turn.
-* **V_q, entities** — mentions (bracketed names, the LLM's ``entities``) that :mod:`sgr.linking` maps to nodes.
+* **V_q, entities** — mentions (bracketed names, the LLM's ``entities``) that :mod:`sgr.retrieval.entities` maps to nodes.
 
 The retriever is a hook: anything with ``retrieve(question, k) -> list[ScoredRelation]`` (e.g. a trained
 relation retriever) can replace the embedding one.
@@ -69,8 +69,10 @@ class QuestionSchema:
     relations: list[ScoredRelation] = field(default_factory=list)
     constraints: list[Constraint] = field(default_factory=list)
     ordered: list[str] = field(default_factory=list)  # the LLM's ordered relation choice (a path skeleton)
-    source: str = "embedding"  # "llm" when the model's choice was used, "embedding" otherwise
+    source: str = "embedding"  # "grammar" (model paths under the graph grammar), "llm" (JSON pick) or "embedding"
     exemplars: list[str] = field(default_factory=list)  # questions of the worked examples shown
+    model_paths: list = field(default_factory=list)  # the model's N-best relation paths (trie.ModelPath), best first
+    reply: str | None = None  # the model's raw schema reply (grammar route)
 
     def relation_score(self, name: str) -> float:
         for r in self.relations:
@@ -265,26 +267,14 @@ def _reply_json(example: dict, with_entities: bool) -> str:
 
 
 def schema_messages(question: str, entity: str | None, candidates: Sequence[str], examples: Sequence[dict],
-                    with_entities: bool, inline_examples: bool = False) -> list[BaseMessage]:
-    """System message, worked examples, then the question.
-
-    Each example is a user/assistant pair before the question. With ``inline_examples``, an example over the
-    question's own candidate list (:func:`examples_for`) is instead written inside the question's message as one
-    solved line (``Solved example: "…" → {"relations": [2]}``), so the list is not repeated (fewer prompt tokens);
-    off by default, the pair is the chat template's own few-shot form.
-    """
+                    with_entities: bool) -> list[BaseMessage]:
+    """System message, worked examples (each a user/assistant pair), then the question."""
     msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM_ENTITIES if with_entities else SCHEMA_SYSTEM)]
-    inline = [ex for ex in examples if list(ex["candidates"]) == list(candidates)] if inline_examples else []
     for ex in examples:
-        if ex in inline:
-            continue
         msgs.append(HumanMessage(_user_message(ex["question"], None if with_entities else ex.get("entity"),
                                                ex["candidates"])))
         msgs.append(AIMessage(_reply_json(ex, with_entities)))
-    text = _user_message(question, None if with_entities else entity, candidates)
-    for ex in inline:
-        text += f"\nSolved example: \"{ex['question']}\" → {_reply_json(ex, with_entities)}"
-    msgs.append(HumanMessage(text))
+    msgs.append(HumanMessage(_user_message(question, None if with_entities else entity, candidates)))
     return msgs
 
 

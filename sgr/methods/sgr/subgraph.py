@@ -2,29 +2,30 @@
 
 Expansion is a beam search over *schema paths* — relation-level walks ``(r1, d1), …, (rk, dk)`` from a seed
 v0 ∈ V_q — with the entity-level walks p = (v0, r1, v1, …, rk, vk) they cover kept alongside (up to
-``paths_per_answer`` per end node). Each round fetches the neighbours of every frontier node in one query;
-with schema guidance only relationship types in R_q are followed, except when leaving a CVT node (its second
-edge is rarely among the top-k relations). A CVT node (a name-less compound value) never counts as a hop:
-``Ohio -[representatives]-> (CVT) -[office_holder]-> John Kasich`` is one hop.
+``paths_per_answer`` per end node). Each round fetches the neighbours of every frontier node in one query.
+Every relationship type is followed: R_q guides by the scores and the beam pruning, not by a hard filter, so a
+relation ranked just below the top-k (or the second edge of a CVT) stays reachable. A CVT node (a name-less
+compound value) never counts as a hop: ``Ohio -[representatives]-> (CVT) -[office_holder]-> John Kasich`` is
+one hop.
 
 Every schema path P ending on named nodes is scored (the paper names the three terms; the weights are
-``SGRConfig`` fields):
+:class:`sgr.methods.sgr.config.ExpansionConfig` fields):
 
     s(P) = w_rel·relevance(P) + w_align·alignment(P) + w_con·constraints(P) − w_len·(hops(P) − 1)·(1 − order(P))
-           − w_fan·log10(#end nodes of P)
 
 * relevance = (1 − α)·[½·mean_i s(r_i) + ½·cos(q, text(P))] + α·order(P): the relation scores of S_q, the
   cosine between the question and the path's relation texts, and — when the LLM ordered R_q — the longest
-  common subsequence of P's relations and the LLM's order over max(|P|, |order|);
-* alignment = share of the other question entities on (or next to the end of) P's walks, minus 1 when an
-  end node is named in the question;
+  common subsequence of P's relations and the LLM's order over max(|P|, |order|) (α = ``order_weight``);
+* alignment = share of the other question entities on P's walks, minus 1 when an end node is named in the
+  question;
 * the length penalty prefers short paths (most questions are one hop, a CVT not counting) unless the path is
   the one the LLM ordered (order(P) = 1 lifts it);
 * constraints = mean satisfaction of the checkable constraints of C_q (type: cosine between the expected answer
   type and the end role of the last relation; time: a walk passes a node naming the year).
 
 The top ``beam`` schema paths are expanded further; the walks of the best ones, deduplicated and cut to
-``top_n``, form G_q. The graph consistency of a walk is C(p, G_q) = s(p)/max_{p'∈G_q} s(p') (0 outside G_q).
+``top_n``, form G_q. The graph consistency of a walk is C(p, G_q) = exp(−(s* − s(p))/τ) with s* the best walk
+score of G_q and τ = ``consistency_temperature`` (0 outside G_q).
 """
 
 from __future__ import annotations
@@ -35,32 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sgr.retrieval.entities import LinkedEntity, normalise
+from sgr.methods.sgr.config import ExpansionConfig
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
 
 Step = tuple[str, str]
-
-
-@dataclass
-class ExpansionConfig:
-    """Knobs of the expansion and the path score (filled from :class:`sgr.methods.sgr.reasoning.SGRConfig`)."""
-
-    hops: int = 2
-    beam: int = 12
-    top_n: int = 60
-    paths_per_answer: int = 3
-    seed_cap: int = 3000  # neighbours fetched for a seed node
-    node_cap: int = 200  # neighbours fetched for any other frontier node
-    max_answers: int = 200  # end nodes kept per schema path
-    schema_guided: bool = True
-    w_rel: float = 1.0
-    w_align: float = 0.3
-    w_con: float = 0.2
-    w_len: float = 0.05
-    w_fan: float = 0.0  # penalty per log10 of the number of end nodes (broad, hub-crossing paths)
-    order_weight: float = 0.4
-    temperature: float = 0.1  # τ of C(p, G_q)
 
 
 @dataclass
@@ -116,6 +97,13 @@ class Subgraph:
 
     def paths_to(self, node_id: str) -> list[ReasoningPath]:
         return sorted((p for p in self.paths if p.answer == node_id), key=lambda p: -p.score)
+
+    def path_consistency(self, node_id: str, relations: Sequence[str]) -> float:
+        """γ on the answer's own path (eq. 10): C of the best walk of G_q with these relations ending on the node."""
+        from sgr.methods.sgr.reasoning import consistency
+
+        own = [p for p in self.paths_to(node_id) if list(p.relations) == list(relations)]
+        return consistency(own[0].score, self.max_score, self.temperature) if own else 0.0
 
     def answer_consistency(self, node_id: str) -> float:
         """γ for an answer node: max C(p, G_q) over the walks of G_q that end on it (0 when none does)."""
@@ -241,9 +229,8 @@ class SubgraphBuilder:
         return out
 
     def build(self, schema: QuestionSchema, seeds: Sequence[LinkedEntity], cfg: ExpansionConfig, *,
-              masked_question: str | None = None, beta: float = 0.5, anchors: Sequence[str] = ()) -> Subgraph:
-        """Expand from ``seeds`` and return G_q. ``anchors``: ids of further question entities that are not
-        expanded from but count for entity alignment."""
+              masked_question: str | None = None, beta: float = 0.5) -> Subgraph:
+        """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked)."""
         question = masked_question or schema.question
         names: dict[str, str | None] = {s.id: s.name for s in seeds}
         cvt: set[str] = set()
@@ -252,7 +239,7 @@ class SubgraphBuilder:
         # R_q guides by scores and beam pruning, not by a hard filter: a relation ranked just below the top-k
         # (or the second edge of a CVT) stays reachable.
         allowed = None
-        other_entities = {s.id for s in seeds} | set(anchors)
+        other_entities = {s.id for s in seeds}
         qnorm = f" {normalise(schema.question)} "
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
@@ -367,11 +354,9 @@ class SubgraphBuilder:
                     checks.append(1.0 if ok else 0.0)
         con = float(np.mean(checks)) if checks else 0.0
         sp.parts = {"relevance": relevance, "alignment": align, "constraints": con}
-        fan = float(np.log10(max(1, len(sp.walks))))
-        sp.parts["fan_out"] = fan
         sp.parts["order"] = order
         sp.score = (cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con
-                    - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order) - cfg.w_fan * fan)
+                    - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order))
 
     def _assemble(self, scored: list[SchemaPath], names: dict[str, str | None], cvt: set[str],
                   seeds: list[str], cfg: ExpansionConfig) -> Subgraph:
@@ -393,4 +378,4 @@ class SubgraphBuilder:
                     break  # one walk per (schema path, answer) in G_q; other walks stay on the SchemaPath
             if len(paths) >= cfg.top_n:  # whole schema paths only: the best one is always complete
                 break
-        return Subgraph(scored, paths, names, cvt, seeds, cfg.temperature)
+        return Subgraph(scored, paths, names, cvt, seeds, cfg.consistency_temperature)

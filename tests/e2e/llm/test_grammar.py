@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from cypher.grammar import cypher_grammar, cypher_string, gbnf_literal
+from cypher.grammar import cypher_grammar
+from sgr.core.text import cypher_literal, gbnf_literal
 
 RELS = ["film.film.directed_by", "people.person.place_of_birth"]
 
@@ -23,8 +24,8 @@ def test_only_the_given_relation_types_and_entities_appear() -> None:
 
 
 def test_escaping_of_quotes_and_backticks() -> None:
-    assert cypher_string('Say "hi"') == '"Say \\"hi\\""'
-    assert gbnf_literal(cypher_string('Say "hi"')) == '"\\"Say \\\\\\"hi\\\\\\"\\""'
+    assert cypher_literal('Say "hi"') == '"Say \\"hi\\""'
+    assert gbnf_literal(cypher_literal('Say "hi"')) == '"\\"Say \\\\\\"hi\\\\\\"\\""'
     g = cypher_grammar(["odd`type"], [], max_hops=1)
     assert '"`odd``type`"' in g
     assert "entity ::= string" in g

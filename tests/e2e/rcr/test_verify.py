@@ -1,11 +1,12 @@
-"""PRP-RM (sgr/verify.py): the KG-RAR score formula, the prior fallback, and the real Yes/No call."""
+"""PRP-RM (sgr/llm/verify.py): the KG-RAR score formula, SGR's verification prompt, the prior fallback, and the
+real Yes/No call."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
-from sgr.llm.verify import (PRIOR_SCORE, answer_messages, prp_score, step_messages, verify_answer, verify_step)
+from sgr.llm.verify import PRIOR_SCORE, path_confidence, prp_score, verification_messages
 from tests.helpers import scripted_llm
 
 
@@ -24,36 +25,35 @@ def test_prp_score_is_the_kg_rar_formula() -> None:
         prp_score(float("nan"), -1.0)
 
 
-def test_prompts_carry_the_question_the_claim_and_the_facts() -> None:
-    msgs = step_messages("who directed Heat?", "Heat -[directed_by]-> Michael Mann",
-                         evidence=["Heat directed_by Michael Mann"], previous_steps=["found the film Heat"])
+def test_the_prompt_carries_the_question_the_schema_and_the_path() -> None:
+    msgs = verification_messages("who directed Heat?", "Heat -[directed_by]-> Michael Mann", "directed_by")
+    assert [type(m).__name__ for m in msgs] == ["SystemMessage", "HumanMessage", "AIMessage", "HumanMessage",
+                                                "AIMessage", "HumanMessage"]
+    assert [m.content for m in msgs[2:5:2]] == ["Yes", "No"]
     text = msgs[-1].content
-    assert "who directed Heat?" in text and "Heat -[directed_by]-> Michael Mann" in text
-    assert "Heat directed_by Michael Mann" in text and "found the film Heat" in text
-    assert text.rstrip().endswith("Answer Yes or No.")
-    msgs = answer_messages("who directed Heat?", "Michael Mann", ["Heat directed_by Michael Mann"], schema="directed_by")
-    assert "Proposed answer: Michael Mann" in msgs[-1].content and "Query schema: directed_by" in msgs[-1].content
+    assert "who directed Heat?" in text and "Path: Heat -[directed_by]-> Michael Mann" in text
+    assert "Query schema: directed_by" in text and text.rstrip().endswith("Answer Yes or No.")
+    assert "Query schema" not in verification_messages("q", "p")[-1].content
 
 
 def test_a_model_without_logprobs_gives_the_fixed_prior() -> None:
     llm = scripted_llm("Yes", logprobs=False)
-    v = verify_answer(llm, "who directed Heat?", "Michael Mann")
+    v = path_confidence(llm, "who directed Heat?", "Heat -[directed_by]-> Michael Mann")
     assert v.score == PRIOR_SCORE and v.source == "prior" and not v.measured
-    v = verify_step(llm, "who directed Heat?", "Heat -[directed_by]-> Michael Mann", prior=0.3)
-    assert v.score == 0.3 and v.source == "prior"
+    assert path_confidence(llm, "q", "p", prior=0.3).score == 0.3
+    assert path_confidence(None, "q", "p").source == "prior"
     # a chat model that claims logprobs but returns none also falls back to the prior
     llm = scripted_llm("Yes", logprobs=True)
-    assert verify_answer(llm, "q", "a").source == "prior"
+    assert path_confidence(llm, "q", "p").source == "prior"
 
 
 def test_yes_no_call_against_the_real_local_model(local_llm) -> None:
-    v = verify_answer(local_llm, "What is the capital of Austria?", "Vienna",
-                      evidence=["Austria -[location.country.capital]-> Vienna"])
-    assert v.source == "logprobs" and v.measured
-    assert v.logp_yes is not None and v.logp_no is not None
-    assert v.logp_yes <= 0.0 and v.logp_no <= 0.0
-    assert 0.0 < v.score < 1.0
-    assert v.score == pytest.approx(prp_score(v.logp_yes, v.logp_no))
-    s = verify_step(local_llm, "Who directed Heat?", "Heat -[film.film.directed_by]-> Michael Mann",
-                    evidence=["Heat -[film.film.directed_by]-> Michael Mann"])
-    assert s.source == "logprobs" and 0.0 < s.score < 1.0
+    good = path_confidence(local_llm, "What is the capital of Austria?", "Austria -[location.country.capital]-> Vienna")
+    assert good.source == "logprobs" and good.measured
+    assert good.logp_yes is not None and good.logp_no is not None
+    assert good.logp_yes <= 0.0 and good.logp_no <= 0.0
+    assert 0.0 < good.score < 1.0
+    assert good.score == pytest.approx(prp_score(good.logp_yes, good.logp_no))
+    other = path_confidence(local_llm, "What is the capital of Austria?",
+                            "Austria -[location.location.containedby]-> Europe")
+    assert other.measured and other.score != good.score  # the path reaches the score

@@ -7,7 +7,7 @@ constraints (JSON schema, Cypher grammar, Yes/No log-probabilities), not that it
 from cypher.repair import generate_cypher
 from cypher.translate import grammar_for, relation_endpoints, translate_messages, example_for
 from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
-from sgr.methods.sgr.reasoning import model_confidence
+from sgr.llm.verify import path_confidence
 from sgr.methods.sgr.schema import ScoredRelation, extract_schema
 from sgr.core.types import Question, ReasoningPath
 
@@ -40,8 +40,8 @@ def test_nl_to_cypher_is_valid_and_runs(local_llm, webqsp_graph):
 def test_verification_gives_a_prp_score(local_llm):
     p = ReasoningPath(nodes=["Jamaica", "Jamaican English"], relations=[LANG],
                       names=["Jamaica", "Jamaican English"], directions=["out"])
-    score, source = model_confidence(local_llm, "what does jamaican people speak?", p, LANG, prior=0.5, stage="verify")
-    assert source == "logprobs" and 0.0 <= score <= 1.0
+    v = path_confidence(local_llm, "what does jamaican people speak?", p.render(), LANG, prior=0.5)
+    assert v.source == "logprobs" and 0.0 <= v.score <= 1.0
 
 
 def test_answer_generation_keeps_answers_grounded(local_llm, webqsp_graph):

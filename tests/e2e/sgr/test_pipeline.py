@@ -38,7 +38,7 @@ def test_direct_route_with_the_models_cypher(webqsp_graph):
     for a in pred.answers:  # grounded: every answer carries a path from the topic entity to it
         assert a.paths and a.paths[0].nodes[0] == "Jamaica" and a.paths[0].nodes[-1] == a.id
     assert all(c.valid and c.gamma == pytest.approx(1.0) for c in res.candidates)
-    assert pred.usage.llm_calls == 2 and {"schema", "link", "subgraph", "cypher", "validate"} <= set(pred.usage.stage_seconds)
+    assert pred.usage.llm_calls == 2 and {"schema", "link", "subgraph", "direct", "validate"} <= set(pred.usage.stage_seconds)
     assert res.schema.source == "llm" and len(res.schema.ordered) == 1
 
 

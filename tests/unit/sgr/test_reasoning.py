@@ -1,10 +1,10 @@
-"""SGR's validation and voting formulas (sgr/reasoning.py, SGR eqs. 12–13 and 17–18)."""
+"""SGR's validation and voting formulas (sgr/methods/sgr/reasoning.py, SGR eqs. 12–13 and 17–18)."""
 
 import math
 
 import pytest
 
-from sgr.methods.sgr.reasoning import (Candidate, aggregate_votes, consistency, delta_decides, parse_answer_lines, reliability,
+from sgr.methods.sgr.reasoning import (Candidate, aggregate_votes, consistency, delta_decides, reliability,
                            select_answers, validate_candidates, validation_score)
 from sgr.core.types import ReasoningPath
 
@@ -48,8 +48,3 @@ def test_votes_sum_reliabilities_of_paths_with_the_same_answer():
     assert len(votes[1].paths) == 2
     assert [v.key for v in select_answers(votes, ratio=0.96)] == ["y"]
     assert [v.key for v in select_answers(votes, ratio=0.9)] == ["y", "x"]
-
-
-def test_answer_lines_are_cleaned():
-    assert parse_answer_lines("1. Jamaican English\n- Answer: Patois\n\nJamaican English") == \
-        ["Jamaican English", "Patois"]

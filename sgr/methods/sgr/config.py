@@ -1,0 +1,146 @@
+"""SGR's one typed config, its method variants, and how ``-o KEY=VALUE`` options become a config.
+
+:class:`ExpansionConfig` holds the knobs of G_q (:mod:`sgr.methods.sgr.subgraph`); :class:`SGRConfig` extends it
+with the rest of the method, so no field is written twice. :func:`config_from_options` parses a variant's
+options once with :func:`sgr.methods.base.parse_options`: an unknown key (``-o muu=0.9``) or a bad value is a
+:class:`~sgr.core.errors.ConfigError` that lists the valid keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sgr.core.errors import ConfigError
+from sgr.methods.base import parse_options
+
+#: Who proposes the collaborative stage's paths (SGRConfig.path_retriever).
+PATH_RETRIEVERS = ("schema", "scr", "schema+scr")
+#: Options a factory reads besides the config's fields (the relation retriever to build).
+FACTORY_OPTIONS = frozenset({"relation_retriever"})
+
+
+@dataclass
+class ExpansionConfig:
+    """Knobs of the expansion and the path score s(P) (:mod:`sgr.methods.sgr.subgraph`).
+
+    * ``hops = 2`` — expansion depth; CVT nodes do not count (§3.1.2).
+    * ``beam = 12`` — schema paths expanded per round; ``top_n = 100`` — walks kept in G_q;
+      ``paths_per_answer = 3`` walks per end node; ``max_answers = 200`` end nodes per schema path;
+      ``seed_cap = 3000`` / ``node_cap = 200`` neighbours fetched per seed / other frontier node.
+    * ``schema_guided = True`` — s(P) uses S_q (off: the ``sgr-no-schema`` ablation).
+    * path score weights: ``w_rel = 1``, ``w_align = 0.3``, ``w_con = 0.2``, ``w_len = 0.3`` (per hop beyond the
+      first, lifted for the model's own path), ``order_weight = 0.4`` — set on WebQSP questions disjoint from the
+      benchmark sample.
+    * ``consistency_temperature = 0.1`` — τ of C(p, G_q) = exp(−(s* − s(p))/τ).
+    """
+
+    hops: int = 2
+    beam: int = 12
+    top_n: int = 100
+    paths_per_answer: int = 3
+    max_answers: int = 200
+    seed_cap: int = 3000
+    node_cap: int = 200
+    schema_guided: bool = True
+    w_rel: float = 1.0
+    w_align: float = 0.3
+    w_con: float = 0.2
+    w_len: float = 0.3
+    order_weight: float = 0.4
+    consistency_temperature: float = 0.1
+
+
+@dataclass
+class SGRConfig(ExpansionConfig):
+    """Every knob of SGR (the expansion's fields above, and):
+
+    * ``top_k_relations = 10`` — embedding top-k candidate relations of S_q (§3.1.1).
+    * ``path_grammar = True`` — R_q from the model under the graph grammar (:mod:`sgr.methods.sgr.trie`): ``n_best = 2``
+      path lines, at most ``max_grammar_paths = 150`` paths in one grammar (the embedding ranking pre-filters
+      beyond), ``schema_max_tokens = 120``; off (or an endpoint without grammars): the model picks numbered
+      candidate relations in JSON. ``model_path_order = False`` — whether the model's top path also steers G_q's
+      path score (the order term); off, G_q is the graph's own judgement and the model's paths are validated
+      against it (v = μ·ρ + (1−μ)·γ on the path's own walk) before the compiled best path is tried.
+    * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
+    * ``lam = 0.3`` (λ, eq. 17) and ``mu = 0.3`` (μ, eq. 12) — weight of the model's confidence against graph
+      consistency; ``epsilon = 0.7`` (ε, eq. 13) — validation threshold.
+    * ``beta = 0.5`` — weight of the model's relation choice against embedding similarity in s(r).
+    * ``answer_ratio = 0.5`` — collaborative answers kept relative to â's support.
+    * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
+    * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per stage
+      (validation, collaboration); ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
+      ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
+    * ``max_rounds = 2`` — reasoning rounds when nothing is answered: round 2 relaxes every constraint and extends
+      the expansion one hop (G_q, compiled path, validation, votes again; no second NL→Cypher call).
+    * ``answer_constraints = True`` — ordinal/type constraints filter the final answers.
+    * ``exemplars = True``, ``n_examples = 1`` — worked examples of the schema prompt from training questions.
+    * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
+    * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
+      scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),
+      ``scr_checkpoint = ""`` (default: the latest ``sgr scr train`` run or ``SGR_SCR_CHECKPOINT``).
+    * stage switches set by the variants: ``use_llm_schema``, ``use_llm_cypher``, ``use_subgraph``,
+      ``validate_answers``, ``collaborative``, ``compiled_fallback``.
+    """
+
+    top_k_relations: int = 10
+    path_grammar: bool = True
+    n_best: int = 2
+    max_grammar_paths: int = 150
+    schema_max_tokens: int = 120
+    model_path_order: bool = False
+    M: int = 100
+    lam: float = 0.3
+    mu: float = 0.3
+    epsilon: float = 0.7
+    beta: float = 0.5
+    answer_ratio: float = 0.5
+    prior_confidence: float = 0.5
+    max_repairs: int = 2
+    cypher_max_tokens: int = 90
+    max_verify_calls: int = 2
+    lazy_verification: bool = True
+    use_llm_schema: bool = True
+    use_llm_cypher: bool = True
+    use_subgraph: bool = True
+    validate_answers: bool = True
+    collaborative: bool = True
+    compiled_fallback: bool = True
+    max_rounds: int = 2
+    generate_answers: bool = False
+    answer_constraints: bool = True
+    exemplars: bool = True
+    n_examples: int = 1
+    path_retriever: str = "schema"
+    scr_beam: int = 10
+    scr_checkpoint: str = ""
+
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "sgr": {},
+    "sgr-direct": {"collaborative": False},
+    "sgr-no-verify": {"max_verify_calls": 0},
+    "sgr-no-schema": {"schema_guided": False, "use_llm_schema": False},
+    "cypher-only": {"use_subgraph": False, "validate_answers": False, "collaborative": False,
+                    "compiled_fallback": False},
+    "sgr-compiled": {"use_llm_schema": False, "use_llm_cypher": False},
+}
+#: the variants that call the LLM (for the schema or for Cypher), and llm-only
+NEEDS_LLM = {v for v, o in VARIANTS.items() if o.get("use_llm_schema", True) or o.get("use_llm_cypher", True)} | {
+    "llm-only"}
+
+
+def config_from_options(variant: str, options: dict[str, Any] | None = None) -> SGRConfig:
+    """The variant's :class:`SGRConfig` with ``options`` (field names; ``-`` read as ``_``) applied on top.
+
+    Raises :class:`ConfigError` for an unknown key, a bad value or an unknown ``path_retriever``.
+    """
+    if variant not in VARIANTS:
+        raise ConfigError(f"unknown SGR variant {variant!r}; known: {', '.join(VARIANTS)}")
+    opts = {k.replace("-", "_"): v for k, v in (options or {}).items() if v is not None}
+    cfg = parse_options(SGRConfig, opts, method=variant, base=SGRConfig(**VARIANTS[variant]),
+                        extra_keys=FACTORY_OPTIONS)
+    if cfg.path_retriever not in PATH_RETRIEVERS:
+        raise ConfigError(f"{variant}: option path_retriever must be one of {', '.join(PATH_RETRIEVERS)}, "
+                          f"not {cfg.path_retriever!r}")
+    return cfg

@@ -1,0 +1,60 @@
+"""SGR's answerer on hand-built graphs: the iteration bound, and R_q / δ from the real local model's log-probabilities."""
+
+import pytest
+
+from sgr.core.types import Question
+from sgr.methods.sgr.answerer import SGRAnswerer
+from sgr.methods.sgr.config import config_from_options
+from sgr.methods.sgr.trie import relation_paths
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.fixture()
+def deep(clean_store):
+    """Alpha -[r1]-> (CVT) -[r2]-> (CVT) -[r3]-> Omega: two CVT hops before the only named neighbour."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    b.add_entity("m.alpha", "Alpha")
+    b.add_entity("m.omega", "Omega")
+    b.add_triple("m.alpha", "test.thing.part", "m.c1")
+    b.add_triple("m.c1", "test.part.piece", "m.c2")
+    b.add_triple("m.c2", "test.piece.owner", "m.omega")
+    write_graph(clean_store, b)
+    return clean_store
+
+
+Q = Question(id="q", text="who owns the piece of the part of alpha?", topic_entities=["Alpha"])
+
+
+def test_a_second_round_extends_the_expansion_when_nothing_is_answered(deep):
+    one = SGRAnswerer(deep, None, config_from_options("sgr-compiled", {"hops": 1, "max_rounds": 1})).run(Q)
+    assert not one.prediction.answers and len(one.rounds) == 1
+    two = SGRAnswerer(deep, None, config_from_options("sgr-compiled", {"hops": 1, "max_rounds": 2})).run(Q)
+    assert two.prediction.answer_texts == ["Omega"]
+    assert [r["round"] for r in two.rounds] == [1, 2] and "extend to 2 hops" in two.rounds[1]["action"]
+    assert two.to_dict()["rounds"] == two.rounds
+    # the bound holds: more rounds are never run than allowed, and none after an answer
+    many = SGRAnswerer(deep, None, config_from_options("sgr-compiled", {"hops": 1, "max_rounds": 5})).run(Q)
+    assert len(many.rounds) == 2
+
+
+@pytest.mark.llm
+def test_rq_and_delta_come_from_the_models_log_probabilities(webqsp_graph, local_llm):
+    cfg = config_from_options("sgr", {"exemplars": False, "use_llm_cypher": False})
+    q = Question(id="q", text="what does jamaican people speak?", topic_entities=["Jamaica"])
+    res = SGRAnswerer(webqsp_graph, local_llm, cfg).run(q)
+    schema = res.schema
+    assert schema.source == "grammar" and schema.model_paths, schema.reply
+    trie = relation_paths(webqsp_graph, ["Jamaica"], max_hops=cfg.hops)
+    assert all(p.relations in trie for p in schema.model_paths)  # only paths that exist
+    assert all(0.0 < p.rho <= 1.0 for p in schema.model_paths)
+    assert not schema.ordered  # G_q stays the graph's own judgement (model_path_order off)
+    rho = {p.relations: p.rho for p in schema.model_paths}
+    proposed = [c for c in res.rejected + res.candidates if c.origin == "model"]
+    assert proposed  # the model's top path was compiled and validated on its own walks
+    for c in proposed:  # δ of each is that path's probability
+        assert c.delta_source == "model-path" and c.delta == pytest.approx(rho[tuple(c.paths[0].relations)])
+        assert tuple(c.paths[0].relations) == schema.model_paths[0].relations
+    assert res.prediction.usage.llm_calls >= 1 and res.prediction.extra["llm_calls_by_stage"]["schema"] == 1
