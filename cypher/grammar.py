@@ -85,29 +85,3 @@ def cypher_grammar(relation_types: Sequence[str], entity_names: Sequence[str], m
         r'char ::= [^"\\\x00-\x1f] | "\\" ["\\]',
     ]
     return "\n".join(lines) + "\n"
-
-
-def check_gbnf(grammar: str) -> None:
-    """Raise ``ValueError`` when llama.cpp cannot parse ``grammar`` (needs llama-cpp-python and the packaged model's
-    vocabulary, loaded vocabulary-only). An unparsable grammar must never reach the server: llama.cpp would
-    answer with an error or, in some versions, fail hard."""
-    import llama_cpp
-
-    from sgr.llm.server import model_path
-
-    vocab = _vocab_only_model(str(model_path()))
-    sampler = llama_cpp.llama_sampler_init_grammar(vocab._model.vocab, grammar.encode("utf-8"), b"root")
-    if not sampler:
-        raise ValueError("llama.cpp could not parse the grammar (see its message on stderr)")
-    llama_cpp.llama_sampler_free(sampler)
-
-
-_VOCAB_MODELS: dict[str, object] = {}
-
-
-def _vocab_only_model(path: str):  # -> llama_cpp.Llama
-    import llama_cpp
-
-    if path not in _VOCAB_MODELS:
-        _VOCAB_MODELS[path] = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
-    return _VOCAB_MODELS[path]

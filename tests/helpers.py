@@ -34,3 +34,28 @@ def node_ids(value: object) -> set[str]:
     if isinstance(value, (list, tuple)):
         return set().union(*(node_ids(v) for v in value)) if value else set()
     return set()
+
+
+def check_gbnf(grammar: str) -> None:
+    """Raise ``ValueError`` when llama.cpp's own parser cannot parse ``grammar`` (needs llama-cpp-python and the
+    packaged model's vocabulary, loaded vocabulary-only): the tests check every grammar builder with it."""
+    from sgr.llm.server import model_path
+
+    import llama_cpp
+
+    vocab = _vocab_only_model(str(model_path()))
+    sampler = llama_cpp.llama_sampler_init_grammar(vocab._model.vocab, grammar.encode("utf-8"), b"root")
+    if not sampler:
+        raise ValueError("llama.cpp could not parse the grammar (see its message on stderr)")
+    llama_cpp.llama_sampler_free(sampler)
+
+
+_VOCAB_MODELS: dict[str, object] = {}
+
+
+def _vocab_only_model(path: str):  # -> llama_cpp.Llama
+    import llama_cpp
+
+    if path not in _VOCAB_MODELS:
+        _VOCAB_MODELS[path] = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+    return _VOCAB_MODELS[path]

@@ -39,7 +39,7 @@ def test_bad_arguments() -> None:
 
 
 def test_llama_cpp_parses_the_grammar() -> None:
-    from cypher.grammar import check_gbnf
+    from tests.helpers import check_gbnf
     from sgr.llm import server as local_llm
     from sgr.core.errors import LLMError
 

@@ -58,7 +58,7 @@ def test_the_grammar_is_a_trie_of_relation_names():
 
 def test_grammar_parses_in_llama_cpp():
     pytest.importorskip("llama_cpp")
-    from cypher.grammar import check_gbnf
+    from tests.helpers import check_gbnf
 
     check_gbnf(path_grammar(PathTrie({(IN,): [], (IN, CAPITAL): [], (REPS, HOLDER): []})))
 
