@@ -278,6 +278,30 @@ def llm_serve(
     console.print("sgr uses it whenever SGR_LLM_BASE_URL is unset; stop it with `sgr llm stop`")
 
 
+@llm_app.command("tune")
+def llm_tune(
+    dataset: Optional[str] = typer.Option(None, help="a user dataset (questions, topic entities, answers): "
+                                          "its topic→answer paths come from the loaded graph"),
+    split: Optional[str] = typer.Option(None, help="split of --dataset"),
+    webqsp: bool = typer.Option(True, help="train on WebQSP train questions with gold paths"),
+    metaqa_per_hop: int = typer.Option(500, help="MetaQA dev questions per hop (0: none)"),
+    top_layers: int = typer.Option(4, help="decoder layers trained (the rest stay frozen, their outputs cached)"),
+    epochs: int = typer.Option(3), batch_size: int = typer.Option(16), lr: float = typer.Option(2e-4),
+    seed: int = typer.Option(0), val_fraction: float = typer.Option(0.1), patience: int = typer.Option(1),
+    device: str = typer.Option("auto", help="auto | cpu | cuda"), threads: int = typer.Option(1),
+    eval_n: int = typer.Option(100, help="validation questions answered by the base and the tuned model"),
+    graph_version: Optional[str] = typer.Option(None, help="key of the run (default: the loaded graph's version)"),
+) -> None:
+    """Tune the local model on SGR's schema prompts for the loaded graph; export it for `sgr llm serve --model tuned`."""
+    from sgr.methods.sgr.tuning import tune_from_options
+
+    prov = tune_from_options(dataset=dataset, split=split, webqsp=webqsp, metaqa_per_hop=metaqa_per_hop,
+                             graph_version=graph_version, eval_n=eval_n, log=console.print, top_layers=top_layers,
+                             epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, val_fraction=val_fraction,
+                             patience=patience, device=device, threads=threads)
+    console.print(f"serve it with: sgr llm serve --model tuned   (weights {prov['weights']})")
+
+
 @llm_app.command("status")
 def llm_status() -> None:
     """Say whether the local model server runs, where, and which model it serves."""
