@@ -269,12 +269,14 @@ def llm_serve(
     port: Optional[int] = typer.Option(None, help="HTTP port (default: a free one)"),
     n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens"),
     threads: Optional[int] = typer.Option(None, help="CPU threads (default: half the cores, at least 1)"),
+    model: str = typer.Option("base", help="base | tuned (sgr llm tune's model for the loaded graph) | PATH.gguf"),
 ) -> None:
     """Start the OpenAI-compatible local model server on 127.0.0.1 (in the background) and wait until it answers."""
     from sgr.llm import server as local_llm
 
-    info = local_llm.start(port=port, n_ctx=n_ctx, n_threads=threads)
+    info = local_llm.start(port=port, n_ctx=n_ctx, n_threads=threads, model=model)
     console.print(f"local LLM is serving [bold]{info.model}[/] at [bold]{info.base_url}[/] (pid {info.pid}, log {info.log})")
+    console.print(local_llm.describe(info))
     console.print("sgr uses it whenever SGR_LLM_BASE_URL is unset; stop it with `sgr llm stop`")
 
 
@@ -313,6 +315,7 @@ def llm_status() -> None:
         raise typer.Exit(1)
     ready = "answering" if local_llm.models_endpoint_ready(info.base_url) else "NOT answering"
     console.print(f"running: {info.base_url} model {info.model} pid {info.pid} ({ready}) log {info.log}")
+    console.print(local_llm.describe(info))
 
 
 @llm_app.command("stop")

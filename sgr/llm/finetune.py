@@ -238,7 +238,7 @@ def batch_loss(model, top, prefix_h, batch: Sequence[tuple[Any, Encoded]], n_pre
     import torch
     import torch.nn.functional as F
 
-    dev = next(top.parameters()).device
+    dev = model.lm_head.weight.device
     ph, pkv = run_layers(model, top, prefix_h.to(dev, torch.float32).unsqueeze(0),
                          torch.ones(1, n_prefix, dtype=torch.long, device=dev))
     n = max(s.shape[0] for s, _ in batch)
