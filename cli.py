@@ -286,6 +286,7 @@ def llm_tune(
                                           "its topic→answer paths come from the loaded graph"),
     split: Optional[str] = typer.Option(None, help="split of --dataset"),
     webqsp: bool = typer.Option(True, help="train on WebQSP train questions with gold paths"),
+    webqsp_sample: Optional[int] = typer.Option(None, help="a seeded sample of this many WebQSP train questions"),
     metaqa_per_hop: int = typer.Option(500, help="MetaQA dev questions per hop (0: none)"),
     top_layers: int = typer.Option(4, help="decoder layers trained (the rest stay frozen, their outputs cached)"),
     epochs: int = typer.Option(3), batch_size: int = typer.Option(16), lr: float = typer.Option(2e-4),
@@ -297,7 +298,8 @@ def llm_tune(
     """Tune the local model on SGR's schema prompts for the loaded graph; export it for `sgr llm serve --model tuned`."""
     from sgr.methods.sgr.tuning import tune_from_options
 
-    prov = tune_from_options(dataset=dataset, split=split, webqsp=webqsp, metaqa_per_hop=metaqa_per_hop,
+    prov = tune_from_options(dataset=dataset, split=split, webqsp=webqsp, webqsp_sample=webqsp_sample,
+                             metaqa_per_hop=metaqa_per_hop,
                              graph_version=graph_version, eval_n=eval_n, log=console.print, top_layers=top_layers,
                              epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, val_fraction=val_fraction,
                              patience=patience, device=device, threads=threads)

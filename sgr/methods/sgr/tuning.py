@@ -200,14 +200,18 @@ def drop_test_overlap(examples: Sequence[ChatExample], test_keys: set[str]) -> t
 
 
 def build(*, webqsp: bool = True, metaqa_per_hop: int | None = 500, user_examples: Sequence[ChatExample] = (),
-          test_files: Sequence[Path] | None = None, seed: int = 0) -> TuneData:
-    """All sources, test questions removed (counts per source in ``overlap_removed``)."""
+          test_files: Sequence[Path] | None = None, seed: int = 0, webqsp_sample: int | None = None) -> TuneData:
+    """All sources, test questions removed (counts per source in ``overlap_removed``); ``webqsp_sample`` keeps a
+    seeded sample of that many WebQSP train questions (None: all)."""
     tests = read_test_questions(default_test_files() if test_files is None else test_files)
     keys = {question_key(q.text) for q in tests}
     data = TuneData(examples=[], test_questions=len(tests))
     sources: list[tuple[str, Sequence[ChatExample]]] = []
     if webqsp:
-        sources.append(("webqsp_train", webqsp_train_examples()))
+        wq = webqsp_train_examples()
+        if webqsp_sample is not None and webqsp_sample < len(wq):
+            wq = [wq[i] for i in sorted(random.Random(seed).sample(range(len(wq)), webqsp_sample))]
+        sources.append(("webqsp_train", wq))
     if metaqa_per_hop != 0:
         sources.append(("metaqa_dev", metaqa_dev_examples(metaqa_per_hop, seed=seed)))
     if user_examples:
@@ -265,13 +269,13 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
     cached = json.loads(base_file.read_text()) if base_file.exists() else {}
     if cached.get("ids") != ids:
         log(f"untuned model on {len(probe)} validation questions …")
-        cached = {"ids": ids, "replies": ft.generate(model, tok, probe)}
+        cached = {"ids": ids, "replies": ft.generate(model, tok, probe, max_new_tokens=40)}
         base_file.write_text(json.dumps(cached))
     base_acc = path_accuracy(probe, cached["replies"])
     log(f"untuned path accuracy: {base_acc}")
     result = ft.train(model, tok, train_ex, val_ex, cfg, out_dir, log=log, show_progress=show_progress)
     g0 = time.time()
-    replies = ft.generate(model, tok, probe)
+    replies = ft.generate(model, tok, probe, max_new_tokens=40)
     gen_s = time.time() - g0
     tuned_acc = path_accuracy(probe, replies)
     log(f"tuned path accuracy: {tuned_acc}")
@@ -301,7 +305,7 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
 
 
 def tune_from_options(*, dataset: str | None = None, split: str | None = None, webqsp: bool = True,
-                      metaqa_per_hop: int | None = 500, graph_version: str | None = None, eval_n: int = 100,
+                      webqsp_sample: int | None = None, metaqa_per_hop: int | None = 500, graph_version: str | None = None, eval_n: int = 100,
                       log=print, **config) -> dict:  # noqa: ANN001
     """``sgr llm tune``: build the data (the user dataset's paths from the running store), key the run by the
     store's graph version (``no-graph`` when only file data is used and no store answers), run :func:`run`."""
@@ -331,5 +335,6 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
     finally:
         if store is not None:
             store.close()
-    data = build(webqsp=webqsp, metaqa_per_hop=metaqa_per_hop, user_examples=user, seed=cfg.seed)
+    data = build(webqsp=webqsp, webqsp_sample=webqsp_sample, metaqa_per_hop=metaqa_per_hop, user_examples=user,
+                 seed=cfg.seed)
     return run(data, cfg, version, eval_n=eval_n, log=log)
