@@ -209,3 +209,20 @@ def test_model_option_resolves_base_tuned_and_paths(monkeypatch: pytest.MonkeyPa
     info = server.LLMServerInfo(pid=1, port=1, base_url="u", model=served.alias, model_path=str(served.path),
                                 log="l", started_at=0.0, kind="tuned", provenance=str(served.provenance))
     assert "graph version v1, 3 steps" in server.describe(info)
+
+
+def test_start_refuses_to_swap_the_weights_of_a_running_server(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    import os
+
+    from sgr.llm import server
+
+    monkeypatch.setenv("SGR_HOME", str(tmp_path))
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF")
+    running = {"pid": os.getpid(), "port": 1, "base_url": "http://127.0.0.1:1/v1", "model": "m",
+               "model_path": str(other), "log": "l", "started_at": 0.0, "kind": "path"}
+    server.state_file().write_text(json.dumps(running))
+    with pytest.raises(LLMError, match="already serves .*sgr llm stop"):
+        server.start(model="base")
+    assert server.start(model=str(other)).model_path == str(other)
