@@ -102,12 +102,18 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def load_base(gguf_path: Path, device: str = "cpu"):  # noqa: ANN201
-    """``(model, tokenizer)`` from a GGUF file (dequantised to fp32), in eval mode, every weight frozen."""
+def load_base(gguf_path: Path, device: str = "cpu", threads: int = 1):  # noqa: ANN201
+    """``(model, tokenizer)`` from a GGUF file (dequantised to fp32), in eval mode, every weight frozen.
+
+    ``threads`` sets torch's CPU threads for everything after (0: torch's default). On a shared, oversubscribed
+    CPU one thread is much faster than two: intra-op threads spin at barriers while the other is descheduled."""
     import importlib.util
 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if threads > 0 and device == "cpu":
+        torch.set_num_threads(threads)
 
     if importlib.util.find_spec("gguf") is None:
         raise LLMError("loading the packaged GGUF weights needs the `gguf` package: pip install gguf")

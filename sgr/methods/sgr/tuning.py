@@ -261,7 +261,7 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
     base = model_path()
     log(f"tuning {base.name} on {len(data.examples)} examples {data.sources} (test overlap removed: "
         f"{data.overlap_removed}); device {device}; checkpoints in {out_dir}")
-    model, tok = ft.load_base(base, device)
+    model, tok = ft.load_base(base, device, threads=cfg.threads)
     train_ex, val_ex = ft.split_examples(data.examples, cfg)
     probe = val_ex[:eval_n]
     base_file = out_dir / "base_replies.json"
