@@ -291,6 +291,12 @@ def top_state(model, split: int) -> dict[str, Any]:  # noqa: ANN001
             if k.startswith(prefix) and int(k[len(prefix):].split(".")[0]) >= split}
 
 
+def _trajectory(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings a checkpoint's weights depend on: a run may resume with other ``epochs``, ``patience``,
+    ``checkpoint_every``, ``device`` or ``threads`` (e.g. stop after the epochs already done)."""
+    return {k: v for k, v in config.items() if k not in ("epochs", "patience", "checkpoint_every", "device", "threads")}
+
+
 def _evaluate(model, top, prefix_h, val, n_prefix: int, batch_size: int) -> float:  # noqa: ANN001
     import torch
 
@@ -353,7 +359,7 @@ def train(model, tok, train_ex: Sequence[ChatExample], val_ex: Sequence[ChatExam
                  "tokens": 0, "train_seconds": 0.0, "base_val_loss": None, "stopped_early": False}
         if ck_file.exists():
             ck = torch.load(ck_file, weights_only=False)
-            if ck.get("key") == key and ck.get("config") == asdict(cfg):
+            if ck.get("key") == key and _trajectory(ck.get("config") or {}) == _trajectory(asdict(cfg)):
                 model.load_state_dict(ck["weights"], strict=False)
                 opt.load_state_dict(ck["optimizer"])
                 state = ck["state"]
@@ -383,7 +389,7 @@ def train(model, tok, train_ex: Sequence[ChatExample], val_ex: Sequence[ChatExam
                 state["train_seconds"] += time.time() - s0
                 state["steps"] += 1
                 state["step_in_epoch"] = step + 1
-                bar.update(task, advance=1, info=f"epoch {state['epoch'] + 1} loss {float(loss):.3f}")
+                bar.update(task, advance=1, info=f"epoch {state['epoch'] + 1} loss {loss.detach().item():.3f}")
                 if state["steps"] % cfg.checkpoint_every == 0:
                     save_checkpoint()
             top.eval()

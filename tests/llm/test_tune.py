@@ -44,10 +44,10 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
                         checkpoint_every=1000, seed=0)
     train, val = ft.split_examples(exs, cfg)
     model, tok = ft.load_base(base)
-    before = ft.generate(model, tok, val, max_new_tokens=20)
+    before = ft.generate(model, tok, val, max_new_tokens=18)
     out = tmp_path_factory.mktemp("tune")
     result = ft.train(model, tok, train, val, cfg, out, log=lambda _: None, show_progress=False)
-    after = ft.generate(model, tok, val, max_new_tokens=20)
+    after = ft.generate(model, tok, val, max_new_tokens=18)
     weights = write_merged(base, out / "model.gguf", ft.top_state(model, len(model.model.layers) - cfg.top_layers))
     return {"val": val, "before": before, "after": after, "result": result, "weights": weights}
 

@@ -226,3 +226,33 @@ def test_start_refuses_to_swap_the_weights_of_a_running_server(monkeypatch: pyte
     with pytest.raises(LLMError, match="already serves .*sgr llm stop"):
         server.start(model="base")
     assert server.start(model=str(other)).model_path == str(other)
+
+
+def test_train_learns_checkpoints_and_resumes_with_more_epochs(tmp_path: Path) -> None:
+    """The trainer on a small random llama with a character tokenizer: validation loss falls, the run resumes
+    from its checkpoint (frozen-layer cache reused) when asked for more epochs, and only the top layers change."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    class CharTok:
+        def __call__(self, text, add_special_tokens=False):  # noqa: ANN001, ANN204
+            return {"input_ids": [ord(c) % 120 + 3 for c in text.replace(ft.IM_END, "\x02")]}
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=48, num_hidden_layers=4,
+                                         num_attention_heads=4, num_key_value_heads=2)).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    lower_before = model.model.layers[0].mlp.up_proj.weight.clone()
+    exs = [ft.ChatExample(str(i), "sys", f"q{i % 3}", "path: ab" if i % 3 else "path: cd") for i in range(24)]
+    cfg = ft.TuneConfig(top_layers=1, epochs=2, batch_size=6, lr=1e-2, val_fraction=0.25, patience=5, seed=0)
+    train, val = ft.split_examples(exs, cfg)
+    logs: list[str] = []
+    first = ft.train(model, CharTok(), train, val, cfg, tmp_path, log=logs.append, show_progress=False)
+    assert first.epochs_run == 2 and first.steps == 6 and first.best_val_loss < first.base_val_loss
+    assert (tmp_path / "checkpoint.pt").exists() and (tmp_path / "top_layers.pt").exists()
+    assert torch.equal(model.model.layers[0].mlp.up_proj.weight, lower_before)
+    more = ft.train(model, CharTok(), train, val, ft.TuneConfig(**{**cfg.__dict__, "epochs": 3}), tmp_path,
+                    log=logs.append, show_progress=False)
+    assert any("resumed at epoch 3" in m for m in logs) and any("cache reused" in m for m in logs)
+    assert more.steps == 9 and more.epochs_run == 3 and more.best_val_loss <= first.best_val_loss
