@@ -28,15 +28,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
-sys.path.insert(0, str(ROOT))
 
 RESULTS = ROOT / "results" / "llm.json"
 
 
 def decode_speed(model: str) -> float:
     """tokens/s of ``model`` (base, tuned or a path) in a fresh llama.cpp server (one thread, as sgr serves)."""
-    from llm import measure_decode_speed  # bench/llm.py: the one decode-speed measurement
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location("bench_llm", ROOT / "llm.py")  # the one decode-speed measurement
+    bench_llm = importlib.util.module_from_spec(spec)
+    sys.modules["bench_llm"] = bench_llm
+    spec.loader.exec_module(bench_llm)  # type: ignore[union-attr]
     from sgr.llm import server
     from sgr.llm.client import LLM
 
@@ -44,7 +47,7 @@ def decode_speed(model: str) -> float:
         proc, info = server.launch(log=Path(tmp) / "server.log", model=model)
         try:
             llm = LLM.from_endpoint(info.base_url, info.model, cache_dir=None, dialect="llamacpp")
-            return float(measure_decode_speed(llm)["tokens_per_s"])
+            return float(bench_llm.measure_decode_speed(llm)["tokens_per_s"])
         finally:
             server.terminate(proc.pid)
 
