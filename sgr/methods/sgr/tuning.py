@@ -1,0 +1,340 @@
+"""Training data for ``sgr llm tune``: SGR's schema-stage prompts and the replies it must learn.
+
+Every example is built with :mod:`sgr.methods.sgr.prompts` (``SCHEMA_SYSTEM``, ``schema_user``, ``schema_target``),
+the same functions SGR uses at answer time, from three sources:
+
+* **WebQSP train** (``webqsp_train_paths.jsonl``): the question and its gold relation paths. The file names no topic
+  entity, so the topic line reads ``(none)``. Paths through noise relations (``people.person.gender``,
+  ``common.topic.notable_types`` …, which RoG's shortest-path extraction picks up) are dropped; at most
+  ``max_paths`` paths, in file order, duplicates removed.
+* **MetaQA dev** (``{1,2,3}hop_dev.tsv`` + ``_qtype.txt``): the topic in brackets and the qtype's relation path
+  (:func:`sgr.datasets.metaqa_relation_path`); a seeded sample of ``per_hop`` questions per hop.
+* **A user dataset** with questions, topic entities and answers: the topic→answer shortest relation paths are
+  computed in Neo4j (:func:`graph_paths`). A CVT node (``:CVT``, a Freebase compound value without a name) is not
+  a hop of its own: a path's length counts named entities, so ``A -r1-> cvt -r2-> B`` is one hop, as in RoG's data.
+
+Targets hold relation paths only (no constraint lines): SGR's constraints come from rules, not the model.
+
+**Never a test question**: :func:`drop_test_overlap` removes every example whose normalised question text equals
+a test question's (WebQSP ``webqsp_mini.jsonl``, MetaQA ``*_test.tsv``, plus any extra test files) and reports
+the count per source.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sgr.core.errors import InputError
+from sgr.core.text import normalize
+from sgr.core.types import Question
+from sgr.datasets import load_dataset, read_metaqa, read_records, shared_data_dir
+from sgr.graph.store import GraphStore
+from sgr.llm.finetune import ChatExample
+from sgr.methods.sgr.prompts import SCHEMA_SYSTEM, schema_target, schema_user
+
+#: Relations RoG's shortest paths pass through that say nothing about the question (hubs shared by millions).
+NOISE_RELATIONS = frozenset({
+    "people.person.gender", "common.topic.notable_types", "common.topic.notable_for", "type.object.type",
+    "kg.object_profile.prominent_type", "common.topic.webpage", "common.webpage.category",
+})
+
+
+@dataclass
+class TuneData:
+    """Examples per source and what the overlap check removed."""
+
+    examples: list[ChatExample]
+    sources: dict[str, int] = field(default_factory=dict)
+    overlap_removed: dict[str, int] = field(default_factory=dict)
+    test_questions: int = 0
+
+
+def example(qid: str, question: str, topics: Sequence[str], paths: Sequence[Sequence[str]]) -> ChatExample:
+    """One (prompt, target) pair in SGR's schema format."""
+    return ChatExample(id=qid, system=SCHEMA_SYSTEM, user=schema_user(question, topics), target=schema_target(paths))
+
+
+def clean_paths(paths: Iterable[Sequence[str]], max_paths: int) -> list[list[str]]:
+    """Gold paths without noise relations or duplicates, at most ``max_paths``, order kept."""
+    out: list[list[str]] = []
+    for p in paths:
+        p = [str(r) for r in p if str(r).strip()]
+        if p and not any(r in NOISE_RELATIONS for r in p) and p not in out:
+            out.append(p)
+    return out[:max_paths]
+
+
+def rank_paths(question: str, paths: Sequence[Sequence[str]], freq: dict[tuple[str, ...], int]) -> list[list[str]]:
+    """Best first: most words (of 4+ letters) shared between the question and the last two segments of the path's
+    relation names, then the paths seen
+    most often in the whole training file (RoG's file order carries no preference)."""
+    words = {w for w in question_key(question).split() if len(w) > 3}
+
+    def overlap(p: Sequence[str]) -> int:
+        return len(words & {w for r in p for seg in r.split(".")[-2:] for w in seg.split("_")})
+
+    return sorted((list(p) for p in paths), key=lambda p: (-overlap(p), -freq.get(tuple(p), 0)))
+
+
+def webqsp_train_examples(path: Path | None = None, max_paths: int = 3) -> list[ChatExample]:
+    """Examples from WebQSP train questions with gold relation paths (questions left with no path are skipped)."""
+    path = path or shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl"
+    if not path.exists():
+        raise InputError(f"{path}: not found (WebQSP train paths); set SGR_SHARED_DATA")
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                records.append((str(rec["id"]), str(rec["question"]), clean_paths(rec.get("ground_paths") or [], 99),
+                                rec.get("q_entity") or []))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputError(f"{path}:{lineno}: not a {{id, question, ground_paths}} record ({exc})") from exc
+    freq: dict[tuple[str, ...], int] = {}
+    for _, _, paths, _ in records:
+        for p in paths:
+            freq[tuple(p)] = freq.get(tuple(p), 0) + 1
+    return [example(qid, question, topics, rank_paths(question, paths, freq)[:max_paths])
+            for qid, question, paths, topics in records if paths]
+
+
+def metaqa_dev_examples(per_hop: int | None = 500, seed: int = 0, folder: Path | None = None) -> list[ChatExample]:
+    """Examples from MetaQA dev (a seeded sample of ``per_hop`` questions per hop; None = all)."""
+    folder = folder or shared_data_dir() / "metaqa"
+    out = []
+    for hop in (1, 2, 3):
+        path = folder / f"{hop}hop_dev.tsv"
+        if not path.exists():
+            raise InputError(f"{path}: not found (MetaQA dev); set SGR_SHARED_DATA")
+        questions = [q for q in read_metaqa(path) if q.gold_paths]
+        if per_hop is not None and per_hop < len(questions):
+            idx = sorted(random.Random(seed + hop).sample(range(len(questions)), per_hop))
+            questions = [questions[i] for i in idx]
+        out += [example(q.id, q.text, q.topic_entities, q.gold_paths) for q in questions]
+    return out
+
+
+# -- shortest relation paths in Neo4j -------------------------------------------------------------
+_PATHS_QUERY = """
+MATCH (t:Entity) WHERE t.name = $topic OR t.id = $topic
+MATCH (a:Entity) WHERE a.name IN $answers AND a <> t
+MATCH p = allShortestPaths((t)-[*..%d]-(a))
+WHERE none(x IN nodes(p)[1..-1] WHERE x.name IS NULL AND NOT x:CVT)
+  AND size([x IN nodes(p)[1..-1] WHERE NOT x:CVT]) < $max_hops
+RETURN [r IN relationships(p) | type(r)] AS rels, length(p) AS len
+LIMIT $limit
+"""
+
+
+def graph_paths(store: GraphStore, topic: str, answers: Sequence[str], max_hops: int = 2,
+                max_paths: int = 3) -> list[list[str]]:
+    """The topic→answer shortest relation paths in the store, CVT-aware (a CVT does not count as a hop, so a path
+    may have up to ``2·max_hops`` relationships), most frequent first (ties: shorter, then alphabetical)."""
+    if not answers:
+        return []
+    rows = store.read(_PATHS_QUERY % (2 * max_hops), {"topic": topic, "answers": list(answers),
+                                                      "max_hops": max_hops, "limit": 500})
+    counts: dict[tuple[str, ...], int] = {}
+    for r in rows:
+        key = tuple(x for x in r["rels"] if not x.startswith("SGR_"))
+        if key:
+            counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts, key=lambda k: (-counts[k], len(k), k))
+    return clean_paths([list(k) for k in ranked], max_paths)
+
+
+def dataset_examples(store: GraphStore, spec: str, split: str | None = None, max_hops: int = 2,
+                     max_paths: int = 3) -> tuple[list[ChatExample], int]:
+    """Examples from a user dataset (name or file with questions, topic entities and answers); paths come from
+    the graph. Returns ``(examples, questions without any path)``."""
+    ds = load_dataset(spec, split=split)
+    out, missing = [], 0
+    for q in ds.questions:
+        paths: list[list[str]] = []
+        for topic in q.topic_entities:
+            for p in graph_paths(store, topic, q.answers, max_hops=max_hops, max_paths=max_paths):
+                if p not in paths:
+                    paths.append(p)
+        if paths:
+            out.append(example(q.id, q.text, q.topic_entities, paths[:max_paths]))
+        else:
+            missing += 1
+    return out, missing
+
+
+# -- never a test question ---------------------------------------------------------------------
+def question_key(text: str) -> str:
+    """The form questions are compared in (brackets of MetaQA topics removed, :func:`sgr.core.text.normalize`)."""
+    return normalize(text.replace("[", "").replace("]", ""))
+
+
+def default_test_files() -> list[Path]:
+    base = shared_data_dir()
+    files = [base / "webqsp" / "webqsp_mini.jsonl"] + [base / "metaqa" / f"{h}hop_test.tsv" for h in (1, 2, 3)]
+    return [f for f in files if f.exists()]
+
+
+def read_test_questions(files: Sequence[Path]) -> list[Question]:
+    out: list[Question] = []
+    for f in files:
+        out += read_metaqa(f) if f.suffix == ".tsv" else read_records(f)[1]
+    return out
+
+
+def question_of(ex: ChatExample) -> str:
+    """The question text of an example's user turn."""
+    first = ex.user.splitlines()[0]
+    return first.split(":", 1)[1].strip() if first.startswith("Question:") else first
+
+
+def drop_test_overlap(examples: Sequence[ChatExample], test_keys: set[str]) -> tuple[list[ChatExample], int]:
+    """Examples whose question is not a test question, and how many were removed."""
+    kept = [e for e in examples if question_key(question_of(e)) not in test_keys]
+    return kept, len(examples) - len(kept)
+
+
+def build(*, webqsp: bool = True, metaqa_per_hop: int | None = 500, user_examples: Sequence[ChatExample] = (),
+          test_files: Sequence[Path] | None = None, seed: int = 0, webqsp_sample: int | None = None) -> TuneData:
+    """All sources, test questions removed (counts per source in ``overlap_removed``); ``webqsp_sample`` keeps a
+    seeded sample of that many WebQSP train questions (None: all)."""
+    tests = read_test_questions(default_test_files() if test_files is None else test_files)
+    keys = {question_key(q.text) for q in tests}
+    data = TuneData(examples=[], test_questions=len(tests))
+    sources: list[tuple[str, Sequence[ChatExample]]] = []
+    if webqsp:
+        wq = webqsp_train_examples()
+        if webqsp_sample is not None and webqsp_sample < len(wq):
+            wq = [wq[i] for i in sorted(random.Random(seed).sample(range(len(wq)), webqsp_sample))]
+        sources.append(("webqsp_train", wq))
+    if metaqa_per_hop != 0:
+        sources.append(("metaqa_dev", metaqa_dev_examples(metaqa_per_hop, seed=seed)))
+    if user_examples:
+        sources.append(("dataset", user_examples))
+    for name, exs in sources:
+        kept, removed = drop_test_overlap(exs, keys)
+        data.examples += kept
+        data.sources[name] = len(kept)
+        data.overlap_removed[name] = removed
+    return data
+
+
+def path_accuracy(examples: Sequence[ChatExample], replies: Sequence[str]) -> dict[str, float]:
+    """``exact``: share of replies whose first path is the target's first path; ``any``: first path among the
+    target's paths; ``parsed``: replies with at least one path line."""
+    from sgr.methods.sgr.prompts import parse_schema_reply
+
+    exact = hit = parsed = 0
+    for ex, reply in zip(examples, replies):
+        gold, _ = parse_schema_reply(ex.target)
+        got, _ = parse_schema_reply(reply)
+        parsed += bool(got)
+        exact += bool(got and gold and got[0] == gold[0])
+        hit += bool(got and got[0] in gold)
+    n = max(len(examples), 1)
+    return {"exact": exact / n, "any": hit / n, "parsed": parsed / n, "n": len(examples)}
+
+
+# -- the whole run: data → train → validate → export ----------------------------------------------
+NO_GRAPH = "no-graph"  # the key of a model tuned on file data only (valid for any loaded graph)
+
+
+def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print,  # noqa: ANN001
+        show_progress: bool = True) -> dict:
+    """Tune SGR's schema model on ``data`` (resumable), measure validation path accuracy of the base and the
+    tuned model (greedy, unconstrained, on the first ``eval_n`` validation questions), export the merged GGUF to
+    ``SGR_HOME/tune/<graph version>/model.gguf`` and write its provenance (``model.json``). Returns the provenance."""
+    import time
+
+    from sgr.llm import finetune as ft
+    from sgr.llm.gguf_export import write_merged, write_provenance
+    from sgr.llm.server import model_path
+
+    t0 = time.time()
+    device = ft.resolve_device(cfg.device)
+    out_dir = ft.tune_dir(graph_version)
+    base = model_path()
+    log(f"tuning {base.name} on {len(data.examples)} examples {data.sources} (test overlap removed: "
+        f"{data.overlap_removed}); device {device}; checkpoints in {out_dir}")
+    model, tok = ft.load_base(base, device, threads=cfg.threads)
+    train_ex, val_ex = ft.split_examples(data.examples, cfg)
+    probe = val_ex[:eval_n]
+    base_file = out_dir / "base_replies.json"
+    ids = [e.id for e in probe]
+    cached = json.loads(base_file.read_text()) if base_file.exists() else {}
+    if cached.get("ids") != ids:
+        log(f"untuned model on {len(probe)} validation questions …")
+        cached = {"ids": ids, "replies": ft.generate(model, tok, probe, max_new_tokens=40)}
+        base_file.write_text(json.dumps(cached))
+    base_acc = path_accuracy(probe, cached["replies"])
+    log(f"untuned path accuracy: {base_acc}")
+    result = ft.train(model, tok, train_ex, val_ex, cfg, out_dir, log=log, show_progress=show_progress)
+    g0 = time.time()
+    replies = ft.generate(model, tok, probe, max_new_tokens=40)
+    gen_s = time.time() - g0
+    tuned_acc = path_accuracy(probe, replies)
+    log(f"tuned path accuracy: {tuned_acc}")
+    split = len(model.model.layers) - cfg.top_layers
+    weights = write_merged(base, out_dir / "model.gguf", ft.top_state(model, split),
+                           metadata={"sgr.graph_version": graph_version, "sgr.task": "sgr schema stage"})
+    from dataclasses import asdict
+
+    prov = {
+        "weights": str(weights), "base_model": str(base), "graph_version": graph_version, "device": device,
+        "data": {"sources": data.sources, "overlap_removed_test_questions": data.overlap_removed,
+                 "test_questions_checked": data.test_questions, "train": result.n_train, "validation": result.n_val},
+        "config": asdict(cfg), "steps": result.steps, "epochs_run": result.epochs_run,
+        "stopped_early": result.stopped_early,
+        "validation": {"loss_before": result.base_val_loss, "loss_per_epoch": result.val_losses,
+                       "best_loss": result.best_val_loss, "path_accuracy_base": base_acc,
+                       "path_accuracy_tuned": tuned_acc},
+        "examples": [{"user": e.user, "target": e.target, "tuned": r, "base": b}
+                     for e, r, b in list(zip(probe, replies, cached["replies"]))[:5]],
+        "seconds": {"total": time.time() - t0, "tune": result.seconds, "lower_layer_cache": result.cache_seconds,
+                    "generation_per_question": gen_s / max(len(probe), 1)},
+        "train_tokens_per_s": result.train_tokens_per_s, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    write_provenance(weights, prov)
+    log(f"tuned model: {weights} (provenance {weights.with_suffix('.json')})")
+    return prov
+
+
+def tune_from_options(*, dataset: str | None = None, split: str | None = None, webqsp: bool = True,
+                      webqsp_sample: int | None = None, metaqa_per_hop: int | None = 500, graph_version: str | None = None, eval_n: int = 100,
+                      log=print, **config) -> dict:  # noqa: ANN001
+    """``sgr llm tune``: build the data (the user dataset's paths from the running store), key the run by the
+    store's graph version (``no-graph`` when only file data is used and no store answers), run :func:`run`."""
+    from sgr.core.errors import ConfigError, Neo4jUnavailable
+    from sgr.llm.finetune import TuneConfig
+
+    valid = set(TuneConfig.__dataclass_fields__)
+    unknown = sorted(set(config) - valid)
+    if unknown:
+        raise ConfigError(f"unknown tuning option {unknown[0]!r}; valid: {', '.join(sorted(valid))}")
+    cfg = TuneConfig(**{k: v for k, v in config.items() if v is not None})
+    user: list[ChatExample] = []
+    version = graph_version
+    store = None
+    try:
+        store = GraphStore.from_settings()
+        store.verify()
+        version = version or store.graph_version()
+        if dataset:
+            user, missing = dataset_examples(store, dataset, split=split)
+            log(f"{dataset}: {len(user)} questions with graph paths, {missing} without any")
+    except Neo4jUnavailable:
+        if dataset:
+            raise
+        version = version or NO_GRAPH
+        log("no graph store answers: the run is keyed 'no-graph' (file data only)")
+    finally:
+        if store is not None:
+            store.close()
+    data = build(webqsp=webqsp, webqsp_sample=webqsp_sample, metaqa_per_hop=metaqa_per_hop, user_examples=user,
+                 seed=cfg.seed)
+    return run(data, cfg, version, eval_n=eval_n, log=log)
