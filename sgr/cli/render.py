@@ -328,7 +328,7 @@ def show_evidence_list(rows: Sequence[Any]) -> None:
 def show_evidence(view: "EvidenceView") -> None:
     """``sgr evidence show``: answers, scored paths, evidence entities, the Cypher that ran, how to redraw it."""
     from sgr.core.types import ReasoningPath
-    from sgr.evidence.saved import ROLES
+    from sgr.evidence.graph import ROLES
 
     saved = view.saved
     plain(f"{saved.id}  {saved.asked_at}  method {saved.method}" + (f"  route {saved.route}" if saved.route else ""))
