@@ -479,7 +479,7 @@ def scr_train(
     """Train SCR with stepwise InfoNCE; writes best.pt/last.pt/history.json and records best.pt as the default."""
     from sgr.core.config import sgr_home
     from sgr.methods.scr.model import SCRConfig
-    from sgr.methods.scr.train import TrainConfig, run_training
+    from sgr.methods.scr.train import ScrTrainConfig, run_training
     from sgr.graph.store import GraphStore
 
     store = None
@@ -489,7 +489,7 @@ def scr_train(
     folder = out or sgr_home() / "scr" / (Path(dataset).stem + ("-single-step" if single_step else ""))
     mcfg = SCRConfig(encoder=encoder, tau=tau, single_step=single_step, edge_candidates=not entity_candidates,
                      trainable_layers=trainable_layers)
-    tcfg = TrainConfig(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
+    tcfg = ScrTrainConfig(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
                        patience=patience, seed=seed)
     res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg,
                        train_per_hop=train_per_hop if train_per_hop is not None else (1000 if dataset == "metaqa" else 0),
@@ -514,13 +514,13 @@ def scr_paths_cmd(
 ) -> None:
     """Print SCR's top-K reasoning paths and their probabilities P(a, p | q) for a question."""
     from sgr.core.errors import EntityNotFound
-    from sgr.retrieval.resolution import resolve_entities
+    from sgr.retrieval.entities import EntityLinker
     from sgr.methods.scr.method import render_path, scr_paths
     from sgr.graph.store import GraphStore
 
     store = GraphStore.from_settings()
     store.verify()
-    found = resolve_entities(store, topic)
+    found = EntityLinker(store).resolve(topic)
     ids = list(dict.fromkeys(i for t in topic for i in found.get(t, [])))
     if not ids:
         raise EntityNotFound(f"none of the topic entities {topic} is in the graph")
@@ -569,10 +569,10 @@ def relations_train(
     data: Optional[Path] = typer.Option(None, help="shared data folder (default: $SGR_SHARED_DATA or ../shared/data)"),
 ) -> None:
     """Train the dual-encoder heads (RCR §4.1) against the loaded graph's relation vocabulary."""
-    from sgr.retrieval.relations import TrainConfig, train_model
+    from sgr.retrieval.training import RelationTrainConfig, train_model
     from sgr.graph.store import GraphStore
 
-    cfg = TrainConfig(epochs=epochs, lr=lr, gamma=gamma, negatives=negatives, batch_size=batch_size,
+    cfg = RelationTrainConfig(epochs=epochs, lr=lr, gamma=gamma, negatives=negatives, batch_size=batch_size,
                       select_k=select_k, seed=seed, patience=patience)
 
     def show(log) -> None:  # noqa: ANN001
@@ -649,8 +649,8 @@ def relations_top(
     table = Table(title=f"{retriever.name}: top {k} of {len(retriever.relations)} relations")
     table.add_column("relation")
     table.add_column("score", justify="right")
-    for rel, score in retriever.top_k(question, k):
-        table.add_row(rel, f"{score:.3f}")
+    for rel in retriever.retrieve(question, k):
+        table.add_row(rel.name, f"{rel.score:.3f}")
     console.print(table)
 
 

@@ -155,7 +155,7 @@ def prepare(dataset: str, load: bool, per_hop: int) -> None:
 # -- train ---------------------------------------------------------------------------------------------
 def train_models(dataset: str, which: list[str]) -> None:
     from sgr.methods.scr.model import SCRConfig
-    from sgr.methods.scr.train import TrainConfig, run_training
+    from sgr.methods.scr.train import ScrTrainConfig, run_training
 
     torch.set_num_threads(2)
     info = load_state().get(dataset)
@@ -168,7 +168,7 @@ def train_models(dataset: str, which: list[str]) -> None:
         if cfg["init_from"]:
             init = Path(load_state()[dataset]["models"][cfg["init_from"]]["checkpoint"])
         mcfg = SCRConfig(encoder="minilm", single_step=kind == "single-step", trainable_layers=2)
-        tcfg = TrainConfig(epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr_encoder=cfg["lr_encoder"],
+        tcfg = ScrTrainConfig(epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr_encoder=cfg["lr_encoder"],
                            lr_graph=cfg["lr_graph"], patience=2, seed=0, val_batch=16)
         t0 = time.perf_counter()
         res = run_training(dataset, store=None, graph_version=info["graph_version"], out_dir=out, model_cfg=mcfg,

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from sgr.methods.scr.beam import beam_search, shortest_walk
-from sgr.methods.scr.data import Subgraph, shortest_paths
+from sgr.methods.scr.data import ScrSubgraph, shortest_paths
 from sgr.methods.scr.model import PackedGraphs, SCRConfig, SCRModel, question_text
 
 NAMES = ["Topic", "A", "B", "C", "D"]
@@ -25,10 +25,10 @@ POLICY = {"Topic": "A", "A": "C", "C": "C", "B": "D", "D": "D"}
 TAU = 0.5
 
 
-def hand_graph() -> Subgraph:
+def hand_graph() -> ScrSubgraph:
     # Topic -ra-> A, Topic -rb-> B, A -rc-> C, B -rd-> D, C -re-> Topic (a cycle, to test no revisits)
     edges = np.array([[0, 0, 1], [0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0]], dtype=np.int32)
-    return Subgraph(node_ids=[f"id:{n}" for n in NAMES], names=list(NAMES), cvt=np.zeros(5, bool),
+    return ScrSubgraph(node_ids=[f"id:{n}" for n in NAMES], names=list(NAMES), cvt=np.zeros(5, bool),
                     depth=np.array([0, 1, 1, 2, 2], np.int8), edges=edges, relations=["ra", "rb", "rc", "rd", "re"],
                     topics=[0])
 

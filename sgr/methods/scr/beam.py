@@ -29,8 +29,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from sgr.methods.scr.data import Subgraph, _bfs
-from sgr.methods.scr.model import Candidate, SCRModel, question_text, segment_log_softmax, step_candidates
+from sgr.methods.scr.data import ScrSubgraph, _bfs
+from sgr.methods.scr.model import StepCandidate, SCRModel, question_text, segment_log_softmax, step_candidates
 
 
 @dataclass
@@ -62,11 +62,11 @@ class SearchResult:
     encoded_texts: int = 0
 
 
-def path_steps(model: SCRModel, sg: Subgraph, path: BeamPath) -> list[tuple[str, str]]:
+def path_steps(model: SCRModel, sg: ScrSubgraph, path: BeamPath) -> list[tuple[str, str]]:
     """The (r_i, e_i) texts a path has added to the question (eq. 8)."""
     steps = []
     for k, (e, d) in enumerate(zip(path.edges, path.directions)):
-        cand = Candidate(path.nodes[k + 1], e, d)
+        cand = StepCandidate(path.nodes[k + 1], e, d)
         steps.append((model.relation_label(sg, cand), sg.text(path.nodes[k + 1])))
     return steps
 
@@ -85,7 +85,7 @@ def _keep(pool: list[BeamPath], k: int, min_logp: float) -> list[BeamPath]:
 
 
 @torch.inference_mode()
-def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_size: int = 10,
+def beam_search(model: SCRModel, items: Sequence[tuple[str, ScrSubgraph]], beam_size: int = 10,
                 min_prob: float = 0.02, max_steps: int | None = None, encode_batch: int = 256) -> list[SearchResult]:
     """Beam search (eqs. 12–15) for each ``(question text, G_q)``; batched across the items."""
     was_training = model.training
@@ -117,7 +117,7 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
             calls[g] += 1
         q = torch.cat([model.encode(texts[i:i + encode_batch]) for i in range(0, len(texts), encode_batch)])
         graph_of, cands, seg = [], [], []
-        per_path: list[list[Candidate]] = []
+        per_path: list[list[StepCandidate]] = []
         for s, ((g, _), p) in enumerate(live):
             cs = step_candidates(subgraphs[g], p.nodes[-1], set(p.nodes), edge_level)
             per_path.append(cs)
@@ -155,7 +155,7 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
     return results
 
 
-def shortest_walk(sg: Subgraph, source: int, target: int, max_depth: int = 8,
+def shortest_walk(sg: ScrSubgraph, source: int, target: int, max_depth: int = 8,
                   bfs: tuple[dict[int, int], dict[int, list[tuple[int, int, int]]]] | None = None) -> BeamPath | None:
     """One shortest walk source → target in G_q (the reasoning path of the single-step ablation)."""
     if source == target:
@@ -175,7 +175,7 @@ def shortest_walk(sg: Subgraph, source: int, target: int, max_depth: int = 8,
 
 
 @torch.inference_mode()
-def single_step_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_size: int = 10,
+def single_step_search(model: SCRModel, items: Sequence[tuple[str, ScrSubgraph]], beam_size: int = 10,
                        min_prob: float = 0.02, encode_batch: int = 256) -> list[SearchResult]:
     """Ablation "w/o multi-step": P(a | q_0) = softmax over all of G_q of cos(h_{q_0}, h_a)/τ, top-K kept."""
     was_training = model.training

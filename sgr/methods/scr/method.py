@@ -34,7 +34,7 @@ import torch
 
 from sgr.core.errors import ConfigError
 from sgr.methods.scr.beam import BeamPath, SearchResult, beam_search, single_step_search
-from sgr.methods.scr.data import Subgraph, SubgraphSource
+from sgr.methods.scr.data import ScrSubgraph, SubgraphSource
 from sgr.methods.scr.model import SCRModel, resolve_device
 from sgr.graph.store import GraphStore
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
@@ -83,7 +83,7 @@ def load_model(path: Path, device: str = "auto") -> tuple[SCRModel, dict[str, An
         return _models[key]
 
 
-def to_reasoning_path(sg: Subgraph, path: BeamPath, source: str = "scr") -> ReasoningPath:
+def to_reasoning_path(sg: ScrSubgraph, path: BeamPath, source: str = "scr") -> ReasoningPath:
     """A search path as :class:`ReasoningPath` (graph ids, relation names, stored directions, score = P(a, p | q))."""
     return ReasoningPath(nodes=[sg.node_ids[n] for n in path.nodes],
                          relations=[sg.relations[int(sg.edges[e, 1])] for e in path.edges],
@@ -145,7 +145,7 @@ class SCRAnswerer:
         assert self._source is not None
         return self._source
 
-    def _search(self, items: list[tuple[str, Subgraph]]) -> list[SearchResult]:
+    def _search(self, items: list[tuple[str, ScrSubgraph]]) -> list[SearchResult]:
         if self.single_step:
             return single_step_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
         return beam_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
@@ -184,7 +184,7 @@ class SCRAnswerer:
             p.usage.total_seconds = sum(p.usage.stage_seconds.values())
         return preds
 
-    def _prediction(self, q: Question, sg: Subgraph, res: SearchResult, usage: Usage) -> Prediction:
+    def _prediction(self, q: Question, sg: ScrSubgraph, res: SearchResult, usage: Usage) -> Prediction:
         source = "scr-single-step" if self.single_step else "scr"
         paths = [to_reasoning_path(sg, p, source) for p in res.paths]
         answers = []

@@ -39,7 +39,7 @@ from torch import Tensor, nn
 
 from sgr.core.errors import ConfigError
 from sgr.methods.scr.conv import RelationalAttentionConv
-from sgr.methods.scr.data import Subgraph, SubgraphConfig, relation_texts
+from sgr.methods.scr.data import ScrSubgraph, SubgraphConfig, relation_texts
 
 
 @dataclass
@@ -105,11 +105,11 @@ class PackedGraphs:
     rel_emb: Tensor
     offsets: list[int]
     rel_rows: list[list[tuple[int, int]]]
-    subgraphs: list[Subgraph]
+    subgraphs: list[ScrSubgraph]
 
 
 @dataclass(frozen=True)
-class Candidate:
+class StepCandidate:
     """A next-step choice from node ``src``: stay (``edge == -1``) or walk ``edge`` in ``direction`` to ``node``."""
 
     node: int
@@ -121,14 +121,14 @@ class Candidate:
         return self.edge < 0
 
 
-def step_candidates(sg: Subgraph, current: int, visited: set[int] | frozenset[int],
-                    edge_level: bool = True) -> list[Candidate]:
+def step_candidates(sg: ScrSubgraph, current: int, visited: set[int] | frozenset[int],
+                    edge_level: bool = True) -> list[StepCandidate]:
     """M_{e_i} = {e_i} ∪ 𝒩(e_i) minus visited entities (eq. 10 and "To prevent revisiting nodes").
 
     The first candidate is always "stay". With ``edge_level`` each connecting edge is a candidate; else
     one candidate per neighbour entity (its first edge gives the relation written into q_{i+1}).
     """
-    out = [Candidate(current, -1, -1)]
+    out = [StepCandidate(current, -1, -1)]
     seen: set[int] = set()
     for v, e, d in sg.adjacency()[current]:
         if v in visited or v == current:
@@ -137,7 +137,7 @@ def step_candidates(sg: Subgraph, current: int, visited: set[int] | frozenset[in
             if v in seen:
                 continue
             seen.add(v)
-        out.append(Candidate(v, e, d))
+        out.append(StepCandidate(v, e, d))
     return out
 
 
@@ -219,7 +219,7 @@ class SCRModel(nn.Module):
         return self.stop.device
 
     # -- graphs --------------------------------------------------------------------------------
-    def pack(self, subgraphs: Sequence[Subgraph]) -> PackedGraphs:
+    def pack(self, subgraphs: Sequence[ScrSubgraph]) -> PackedGraphs:
         """Disjoint union of ``subgraphs`` with frozen text features (eq. 2) for nodes and relations."""
         node_texts: list[str] = []
         rel_row: dict[str, int] = {}
@@ -283,7 +283,7 @@ class SCRModel(nn.Module):
 
     # -- candidates ----------------------------------------------------------------------------
     def candidate_vectors(self, h: Tensor, pg: PackedGraphs, graph: Sequence[int],
-                          cands: Sequence[Candidate]) -> Tensor:
+                          cands: Sequence[StepCandidate]) -> Tensor:
         """Vectors of candidates (``graph[k]``, ``cands[k]``): h_e, plus W_C v_r / the stay vector when edge-level."""
         rows = torch.tensor([pg.offsets[g] + c.node for g, c in zip(graph, cands)], dtype=torch.long,
                             device=h.device)
@@ -309,7 +309,7 @@ class SCRModel(nn.Module):
             rel_vec = torch.zeros_like(vec)
         return vec + torch.where(stay_t, self.stop.expand_as(vec), rel_vec)
 
-    def relation_label(self, sg: Subgraph, cand: Candidate) -> str:
+    def relation_label(self, sg: ScrSubgraph, cand: StepCandidate) -> str:
         """Text of the relation r_{i+1} written into q_{i+1} (eq. 8)."""
         fwd, rev = relation_texts(sg.relations[int(sg.edges[cand.edge, 1])])
         return fwd if cand.direction == 0 else rev

@@ -40,12 +40,13 @@ from cypher.translate import (example_for, grammar_for, no_schema_messages, rela
                               translate_messages)
 from sgr.core.errors import ConfigError, EntityNotFound, SgrError
 from sgr.llm.client import shared_llm
-from sgr.retrieval.entities import EntityLinker, LinkedEntity, normalise
+from sgr.core.text import normalize as normalise
+from sgr.retrieval.entities import EntityLinker, LinkedEntity
 from sgr.methods.sgr.reasoning import (Candidate, SGRConfig, Vote, aggregate_votes, answer_messages, apply_answer_constraints,
                            delta_decides,
                            model_confidence, parse_answer_lines, select_answers, to_answers, validate_candidates)
-from sgr.methods.sgr.schema import (EmbeddingRelationRetriever, QuestionSchema, RelationRetriever, ScoredRelation,
-                        bracket_mentions, extract_schema)
+from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
+from sgr.retrieval.relations import RelationRetriever, ScoredRelation, load_retriever
 from sgr.graph.store import GraphStore
 from sgr.methods.sgr.subgraph import ExpansionConfig, Subgraph, SubgraphBuilder, neighbourhood_relation_types
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
@@ -68,28 +69,6 @@ def shared_exemplars(store: GraphStore, graph_version: str, vocabulary: set[str]
         if key not in _EXEMPLARS:
             _EXEMPLARS[key] = ExemplarPool.from_shared_data(vocabulary)
         return _EXEMPLARS[key]
-
-
-class TopKAdapter:
-    """Wraps a retriever offering ``top_k(question, k) -> [(relation, score)]`` (e.g. :mod:`sgr.relations`)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def retrieve(self, question: str, k: int, among: Sequence[str] | None = None) -> list[ScoredRelation]:
-        allowed = set(among) if among is not None else None
-        ranked = self.inner.top_k(question, k if allowed is None else max(k, 1000))
-        out = [ScoredRelation(n, float(s), "", float(s)) for n, s in ranked if allowed is None or n in allowed]
-        return out[:k]
-
-
-def as_relation_retriever(obj: Any) -> RelationRetriever:
-    """Accept either interface of a relation retriever."""
-    if hasattr(obj, "retrieve"):
-        return obj
-    if hasattr(obj, "top_k"):
-        return TopKAdapter(obj)
-    raise TypeError(f"{type(obj).__name__} is not a relation retriever (needs retrieve() or top_k())")
 
 
 class _Meter:
@@ -316,9 +295,8 @@ class SGRAnswerer:
         self._meter = _Meter()
         self.llm = MeteredLLM(llm, self._meter) if llm is not None else None
         self.graph_version = store.graph_version()
-        self.embedding_retriever = EmbeddingRelationRetriever(store, graph_version=self.graph_version)
-        self.retriever: RelationRetriever = (as_relation_retriever(retriever) if retriever is not None
-                                             else self.embedding_retriever)
+        self.embedding_retriever = load_retriever(store, "cosine")
+        self.retriever: RelationRetriever = retriever if retriever is not None else self.embedding_retriever
         self.vocabulary = self.embedding_retriever.vocabulary
         if exemplars is None and self.config.exemplars and self.llm is not None:
             exemplars = shared_exemplars(store, self.graph_version, self.vocabulary)
@@ -629,8 +607,6 @@ class SGRAnswerer:
         paths = [p for a in pred.answers for p in a.paths[:1]] + [p for p in pred.paths if p not in pred.answers]
         text = self.llm.complete(answer_messages(question.text, paths), stage="answer", max_tokens=80)
         result.generated_text = text
-        from sgr.retrieval.entities import normalise
-
         index = {normalise(a.text): a for a in pred.answers}
         chosen: list[Answer] = []
         for line in parse_answer_lines(text):

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sgr.retrieval.entities import LinkedEntity, normalise
+from sgr.core.text import normalize as normalise
+from sgr.retrieval.entities import LinkedEntity
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
