@@ -28,13 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from sgr.core.config import repo_root
+from sgr.datasets import metaqa_relation_path
 
-#: MetaQA's entity roles → the KB relation linking a movie to that role (movie is always the head).
-METAQA_ROLE_RELATION = {
-    "actor": "starred_actors", "director": "directed_by", "writer": "written_by", "year": "release_year",
-    "genre": "has_genre", "tags": "has_tags", "tag": "has_tags", "language": "in_language",
-    "votes": "has_imdb_votes", "rating": "has_imdb_rating",
-}
 _BRACKET = re.compile(r"\[([^\]]+)\]")
 
 
@@ -75,18 +70,10 @@ def shared_data_dir() -> Path | None:
 
 
 def metaqa_qtype_path(qtype: str) -> tuple[list[str], list[str]]:
-    """``actor_to_movie_to_director`` → (["starred_actors", "directed_by"], ["in", "out"])."""
-    roles = qtype.split("_to_")
-    rels: list[str] = []
-    dirs: list[str] = []
-    for a, b in zip(roles, roles[1:]):
-        if a == "movie":
-            rels.append(METAQA_ROLE_RELATION[b])
-            dirs.append("out")
-        else:
-            rels.append(METAQA_ROLE_RELATION[a])
-            dirs.append("in")
-    return rels, dirs
+    """``actor_to_movie_to_director`` → (["starred_actors", "directed_by"], ["in", "out"])
+    (:func:`sgr.datasets.metaqa_relation_path`, the one MetaQA relation map)."""
+    path = metaqa_relation_path(qtype)
+    return [r for r, _ in path], [d for _, d in path]
 
 
 def load_metaqa_dev(folder: Path, per_hop: int = 1500, seed: int = 0) -> list[Exemplar]:
@@ -103,7 +90,7 @@ def load_metaqa_dev(folder: Path, per_hop: int = 1500, seed: int = 0) -> list[Ex
                 m = _BRACKET.search(question)
                 try:
                     rels, dirs = metaqa_qtype_path(qtype.strip())
-                except KeyError:
+                except ValueError:
                     continue
                 rows.append(Exemplar(question.replace("[", "").replace("]", ""), rels, m.group(1) if m else None,
                                      dirs, f"metaqa-{hop}hop-dev"))
