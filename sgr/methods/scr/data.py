@@ -90,6 +90,7 @@ class ScrSubgraph:
     seconds: float = 0.0  # time spent in Neo4j building it (0 when it came from the cache)
     _adj: list[list[tuple[int, int, int]]] | None = field(default=None, repr=False, compare=False)
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    _digest: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def num_nodes(self) -> int:
@@ -142,6 +143,16 @@ class ScrSubgraph:
                         by_norm.setdefault(normalize(name), []).append(j)
             out.update(by_norm.get(normalize(s), []))
         return sorted(out)
+
+    def digest(self) -> str:
+        """A content digest of what the GNN reads (node texts, relations, edges): equal digests, equal states."""
+        if self._digest is None:
+            h = hashlib.sha1()
+            h.update("\x1f".join(self.text(i) for i in range(self.num_nodes)).encode())
+            h.update(b"\x1e" + "\x1f".join(self.relations).encode() + b"\x1e")
+            h.update(np.ascontiguousarray(self.edges, dtype=np.int32).tobytes())
+            self._digest = h.hexdigest()
+        return self._digest
 
     # -- serialisation -----------------------------------------------------------------------
     def to_bytes(self) -> bytes:

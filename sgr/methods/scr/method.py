@@ -14,7 +14,8 @@ Checkpoints: the method option ``checkpoint`` (``single_checkpoint`` for ``scr-s
 ``SGR_SCR_CHECKPOINT`` / ``SGR_SCR_SINGLE_CHECKPOINT``, else what ``sgr scr train`` recorded last in
 ``SGR_HOME/scr/latest.json``. Other options (:class:`ScrOptions`, parsed by :func:`sgr.methods.base.parse_options`;
 an unknown key is a ConfigError): ``beam`` (K), ``min_prob``, ``device`` (auto|cpu|cuda), ``threads``,
-``graph_version``, ``batch_size``. ``scr+llm``'s LLM call is measured by :class:`sgr.methods.base.UsageMeter`.
+``graph_version``, ``batch_size``, ``precision`` (the question encoder at inference: ``auto`` runs it under
+bfloat16 autocast on CPUs with native bf16, ``fp32`` never). ``scr+llm``'s LLM call is measured by :class:`sgr.methods.base.UsageMeter`.
 
 :func:`scr_paths` gives SGR's collaborative stage SCR's paths with ρ = path probability.
 """
@@ -85,6 +86,19 @@ def load_model(path: Path, device: str = "auto") -> tuple[SCRModel, dict[str, An
         return _models[key]
 
 
+#: ``precision`` values: ``auto`` = bfloat16 encoder on CPUs with native bf16 (AVX512-BF16), else float32.
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def use_bf16(precision: str, device: torch.device) -> bool:
+    """Whether the question encoder runs under bfloat16 autocast (CPU inference only)."""
+    if precision not in PRECISIONS:
+        raise ConfigError(f"SCR precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    if device.type != "cpu" or precision == "fp32":
+        return False
+    return precision == "bf16" or bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
 def to_reasoning_path(sg: ScrSubgraph, path: BeamPath, source: str = "scr") -> ReasoningPath:
     """A search path as :class:`ReasoningPath` (graph ids, relation names, stored directions, score = P(a, p | q))."""
     return ReasoningPath(nodes=[sg.node_ids[n] for n in path.nodes],
@@ -123,10 +137,12 @@ class SCRAnswerer:
     device: str = "auto"
     graph_version: str | None = None
     batch_size: int = 16
+    precision: str = "auto"
     _source: SubgraphSource | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.model, self.meta = load_model(self.checkpoint, self.device)
+        self.model.bf16_inference = use_bf16(self.precision, self.model.device)
         self._source = SubgraphSource(self.store, self.model.cfg.subgraph, self.graph_version)
 
     @property
@@ -213,6 +229,7 @@ class ScrOptions:
     threads: int | None = None  # torch CPU threads
     graph_version: str | None = None  # G_q cache to read when no store is given
     batch_size: int = 16  # questions searched together by answer_many
+    precision: str = "auto"  # question encoder at inference: auto (bf16 where the CPU has it), fp32, bf16
 
 
 def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None, with_llm: bool = False) -> SCRAnswerer:
@@ -230,7 +247,7 @@ def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None
             llm = shared_llm(cache=bool((getattr(ctx, "options", {}) or {}).get("llm_cache", True)))
     return SCRAnswerer(store=ctx.store, checkpoint=ckpt, name=name, beam_size=beam if beam is not None else opts.beam,
                        min_prob=opts.min_prob, single_step=single, llm=llm, device=opts.device,
-                       graph_version=opts.graph_version, batch_size=opts.batch_size)
+                       graph_version=opts.graph_version, batch_size=opts.batch_size, precision=opts.precision)
 
 
 def create_scr(ctx: Any) -> SCRAnswerer:
@@ -258,6 +275,7 @@ def scr_paths(store: GraphStore, question: Question | str, topic_ids: Sequence[s
     """
     text = question.text if isinstance(question, Question) else str(question)
     model, _ = load_model(resolve_checkpoint(STEPWISE, checkpoint), device)
+    model.bf16_inference = use_bf16("auto", model.device)
     key = (id(store), model.cfg.subgraph.key())
     with _models_lock:
         source = _sources.get(key)
