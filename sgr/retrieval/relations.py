@@ -9,7 +9,8 @@ Every method that needs candidate relations (SGR's schema stage, RCR) asks a :cl
   ``sim(q, r) = q·r / (|q| |r|)``.
 * :class:`TrainedRelationRetriever` — RCR's dual encoder (§4.1.1, eq. 1): the same embeddings through the two
   trained projection heads, ``sim(q, r) = cos(f_q(q), f_r(r))`` (heads and training in
-  :mod:`sgr.retrieval.training`).
+  :mod:`sgr.retrieval.training`); with a fusion weight ``w`` chosen on validation the score is
+  ``(1 − w)·cos(f_q(q), f_r(r)) + w·cos(q, r)``.
 
 :func:`load_retriever` builds either for a store: ``"auto"`` picks the newest heads trained on the current graph
 version (``SGR_RELATION_MODEL`` names a file instead) and falls back to cosine. The relation matrix of a
@@ -145,9 +146,23 @@ class TrainedRelationRetriever(CosineRelationRetriever):
 
     def __init__(self, relations: Sequence[str], heads: RelationHeads, texts: Sequence[str] | None = None, *,
                  encoder: str = DEFAULT_ENCODER, graph_version: str | None = None,
-                 info: dict[str, Any] | None = None) -> None:
+                 info: dict[str, Any] | None = None, cosine_weight: float = 0.0) -> None:
         self.heads = heads.eval()
+        self.cosine_weight = float(cosine_weight)
         super().__init__(relations, texts, encoder=encoder, graph_version=graph_version, info=info)
+        raw = embed(self.texts, encoder) if self.texts else np.zeros((0, 1), dtype=np.float32)
+        self._raw = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
+
+    def scores(self, questions: Sequence[str]) -> np.ndarray:
+        """``(len(questions), len(relations))``: eq. 1, fused with the frozen cosine when ``cosine_weight > 0``."""
+        if not self.relations:
+            return np.zeros((len(questions), 0), dtype=np.float32)
+        raw_q = embed(list(questions), self.encoder)
+        trained = self._project(raw_q, "q") @ self.matrix.T
+        if not self.cosine_weight:
+            return trained
+        raw_q = raw_q / np.maximum(np.linalg.norm(raw_q, axis=1, keepdims=True), 1e-12)
+        return (1.0 - self.cosine_weight) * trained + self.cosine_weight * (raw_q @ self._raw.T)
 
     def _project(self, x: np.ndarray, side: str) -> np.ndarray:
         with torch.inference_mode():
@@ -190,7 +205,8 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
                         raise ConfigError(f"{model}: trained on encoder {trained_on!r}, not {encoder!r}")
                     encoder = trained_on  # the model's own encoder when none was asked for
                 _SHARED[key] = TrainedRelationRetriever(names, heads, texts, encoder=encoder, graph_version=version,
-                                                        info={"model": str(model), **meta})
+                                                        info={"model": str(model), **meta},
+                                                        cosine_weight=float(meta.get("cosine_weight", 0.0)))
         return _SHARED[key]
 
 

@@ -15,6 +15,10 @@ Method (Relation-Centric Reasoning, §4.1.1–4.1.2, App. A.5.2):
 * Relation Retrieval Accuracy, ``RRA@k`` (§5.1): the share of questions whose gold-path relations are *all*
   among the top-k ranked relations.
 
+Score fusion (``RelationTrainConfig.cosine_weights``, not in the paper): the retriever may rank by
+``s(q, r) = (1 − w)·cos(f_q(q), f_r(r)) + w·cos(q, r)``, the trained score mixed with the frozen cosine; ``w`` is
+picked from the grid by validation RRA@50 after the best epoch is chosen (``w = 0`` is eq. 1 exactly).
+
 Hard negatives (``RelationTrainConfig.hard_negatives``, a lever the paper names): at the start of every epoch the
 current heads rank the training universe for each training question, and that many of its 80 negatives are the
 highest-ranked non-gold relations; the rest stay uniformly sampled.
@@ -67,9 +71,7 @@ def graph_relations(store: GraphStore) -> tuple[list[str], list[str]]:
     return [n for n, _ in rows], [t for _, t in rows]
 
 
-# ---------------------------------------------------------------------------------------------
-# supervision: questions with their gold relations
-# ---------------------------------------------------------------------------------------------
+# -- supervision: questions with their gold relations
 @dataclass(frozen=True)
 class RelationExample:
     """One question with the relations of its gold reasoning paths (the positives ``R_q⁺`` of eq. 2)."""
@@ -183,9 +185,7 @@ def split_validation(examples: Sequence[RelationExample], fraction: float, seed:
             [e for i, e in enumerate(examples) if i in val_idx])
 
 
-# ---------------------------------------------------------------------------------------------
-# embeddings
-# ---------------------------------------------------------------------------------------------
+# -- embeddings
 def embed(texts: Sequence[str], encoder: str = DEFAULT_ENCODER) -> np.ndarray:
     """Frozen sentence embeddings ``(n, d)`` (unit rows) from :func:`sgr.llm.encoders.embed_texts` (disk-cached)."""
     from sgr.llm.encoders import embed_texts
@@ -193,9 +193,7 @@ def embed(texts: Sequence[str], encoder: str = DEFAULT_ENCODER) -> np.ndarray:
     return embed_texts(list(texts), name=encoder)
 
 
-# ---------------------------------------------------------------------------------------------
-# the model: two projection heads and the margin loss
-# ---------------------------------------------------------------------------------------------
+# -- the model: two projection heads and the margin loss
 class ProjectionHead(nn.Sequential):
     """One projection head ``Linear(d→d) → SiLU → Dropout(p) → Linear(d→d)`` (RCR App. A.5.2)."""
 
@@ -247,9 +245,7 @@ def margin_ranking_loss(pos: torch.Tensor, neg: torch.Tensor, gamma: float = 0.5
     return (hinge * valid).sum() / valid.sum().clamp(min=1.0)
 
 
-# ---------------------------------------------------------------------------------------------
-# Relation Retrieval Accuracy
-# ---------------------------------------------------------------------------------------------
+# -- Relation Retrieval Accuracy
 def gold_ranks(scores: np.ndarray, relations: Sequence[str], gold: Sequence[Sequence[str]]) -> list[int | None]:
     """The worst (largest, 0-based) rank of any gold relation per question; None when a gold relation is not in
     ``relations`` at all (the question can never be fully retrieved). Ties count against the gold relation."""
@@ -276,9 +272,7 @@ def rra_at_k(worst_ranks: Sequence[int | None], ks: Iterable[int] = RRA_KS) -> d
     return {k: sum(1 for r in worst_ranks if r is not None and r < k) / n for k in ks}
 
 
-# ---------------------------------------------------------------------------------------------
-# training
-# ---------------------------------------------------------------------------------------------
+# -- training
 @dataclass
 class RelationTrainConfig:
     """Hyper-parameters; defaults are the paper's WebQSP settings (RCR §5.1, App. A.5.2) except ``batch_size``:
@@ -296,6 +290,7 @@ class RelationTrainConfig:
     threads: int = 2
     patience: int | None = None  # stop after this many epochs without a better validation RRA (None: never)
     encoder: str = DEFAULT_ENCODER  # the frozen sentence encoder (minilm or mpnet)
+    cosine_weights: tuple[float, ...] = (0.0,)  # grid for w in s = (1−w)·eq. 1 + w·cos(q, r), picked on validation
     hard_negatives: int = 0  # of the ``negatives``, how many are the current heads' top-ranked non-gold relations
 
 
@@ -319,6 +314,16 @@ class RelationTrainResult:
     train_questions: int = 0
     val_questions: int = 0
     seconds: float = 0.0
+    cosine_weight: float = 0.0  # w of the fused score (see the module docstring), chosen on validation
+
+
+def fused_scores(heads: RelationHeads, q: torch.Tensor, r: torch.Tensor, cosine_weight: float) -> np.ndarray:
+    """``(1 − w)·cos(f_q(q), f_r(r)) + w·cos(q, r)`` for every (question, relation) pair: ``(B, N)``."""
+    with torch.inference_mode():
+        s = heads.similarity(q, r)
+        if cosine_weight:
+            s = (1.0 - cosine_weight) * s + cosine_weight * (F.normalize(q, dim=-1) @ F.normalize(r, dim=-1).T)
+    return s.numpy()
 
 
 def train_heads(train: Sequence[RelationExample], val: Sequence[RelationExample], universe: Sequence[str],
@@ -441,14 +446,20 @@ def train_heads(train: Sequence[RelationExample], val: Sequence[RelationExample]
                 break
     heads.load_state_dict(best_state)
     heads.eval()
+    weight = 0.0
+    if val and len(cfg.cosine_weights) > 1:  # the fusion weight with the best validation RRA (ties: the smaller)
+        gold = [e.relations for e in val]
+        keyed = []
+        for w in sorted(cfg.cosine_weights):
+            rra = rra_at_k(gold_ranks(fused_scores(heads, val_q, val_vocab_emb, w), vocab, gold))
+            keyed.append(((rra.get(cfg.select_k, 0.0), sum(rra.values()), -w), w, rra))
+        _, weight, best_val = max(keyed, key=lambda t: t[0])
     return RelationTrainResult(heads=heads, best_epoch=best_epoch, best_val=best_val, history=history,
-                       universe_size=n_universe, train_questions=len(train), val_questions=len(val),
-                       seconds=time.perf_counter() - t_start)
+                               universe_size=n_universe, train_questions=len(train), val_questions=len(val),
+                               seconds=time.perf_counter() - t_start, cosine_weight=weight)
 
 
-# ---------------------------------------------------------------------------------------------
-# saved models
-# ---------------------------------------------------------------------------------------------
+# -- saved models
 def models_dir() -> Path:
     """Where trained heads are kept: ``cache_dir("relations")`` (``SGR_HOME/cache/relations``)."""
     return cache_dir("relations")
@@ -461,7 +472,7 @@ def save_model(path: Path, result: RelationTrainResult, *, dataset: str, graph_v
     meta = {"dataset": dataset, "graph_version": graph_version, "encoder": config.encoder,
             "dim": result.heads.dim, "dropout": result.heads.dropout, "vocabulary_size": vocabulary_size,
             "universe_size": result.universe_size, "train_questions": result.train_questions,
-            "val_questions": result.val_questions, "best_epoch": result.best_epoch,
+            "val_questions": result.val_questions, "best_epoch": result.best_epoch, "cosine_weight": result.cosine_weight,
             "best_val": {str(k): v for k, v in result.best_val.items()}, "config": asdict(config),
             "seconds": result.seconds, "trained_at": time.time()}
     torch.save({"meta": meta, "state_dict": result.heads.state_dict()}, path)
@@ -493,9 +504,7 @@ def find_model(graph_version: str) -> Path | None:
             best = (mtime, path)
     return best[1] if best else None
 
-# ---------------------------------------------------------------------------------------------
-# training and evaluation on the shared datasets (what `sgr relations train|eval` run)
-# ---------------------------------------------------------------------------------------------
+# -- training and evaluation on the shared datasets (what `sgr relations train|eval` run)
 TRAIN_DATASETS = ("webqsp", "metaqa")
 EVAL_DATASETS = ("webqsp", "metaqa-1hop", "metaqa-2hop", "metaqa-3hop")
 

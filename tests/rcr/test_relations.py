@@ -131,3 +131,17 @@ def test_hard_negatives_are_the_heads_top_ranked_non_gold_relations() -> None:
     uniform = train_heads(train, [HELD_OUT], VOCAB, VOCAB,
                           RelationTrainConfig(epochs=3, lr=1e-3, negatives=6, batch_size=4, seed=0))
     assert len(seen) == 3 and result.history[1].loss > uniform.history[1].loss
+
+
+def test_fusion_weight_is_chosen_on_validation_and_w1_is_plain_cosine() -> None:
+    train = [RelationExample(str(i), q, ((r,),)) for i, (q, r) in enumerate(TRAIN)]
+    cfg = RelationTrainConfig(epochs=5, lr=1e-3, negatives=10, batch_size=4, seed=0, cosine_weights=(0.0, 0.5, 1.0))
+    result = train_heads(train, [HELD_OUT], VOCAB, VOCAB, cfg)
+    assert result.cosine_weight in (0.0, 0.5, 1.0)
+    cosine = CosineRelationRetriever(VOCAB)
+    only_cosine = TrainedRelationRetriever(VOCAB, result.heads, cosine_weight=1.0)
+    question = "what language do people in france speak"
+    assert np.allclose(only_cosine.scores([question]), cosine.scores([question]), atol=1e-5)
+    assert [r.name for r in only_cosine.retrieve(question, 5)] == [r.name for r in cosine.retrieve(question, 5)]
+    assert not np.allclose(TrainedRelationRetriever(VOCAB, result.heads).scores([question]),
+                           cosine.scores([question]), atol=1e-3)
