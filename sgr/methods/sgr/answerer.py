@@ -696,7 +696,7 @@ def create(variant: str, ctx: Any) -> Any:
     cfg = config_from_options(variant, options)
     retriever = options.get("relation_retriever")
     if retriever is None:  # RCR's trained heads when `sgr relations train` made some for this graph (RCR issue)
-        from sgr.retrieval.relations import find_model
+        from sgr.retrieval.training import find_model
 
         retriever = "auto" if find_model(ctx.store.graph_version()) is not None else "embedding"
     if isinstance(retriever, str):  # "embedding" (plain MiniLM cosine), "auto" / "cosine" / a model of sgr.retrieval.relations
