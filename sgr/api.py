@@ -11,7 +11,7 @@ from sgr.core.errors import SgrError
 from sgr.core.types import Question
 from sgr.graph.store import GraphStore
 from sgr.methods.base import MethodContext
-from sgr.methods.registry import create_method
+from sgr.methods.registry import METHODS, create_method
 from sgr.methods.sgr.answerer import SGRAnswerer, SGRConfig, SGRResult
 
 
@@ -23,7 +23,8 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     trace is their :class:`Prediction`. Raises EntityNotFound / LLMError / Neo4jUnavailable with one-line messages.
     """
     store.verify()
-    opts = {"hops": hops, "max_repairs": max_repairs, **(options or {})}
+    sgr_options = {"hops": hops, "max_repairs": max_repairs} if METHODS.get(method, "").startswith("sgr.methods.sgr.") else {}
+    opts = {**sgr_options, **(options or {})}  # other methods refuse SGR's options
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
     if isinstance(answerer, SGRAnswerer):  # SGR variants give the full trace, other methods their Prediction
