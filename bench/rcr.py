@@ -6,7 +6,7 @@
 
 **Part ``retrieval``** (no LLM; RCR §5.3.1, Table 5). Both graphs are loaded into one database, so the relation
 vocabulary ranked is the union of the WebQSP slice's and the MetaQA KB's ``(:Relation)`` nodes. Two retrievers are
-trained with :func:`sgr.retrieval.relations.train_model` (10 % of the training questions held out for model selection by
+trained with :func:`sgr.retrieval.training.train_model` (10 % of the training questions held out for model selection by
 validation RRA@50): on WebQSP train paths, and on a fixed-seed sample of MetaQA dev (``--metaqa-train-per-hop``
 per hop). RRA@k for k ∈ {10, 50, 100, 200} is measured on the WebQSP slice (every question with ``ground_paths``)
 and on a fixed-seed sample of MetaQA test per hop (``--metaqa-test-per-hop``), trained vs. plain cosine on the same
@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
+from sgr.retrieval.training import RelationTrainConfig  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 KS = (10, 50, 100, 200)
@@ -117,7 +118,7 @@ def ensure_combined(store: GraphStore) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 def _train_or_reuse(store: GraphStore, dataset: str, path: Path, cfg, limit: int | None, retrain: bool
                     ) -> dict[str, Any]:
-    from sgr.retrieval.relations import read_model, train_model
+    from sgr.retrieval.training import read_model, train_model
 
     version = store.graph_version()
     if path.exists() and not retrain:
@@ -147,14 +148,14 @@ def _train_or_reuse(store: GraphStore, dataset: str, path: Path, cfg, limit: int
 def run_retrieval(store: GraphStore, args: argparse.Namespace, summary: dict[str, float]) -> dict[str, Any]:
     import torch
 
-    from sgr.retrieval.relations import TrainConfig, evaluate_retrieval, load_retriever
+    from sgr.retrieval.relations import evaluate_retrieval, load_retriever
 
     torch.set_num_threads(2)
     graph = ensure_combined(store)
     models = args.models_dir
     models.mkdir(parents=True, exist_ok=True)
-    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, patience=args.patience,
-                      seed=args.seed)
+    cfg = RelationTrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, patience=args.patience,
+                              hard_negatives=args.hard_negatives, encoder=args.encoder, seed=args.seed)
     t0 = time.perf_counter()
     meta_w = _train_or_reuse(store, "webqsp", models / "webqsp.pt", cfg, None, args.retrain)
     meta_m = _train_or_reuse(store, "metaqa", models / "metaqa.pt", cfg, args.metaqa_train_per_hop, args.retrain)
@@ -313,6 +314,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--patience", type=int, default=10, help="early stop after N epochs without better val RRA@50")
+    ap.add_argument("--hard-negatives", type=int, default=RelationTrainConfig.hard_negatives,
+                    help="of the 80 negatives, how many are the heads' top-ranked non-gold relations")
+    ap.add_argument("--encoder", default=RelationTrainConfig.encoder, help="frozen encoder: minilm or mpnet")
     ap.add_argument("--metaqa-train-per-hop", type=int, default=1000)
     ap.add_argument("--metaqa-test-per-hop", type=int, default=1000)
     ap.add_argument("--retrain", action="store_true", help="train again even if a matching model exists")

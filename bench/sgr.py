@@ -104,7 +104,8 @@ def constraint_hits(runs: dict[str, Any], summary: dict[str, float]) -> None:
 def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
     """Entity linking from the question text alone against the gold topic entities of the WebQSP slice."""
     from sgr.datasets import load_dataset
-    from sgr.retrieval.entities import EntityLinker, normalise
+    from sgr.core.text import normalize as normalise
+    from sgr.retrieval.entities import EntityLinker
     from sgr.methods.sgr.schema import bracket_mentions
 
     ds = load_dataset("webqsp", limit=limit)

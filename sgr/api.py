@@ -100,11 +100,12 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     graph), LLMError, Neo4jUnavailable, ConfigError, or SgrError when a method without its own trace fails outright.
     """
     from sgr.methods.base import MethodContext
-    from sgr.methods.registry import create_method
+    from sgr.methods.registry import METHODS, create_method
     from sgr.methods.sgr.answerer import SGRAnswerer
 
     store.verify()
-    opts = {"hops": hops, "max_repairs": max_repairs, **(options or {})}
+    sgr_options = {"hops": hops, "max_repairs": max_repairs} if METHODS.get(method, "").startswith("sgr.methods.sgr.") else {}
+    opts = {**sgr_options, **(options or {})}  # other methods refuse SGR's options
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
     if isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace

@@ -47,9 +47,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train the dual-encoder heads (RCR §4.1) against the loaded graph's relation vocabulary."""
         from sgr.graph.store import GraphStore
-        from sgr.retrieval.relations import TrainConfig, train_model
+        from sgr.retrieval.training import RelationTrainConfig, train_model
 
-        cfg = TrainConfig(epochs=epochs, lr=lr, gamma=gamma, negatives=negatives, batch_size=batch_size,
+        cfg = RelationTrainConfig(epochs=epochs, lr=lr, gamma=gamma, negatives=negatives, batch_size=batch_size,
                           select_k=select_k, seed=seed, patience=patience)
         with GraphStore.from_settings() as store:
             store.verify()
@@ -98,4 +98,4 @@ def register(app: typer.Typer) -> None:
         with GraphStore.from_settings() as store:
             store.verify()
             retriever = load_retriever(store, model)
-        show_top_relations(retriever.name, len(retriever.relations), retriever.top_k(question, k))
+        show_top_relations(retriever.name, len(retriever.relations), [(r.name, r.score) for r in retriever.retrieve(question, k)])

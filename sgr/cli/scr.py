@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
         from sgr.core.config import sgr_home
         from sgr.graph.store import GraphStore
         from sgr.methods.scr.model import SCRConfig
-        from sgr.methods.scr.train import TrainConfig, run_training
+        from sgr.methods.scr.train import ScrTrainConfig, run_training
 
         store = None
         if graph_version is None:
@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         folder = out or sgr_home() / "scr" / (Path(dataset).stem + ("-single-step" if single_step else ""))
         mcfg = SCRConfig(encoder=encoder, tau=tau, single_step=single_step, edge_candidates=not entity_candidates,
                          trainable_layers=trainable_layers)
-        tcfg = TrainConfig(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
+        tcfg = ScrTrainConfig(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
                            patience=patience, seed=seed)
         metaqa = dataset == "metaqa"
         res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg,
@@ -77,11 +77,11 @@ def register(app: typer.Typer) -> None:
         from sgr.core.errors import EntityNotFound
         from sgr.graph.store import GraphStore
         from sgr.methods.scr.method import scr_paths
-        from sgr.retrieval.resolution import resolve_entities
+        from sgr.retrieval.entities import EntityLinker
 
         store = GraphStore.from_settings()
         store.verify()
-        found = resolve_entities(store, topic)
+        found = EntityLinker(store).resolve(topic)
         ids = list(dict.fromkeys(i for t in topic for i in found.get(t, [])))
         if not ids:
             raise EntityNotFound(f"none of the topic entities {topic} is in the graph")

@@ -15,21 +15,22 @@
   The answers are the named neighbours reached by the best-scoring relations (all neighbours when no
   relation shares a word), ordered by the overlap of their own names with the question, then by name.
 
-Both read through :meth:`sgr.graph.store.GraphStore.read`; their :class:`sgr.core.types.Usage` reports the
-Neo4j queries and time measured on their own store (one store per worker thread in the runner).
+Both read through :meth:`sgr.graph.store.GraphStore.read` and are measured by :class:`sgr.methods.base.UsageMeter`
+(stage timers, Neo4j queries and time on their own store; one store per worker thread in the runner). Their
+options are typed (:class:`OraclePathsConfig`, :class:`NeighborsConfig`) and parsed by
+:func:`sgr.methods.base.parse_options`, so an unknown ``-o`` key is refused.
 """
 
 from __future__ import annotations
 
 import re
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sgr.retrieval.resolution import resolve_entities
-from sgr.methods.registry import MethodContext
+from sgr.methods.base import MethodContext, UsageMeter, parse_options
+from sgr.retrieval.entities import EntityLinker
 from sgr.graph.store import GraphStore
-from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
+from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 
 STOPWORDS = frozenset("""a an the of in on at to for by from with and or is are was were be been being do does did
 what which who whom whose where when why how that this these those it its as has have had also
@@ -43,31 +44,9 @@ def word_keys(text: str) -> set[str]:
     return {w[:4] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in STOPWORDS}
 
 
-class _Timed:
-    """Per-question Usage bookkeeping: stage times and this store's Neo4j counters."""
-
-    def __init__(self, store: GraphStore) -> None:
-        self.store = store
-        self.usage = Usage()
-        self._q0 = store.query_count
-        self._s0 = store.query_seconds
-        self._t0 = time.perf_counter()
-
-    def stage(self, name: str, since: float) -> float:
-        now = time.perf_counter()
-        self.usage.add_stage(name, now - since)
-        return now
-
-    def finish(self) -> Usage:
-        self.usage.neo4j_queries = self.store.query_count - self._q0
-        self.usage.neo4j_seconds = self.store.query_seconds - self._s0
-        self.usage.total_seconds = time.perf_counter() - self._t0
-        return self.usage
-
-
 def _topic_ids(store: GraphStore, question: Question) -> list[str]:
     keys = [*question.topic_mids, *question.topic_entities]
-    found = resolve_entities(store, keys)
+    found = EntityLinker(store).resolve(keys)
     return list(dict.fromkeys(i for k in keys for i in found.get(k, [])))
 
 
@@ -101,19 +80,34 @@ def walk_query(length: int, directions: list[str] | None) -> str:
 
 
 @dataclass
+class OraclePathsConfig:
+    """Options of ``oracle-paths``."""
+
+    answer_cap: int = 1000  # answers kept (also the row cap of each walk query)
+    max_paths: int = 20  # reasoning paths reported
+
+
+@dataclass
 class OraclePaths:
     """Follow the gold relation paths from the topic entities (an upper bound; see module doc)."""
 
     store: GraphStore
-    answer_cap: int = 1000
-    max_paths: int = 20
+    config: OraclePathsConfig = field(default_factory=OraclePathsConfig)
     name: str = field(default="oracle-paths")
 
     def answer(self, question: Question) -> Prediction:
-        timed = _Timed(self.store)
-        t = time.perf_counter()
-        topics = _topic_ids(self.store, question)
-        t = timed.stage("resolve", t)
+        meter = UsageMeter(self.store)
+        with meter.measure() as usage:
+            with meter.stage("resolve"):
+                topics = _topic_ids(self.store, question)
+            with meter.stage("walk"):
+                answers = self._walk(question, topics)
+        top_paths = [a.paths[0] for a in answers[: self.config.max_paths] if a.paths]
+        return Prediction(question_id=question.id, answers=answers, paths=top_paths, usage=usage, method=self.name,
+                          extra={"topics_found": len(topics), "gold_paths": len(question.gold_paths)})
+
+    def _walk(self, question: Question, topics: list[str]) -> list[Answer]:
+        cap = self.config.answer_cap
         directions = question.extra.get("gold_directions") or []
         support: dict[str, float] = defaultdict(float)
         names: dict[str, str | None] = {}
@@ -125,19 +119,14 @@ class OraclePaths:
             query = walk_query(len(rels), dirs)
             params = {f"r{i}": r for i, r in enumerate(rels)}
             for tid in topics:
-                for row in self.store.read(query, {**params, "tid": tid, "topics": topics, "cap": self.answer_cap}):
+                for row in self.store.read(query, {**params, "tid": tid, "topics": topics, "cap": cap}):
                     support[row["id"]] += row["support"]
                     names[row["id"]] = row["name"]
                     paths[row["id"]].append(ReasoningPath(
                         nodes=row["nodes"], relations=list(rels), score=float(row["support"]),
                         names=row["names"], directions=row["dirs"], source=self.name))
-        timed.stage("walk", t)
-        ranked = sorted(support, key=lambda i: (-support[i], names[i] or i))[: self.answer_cap]
-        answers = [Answer(text=names[i] or i, id=i, score=support[i], paths=paths[i][:3]) for i in ranked]
-        top_paths = [a.paths[0] for a in answers[: self.max_paths] if a.paths]
-        return Prediction(question_id=question.id, answers=answers, paths=top_paths,
-                          usage=timed.finish(), method=self.name,
-                          extra={"topics_found": len(topics), "gold_paths": len(question.gold_paths)})
+        ranked = sorted(support, key=lambda i: (-support[i], names[i] or i))[:cap]
+        return [Answer(text=names[i] or i, id=i, score=support[i], paths=paths[i][:3]) for i in ranked]
 
 
 NEIGHBOURS_QUERY = (
@@ -156,23 +145,38 @@ def relation_overlap(relation: str, question_keys: set[str]) -> float:
 
 
 @dataclass
+class NeighborsConfig:
+    """Options of ``neighbors``."""
+
+    neighbour_cap: int = 5000  # row cap of the neighbour query
+    answer_cap: int = 1000  # answers kept
+    max_paths: int = 20  # reasoning paths reported
+
+
+@dataclass
 class Neighbors:
     """Rank the topic entities' 1-hop neighbours by overlap with the question (a floor; see module doc)."""
 
     store: GraphStore
-    neighbour_cap: int = 5000
-    answer_cap: int = 1000
-    max_paths: int = 20
+    config: NeighborsConfig = field(default_factory=NeighborsConfig)
     name: str = field(default="neighbors")
 
     def answer(self, question: Question) -> Prediction:
-        timed = _Timed(self.store)
-        t = time.perf_counter()
-        topics = _topic_ids(self.store, question)
-        t = timed.stage("resolve", t)
-        rows = self.store.read(NEIGHBOURS_QUERY, {"tids": topics, "cap": self.neighbour_cap}) if topics else []
-        t = timed.stage("neighbours", t)
+        meter = UsageMeter(self.store)
+        with meter.measure() as usage:
+            with meter.stage("resolve"):
+                topics = _topic_ids(self.store, question)
+            with meter.stage("neighbours"):
+                rows = (self.store.read(NEIGHBOURS_QUERY, {"tids": topics, "cap": self.config.neighbour_cap})
+                        if topics else [])
+            with meter.stage("rank"):
+                answers, best = self._rank(question, rows)
+        return Prediction(question_id=question.id, answers=answers,
+                          paths=[a.paths[0] for a in answers[: self.config.max_paths]], usage=usage,
+                          method=self.name, extra={"topics_found": len(topics), "neighbours": len(rows),
+                                                   "best_relation_score": best})
 
+    def _rank(self, question: Question, rows: list[dict]) -> tuple[list[Answer], float]:
         topic_words = set().union(*(word_keys(n) for n in question.topic_entities)) if question.topic_entities else set()
         q_keys = word_keys(question.text) - topic_words
         rel_score = {r: relation_overlap(r, q_keys) for r in {row["rel"] for row in rows}}
@@ -184,7 +188,7 @@ class Neighbors:
         for row in chosen:
             by_id.setdefault(row["id"], row)
         name_score = {i: len(word_keys(r["name"]) & q_keys) for i, r in by_id.items()}
-        ranked = sorted(by_id, key=lambda i: (-name_score[i], by_id[i]["name"]))[: self.answer_cap]
+        ranked = sorted(by_id, key=lambda i: (-name_score[i], by_id[i]["name"]))[: self.config.answer_cap]
         answers = []
         for i in ranked:
             row = by_id[i]
@@ -192,16 +196,12 @@ class Neighbors:
                                  names=[row["tname"], row["name"]], directions=["out" if row["out"] else "in"],
                                  source=self.name)
             answers.append(Answer(text=row["name"], id=i, score=path.score, paths=[path]))
-        timed.stage("rank", t)
-        return Prediction(question_id=question.id, answers=answers,
-                          paths=[a.paths[0] for a in answers[: self.max_paths]], usage=timed.finish(),
-                          method=self.name, extra={"topics_found": len(topics), "neighbours": len(rows),
-                                                   "best_relation_score": best})
+        return answers, best
 
 
 def create_oracle_paths(ctx: MethodContext) -> OraclePaths:
-    return OraclePaths(store=ctx.store, answer_cap=int(ctx.options.get("answer_cap", 1000)))
+    return OraclePaths(store=ctx.store, config=parse_options(OraclePathsConfig, ctx.options, method="oracle-paths"))
 
 
 def create_neighbors(ctx: MethodContext) -> Neighbors:
-    return Neighbors(store=ctx.store, neighbour_cap=int(ctx.options.get("neighbour_cap", 5000)))
+    return Neighbors(store=ctx.store, config=parse_options(NeighborsConfig, ctx.options, method="neighbors"))

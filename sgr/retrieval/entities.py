@@ -4,7 +4,7 @@ Order of evidence for one mention (first that yields a node wins its tier):
 
 1. **given topic entities** (a dataset's ``q_entity`` / ``--topic``) are used as they are: MID pass-through
    (``m.03_r3`` is looked up as an id), else an exact ``id`` or ``name`` match;
-2. **exact / normalised name match** (case, accents, punctuation and a leading "the" ignored);
+2. **exact / normalised name match** (case, punctuation and articles ignored: :func:`sgr.core.text.normalize`);
 3. **full-text index** ``entity_name`` (Lucene; fuzzy terms for misspellings), candidates re-scored by a
    character-level similarity to the mention.
 
@@ -13,19 +13,33 @@ are broken by how well each candidate's relation types match R_q: the sum of the
 the candidate's incident relationship types (SGR §3.1.1, "entity linking module maps mentions …"), then by
 degree. When no mention is known, :func:`spans` proposes the question's n-grams and the full-text index filters
 them (longest match first).
+
+Dataset strings (topic entities and gold answers of MetaQA and the WebQSP slice, by name or Freebase MID) are
+resolved in bulk by :meth:`EntityLinker.resolve`: in sgr's graph model an entity's ``id`` is its MID when it has
+one and its name otherwise, so a string is looked up first as an ``id`` (unique-constraint index) and, when that
+finds nothing, as an exact ``name`` through the full-text index (a phrase query, then an equality filter, so the
+fuzzy index never decides a match).
+
+Names are compared through :func:`sgr.core.text.normalize`, the one normaliser of the package.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from neo4j.exceptions import Neo4jError
+
+from sgr.core.text import lucene_phrase, lucene_terms, normalize
 from sgr.graph.store import GraphStore, is_mid
 
-LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+#: Bulk resolution of dataset strings (:meth:`EntityLinker.resolve`): by id, then by exact name via full text.
+RESOLVE_BY_ID = "UNWIND $keys AS k MATCH (e:Entity {id: k}) RETURN k, e.id AS id"
+RESOLVE_BY_NAME = ("UNWIND $rows AS row "
+                   "CALL db.index.fulltext.queryNodes('entity_name', row.q, {limit: 50}) YIELD node "
+                   "WHERE node.name = row.name RETURN row.name AS k, node.id AS id")
 STOPWORDS = {
     "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "is", "was", "are",
     "were", "be", "been", "do", "does", "did", "what", "which", "who", "whom", "whose", "where", "when", "why", "how",
@@ -51,27 +65,6 @@ class LinkedEntity:
     @property
     def label(self) -> str:
         return self.name or self.id
-
-
-def normalise(text: str) -> str:
-    """Lower case, accents stripped, punctuation to spaces, a leading "the" dropped, blanks collapsed."""
-    t = unicodedata.normalize("NFKD", text)
-    t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
-    t = re.sub(r"[^0-9a-z]+", " ", t).strip()
-    t = re.sub(r"^the ", "", t)
-    return t
-
-
-def lucene_query(text: str, fuzzy: bool = True) -> str:
-    """A Lucene query for a mention: each term escaped (and fuzzy ``~`` when it has ≥ 5 letters)."""
-    terms = [t for t in re.split(r"\s+", text.strip()) if t]
-    out = []
-    for t in terms:
-        esc = LUCENE_SPECIAL.sub(r"\\\1", t)
-        if esc.upper() in ("AND", "OR", "NOT", "TO"):
-            esc = esc.lower()
-        out.append(esc + ("~" if fuzzy and len(t) >= 5 and t.isalpha() else ""))
-    return " ".join(out)
 
 
 def spans(question: str, max_len: int = 6) -> list[str]:
@@ -107,7 +100,7 @@ class EntityLinker:
         return self.store.read("MATCH (e:Entity) WHERE e.name = $n RETURN e.id AS id, e.name AS name LIMIT 20", {"n": name})
 
     def fulltext(self, text: str, limit: int | None = None, fuzzy: bool = True) -> list[dict]:
-        q = lucene_query(text, fuzzy)
+        q = lucene_terms(text, fuzzy)
         if not q:
             return []
         try:
@@ -124,6 +117,33 @@ class EntityLinker:
             "OPTIONAL MATCH (e)-[r]-() WHERE NOT type(r) STARTS WITH 'SGR_' "
             "RETURN e.id AS id, collect(DISTINCT type(r)) AS types, count(r) AS degree", {"ids": list(ids)})
         return {r["id"]: (r["types"], r["degree"]) for r in rows}
+
+    def resolve(self, keys: Iterable[str], by_name: bool = True, batch_size: int = 2000) -> dict[str, list[str]]:
+        """Map each dataset string in ``keys`` to the ids of the ``:Entity`` nodes it denotes (``[]`` if none):
+        an ``id`` match, else (``by_name``) nodes whose ``name`` is exactly the string."""
+        wanted = list(dict.fromkeys(k for k in keys if k))
+        found: dict[str, list[str]] = {k: [] for k in wanted}
+        for i in range(0, len(wanted), batch_size):
+            for row in self.store.read(RESOLVE_BY_ID, {"keys": wanted[i:i + batch_size]}):
+                found[row["k"]].append(row["id"])
+        if not by_name:
+            return found
+        missing = [{"name": k, "q": q} for k in wanted if not found[k] and (q := lucene_phrase(k))]
+        for i in range(0, len(missing), batch_size):
+            chunk = missing[i:i + batch_size]
+            try:
+                rows = self.store.read(RESOLVE_BY_NAME, {"rows": chunk})
+            except Neo4jError:  # one unparsable phrase fails the batch: retry one by one, skip failures
+                rows = []
+                for one in chunk:
+                    try:
+                        rows.extend(self.store.read(RESOLVE_BY_NAME, {"rows": [one]}))
+                    except Neo4jError:
+                        continue
+            for row in rows:
+                if row["id"] not in found[row["k"]]:
+                    found[row["k"]].append(row["id"])
+        return found
 
     # -- tiers -----------------------------------------------------------------------------------
     def link_given(self, topics: Iterable[str], relation_scores: dict[str, float] | None = None) -> list[LinkedEntity]:
@@ -159,15 +179,15 @@ class EntityLinker:
         if rows:
             return self._break_ties(mention, [dict(r, score=1.0) for r in rows], relation_scores, "exact")
         cands = self.fulltext(mention, self.fulltext_limit * 2)
-        norm = normalise(mention)
-        same = [dict(r, score=1.0) for r in cands if r.get("name") and normalise(r["name"]) == norm]
+        norm = normalize(mention)
+        same = [dict(r, score=1.0) for r in cands if r.get("name") and normalize(r["name"]) == norm]
         if same:
             return self._break_ties(mention, same, relation_scores, "normalised")
         scored = []
         for r in cands:
             if not r.get("name"):
                 continue
-            sim = SequenceMatcher(None, norm, normalise(r["name"])).ratio()
+            sim = SequenceMatcher(None, norm, normalize(r["name"])).ratio()
             if sim >= 0.6:
                 scored.append(dict(r, score=sim))
         if not scored:
@@ -193,11 +213,11 @@ class EntityLinker:
     def link_spans(self, question: str, relation_scores: dict[str, float] | None = None,
                    max_entities: int = 2) -> list[LinkedEntity]:
         """Longest question n-grams whose normalised form names a node (full-text filtered), no overlaps."""
-        qnorm = f" {normalise(question)} "
+        qnorm = f" {normalize(question)} "
         taken: list[str] = []
         out: list[LinkedEntity] = []
         for span in spans(question):
-            snorm = normalise(span)
+            snorm = normalize(span)
             if not snorm or any(f" {snorm} " in f" {t} " for t in taken):
                 continue
             e = self.link_mention(span, relation_scores)
@@ -205,7 +225,7 @@ class EntityLinker:
                 continue
             if e.method == "fulltext":
                 # only accept near-verbatim names that occur in the question for span linking
-                if e.score < 0.85 or f" {normalise(e.label)} " not in qnorm and e.score < 0.9:
+                if e.score < 0.85 or f" {normalize(e.label)} " not in qnorm and e.score < 0.9:
                     continue
             e.mention = span
             out.append(e)
@@ -221,16 +241,16 @@ class EntityLinker:
         if not words:
             return []
         rows = self.fulltext(" ".join(words), limit, fuzzy=False)
-        qnorm = f" {normalise(question)} "
+        qnorm = f" {normalize(question)} "
         hits = []
         for r in rows:
-            n = normalise(r.get("name") or "")
+            n = normalize(r.get("name") or "")
             if len(n) >= 4 and f" {n} " in qnorm and not all(w in STOPWORDS for w in n.split()):
                 hits.append((len(n), r))
         out: list[LinkedEntity] = []
         taken: list[str] = []
         for _, r in sorted(hits, key=lambda x: -x[0]):
-            n = normalise(r["name"])
+            n = normalize(r["name"])
             if any(f" {n} " in f" {t} " for t in taken):
                 continue
             taken.append(n)

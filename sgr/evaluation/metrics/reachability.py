@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sgr.retrieval.resolution import resolve_entities
+from sgr.retrieval.entities import EntityLinker
 from sgr.graph.store import GraphStore
 from sgr.core.types import Question
 
@@ -76,7 +76,7 @@ def reachability(store: GraphStore, questions: Sequence[Question], k: int | None
         collapse_cvt = graph_has_cvt(store)
     exclude_sgr = graph_has_bookkeeping_rels(store)
     keys = [s for q in questions for s in (*q.topic_mids, *q.topic_entities, *q.answers)]
-    ids = resolve_entities(store, keys)
+    ids = EntityLinker(store).resolve(keys)
 
     out: dict[str, Reachability] = {}
     pending: dict[int, list[dict[str, object]]] = defaultdict(list)

@@ -1,9 +1,9 @@
 """RCR: relation-centric reasoning over the Neo4j graph (RCR paper §4, Algorithm 1 in App. A.2).
 
-Four stages per question, each timed in ``Usage.stage_seconds``:
+Four stages per question, each timed by :class:`sgr.methods.base.UsageMeter` (``Usage.stage_seconds``):
 
 1. ``relations`` — **relation retrieval** (§4.1): the top ``K_r`` relations of the graph's vocabulary for the
-   question, from :mod:`sgr.relations` (the trained dual encoder when one exists for this graph, else plain cosine).
+   question, from :mod:`sgr.retrieval.relations` (the trained dual encoder when one exists for this graph, else plain cosine).
 2. ``paths`` — **relation-path generation** (§4.2): the LLM composes relation paths ``(r1, …, rl)`` from the
    retrieved candidates only, prompted with the template of App. A.3 (Figure 3). Decoding is constrained by a GBNF
    grammar (:func:`relation_path_grammar`) whose only terminals are the retrieved relation names, so every
@@ -31,7 +31,6 @@ from __future__ import annotations
 import random
 import re
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,10 +38,12 @@ from typing import Any
 import numpy as np
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from cypher.grammar import gbnf_literal
-from sgr.core.errors import EntityNotFound, SgrError
+from sgr.core.errors import EntityNotFound
+from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
 from sgr.graph.store import GraphStore, quote_identifier
-from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
+from sgr.core.types import Answer, Prediction, Question, ReasoningPath
+from sgr.methods.base import UsageMeter, parse_options
+from sgr.retrieval.relations import CosineRelationRetriever, ScoredRelation, load_retriever
 
 #: The relation-path prompt of RCR App. A.3 (Figure 3), verbatim; ``{paths_line}`` is the one addition needed to
 #: get several paths from one call without beam search.
@@ -90,6 +91,7 @@ class RCRConfig:
     max_answers: int = 10  # answers the generator may list
     path_tokens: int = 160  # completion budget of the path call
     answer_tokens: int = 160  # completion budget of the answer call
+    relation_model: str = "auto"  # the relation retriever: a heads file, "auto" (trained if any) or "cosine"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,7 +182,7 @@ class PathExamplePool:
     @classmethod
     def from_shared_data(cls, vocabulary: set[str], metaqa_per_hop: int = 300, seed: int = 0) -> "PathExamplePool":
         from sgr.datasets import shared_data_dir
-        from sgr.retrieval.relations import read_metaqa, read_webqsp_paths
+        from sgr.retrieval.training import read_metaqa, read_webqsp_paths
 
         root = shared_data_dir()
         out: list[PathExample] = []
@@ -204,7 +206,7 @@ class PathExamplePool:
         return cls(out)
 
     def _embeddings(self) -> np.ndarray:
-        from sgr.retrieval.relations import embed
+        from sgr.retrieval.training import embed
 
         with self._lock:
             if self._matrix is None:
@@ -215,7 +217,7 @@ class PathExamplePool:
     def nearest(self, question: str, k: int) -> list[PathExample]:
         if k <= 0 or not self.examples:
             return []
-        from sgr.retrieval.relations import embed
+        from sgr.retrieval.training import embed
 
         sims = self._embeddings() @ embed([question], self.encoder)[0]
         return [self.examples[i] for i in np.argsort(-sims, kind="stable")[:k]]
@@ -374,10 +376,6 @@ def answer_messages(question: str, path_lines: Sequence[str]) -> list[BaseMessag
     return [HumanMessage(ANSWER_PROMPT.format(paths="\n".join(path_lines), question=question))]
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text.strip().strip("-*•").strip()).lower()
-
-
 # ---------------------------------------------------------------------------------------------
 # the answerer
 # ---------------------------------------------------------------------------------------------
@@ -387,21 +385,21 @@ class RCRAnswerer:
     def __init__(self, store: GraphStore, llm: Any, retriever: Any = None, config: RCRConfig | None = None, *,
                  name: str = "rcr", examples: PathExamplePool | None = None) -> None:
         from sgr.retrieval.entities import EntityLinker
-        from sgr.retrieval.relations import load_retriever
 
         self.store = store
         self.llm = llm
         self.config = config or RCRConfig()
         self.name = name
-        self.retriever = retriever if retriever is not None else load_retriever(store, "auto")
+        self.retriever: CosineRelationRetriever = (retriever if retriever is not None
+                                                   else load_retriever(store, self.config.relation_model))
         if examples is None and self.config.examples > 0:
             examples = _shared_examples(store, set(self.retriever.relations))
         self.examples = examples
         self.linker = EntityLinker(store)
 
     # -- stages ------------------------------------------------------------------------------
-    def candidates(self, question: str) -> list[tuple[str, float]]:
-        return self.retriever.top_k(question, self.config.candidates)
+    def candidates(self, question: str) -> list[ScoredRelation]:
+        return self.retriever.retrieve(question, self.config.candidates)
 
     def _example_turns(self, question: str) -> list[tuple[str, str, list[str], list[tuple[str, ...]]]]:
         cfg = self.config
@@ -410,7 +408,7 @@ class RCRAnswerer:
         out = []
         for ex in self.examples.nearest(question, cfg.examples):
             gold = list(dict.fromkeys(r for p in ex.paths for r in p))
-            extra = [r for r, _ in self.retriever.top_k(ex.question, cfg.example_candidates) if r not in gold]
+            extra = [r.name for r in self.retriever.retrieve(ex.question, cfg.example_candidates) if r.name not in gold]
             cands = (gold + extra)[:max(cfg.example_candidates, len(gold))]
             random.Random(ex.question).shuffle(cands)  # gold relations must not always come first
             out.append((ex.question, ex.entity or "(the entity in the question)", cands, list(ex.paths)))
@@ -445,39 +443,29 @@ class RCRAnswerer:
         shown = order[:len(lines)]
         by_name: dict[str, list[str]] = {}
         for n in shown:
-            by_name.setdefault(_norm(named[n] or ""), []).append(n)
+            by_name.setdefault(normalize(named[n] or ""), []).append(n)
         grammar = answer_grammar([named[n] or "" for n in shown], cfg.max_answers)
         text = self.llm.complete(answer_messages(question, lines), stage="rcr-answer", grammar=grammar,
                                  max_tokens=cfg.answer_tokens)
         ranked: list[str] = []
-        for line in text.splitlines():
-            for n in by_name.get(_norm(line), []):
+        for line in parse_answer_lines(text):
+            for n in by_name.get(normalize(line), []):
                 if n not in ranked:
                     ranked.append(n)
         return [(n, paths_of[n]) for n in ranked[:cfg.max_answers]], text
 
     # -- Answerer ----------------------------------------------------------------------------
     def answer(self, question: Question) -> Prediction:
+        """Answer one question; its usage comes from :class:`sgr.methods.base.UsageMeter` (cached LLM calls
+        counted as every method counts them)."""
         pred = Prediction(question_id=question.id, method=self.name)
-        usage = Usage()
-        t0 = time.perf_counter()
-        q0, s0 = self.store.query_count, self.store.query_seconds
-        if self.llm is not None:
-            self.llm.take_usage()
-        try:
-            self._answer(question, pred, usage)
-        except EntityNotFound as exc:
-            pred.error = str(exc)
-        finally:
-            if self.llm is not None:
-                u = self.llm.take_usage()
-                usage.llm_calls, usage.prompt_tokens = u.calls, u.prompt_tokens
-                usage.completion_tokens, usage.llm_seconds = u.completion_tokens, u.seconds
-                pred.extra["llm_cached_calls"] = u.cached
-            usage.neo4j_queries = self.store.query_count - q0
-            usage.neo4j_seconds = self.store.query_seconds - s0
-            usage.total_seconds = time.perf_counter() - t0
-            pred.usage = usage
+        meter = UsageMeter(self.store, self.llm)
+        with meter.measure() as usage:
+            try:
+                self._answer(question, pred, meter)
+            except EntityNotFound as exc:
+                pred.error = str(exc)
+        pred.usage = usage
         return pred
 
     def _link(self, question: Question) -> list[Any]:
@@ -490,32 +478,22 @@ class RCRAnswerer:
                                  f"({', '.join(topics) or 'none recognised in the text'}): name one with --topic")
         return linked
 
-    def _answer(self, question: Question, pred: Prediction, usage: Usage) -> None:
+    def _answer(self, question: Question, pred: Prediction, meter: UsageMeter) -> None:
         cfg = self.config
-        t = time.perf_counter()
-        linked = self._link(question)
+        with meter.stage("link"):
+            linked = self._link(question)
         topic_ids = [e.id for e in linked]
         entity = ", ".join(e.label for e in linked)
-        usage.add_stage("link", time.perf_counter() - t)
-
-        t = time.perf_counter()
-        cands = self.candidates(question.text)
-        usage.add_stage("relations", time.perf_counter() - t)
-        names = [r for r, _ in cands]
-
-        t = time.perf_counter()
-        paths, raw = self.generate_paths(question.text, entity, names)
-        usage.add_stage("paths", time.perf_counter() - t)
-
-        t = time.perf_counter()
-        g = path_guided_subgraph(self.store, topic_ids, paths, self.retriever, substitutions=cfg.substitutions,
-                                 frontier_cap=cfg.frontier_cap, edge_cap=cfg.edge_cap,
-                                 topic_names={e.id: e.name for e in linked})
-        usage.add_stage("walk", time.perf_counter() - t)
-
-        t = time.perf_counter()
-        ranked, answer_raw = self.generate_answers(question.text, g)
-        usage.add_stage("answer", time.perf_counter() - t)
+        with meter.stage("relations"):
+            names = [r.name for r in self.candidates(question.text)]
+        with meter.stage("paths"):
+            paths, raw = self.generate_paths(question.text, entity, names)
+        with meter.stage("walk"):
+            g = path_guided_subgraph(self.store, topic_ids, paths, self.retriever, substitutions=cfg.substitutions,
+                                     frontier_cap=cfg.frontier_cap, edge_cap=cfg.edge_cap,
+                                     topic_names={e.id: e.name for e in linked})
+        with meter.stage("answer"):
+            ranked, answer_raw = self.generate_answers(question.text, g)
 
         n = len(ranked)
         pred.answers = [Answer(text=g.names.get(node) or node, id=node, score=float(n - i), paths=ps)
@@ -546,7 +524,7 @@ class RCRAnswerer:
 
 
 # ---------------------------------------------------------------------------------------------
-# registry factories (sgr/methods.py)
+# registry factories (sgr/methods/registry.py)
 # ---------------------------------------------------------------------------------------------
 _POOLS: dict[tuple[str, int], PathExamplePool] = {}
 _POOL_LOCK = threading.Lock()
@@ -561,15 +539,12 @@ def _shared_examples(store: GraphStore, vocabulary: set[str]) -> PathExamplePool
 
 
 def create(ctx: Any, substitutions: int | None = None, name: str = "rcr") -> RCRAnswerer:
-    """Build RCR for a :class:`sgr.methods.registry.MethodContext`; options: ``candidates``, ``beam``, ``max_hops``,
-    ``substitutions``, ``examples``, ``relation_model`` (path, ``auto`` or ``cosine``), ``llm_cache``."""
-    from sgr.retrieval.relations import load_retriever
-
+    """Build RCR for a :class:`sgr.methods.base.MethodContext`: ``-o`` options are :class:`RCRConfig`'s fields
+    (an unknown one is a ConfigError); ``relation_retriever`` (a retriever object, from Python) replaces the one
+    ``relation_model`` names. ``rcr-ks0``/``rcr-ks2`` fix ``substitutions``."""
     options = dict(getattr(ctx, "options", {}) or {})
-    cfg = RCRConfig()
-    for key in ("candidates", "beam", "max_hops", "substitutions", "examples", "answer_paths", "max_answers"):
-        if options.get(key) is not None:
-            setattr(cfg, key, int(options[key]))
+    retriever = options.pop("relation_retriever", None)
+    cfg = parse_options(RCRConfig, options, method=name)
     if substitutions is not None:
         cfg.substitutions = substitutions
     llm = getattr(ctx, "llm", None)
@@ -577,9 +552,6 @@ def create(ctx: Any, substitutions: int | None = None, name: str = "rcr") -> RCR
         from sgr.llm.client import shared_llm
 
         llm = shared_llm(cache=bool(options.get("llm_cache", True)))
-    retriever = options.get("relation_retriever") or load_retriever(ctx.store, options.get("relation_model", "auto"))
-    if not hasattr(retriever, "similar_relations"):
-        raise SgrError("rcr needs a retriever from sgr.retrieval.relations (similar_relations() is used for substitution)")
     return RCRAnswerer(ctx.store, llm, retriever, cfg, name=name)
 
 

@@ -29,8 +29,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from sgr.methods.scr.data import Subgraph, _bfs
-from sgr.methods.scr.model import Candidate, SCRModel, question_text, segment_log_softmax, step_candidates
+from sgr.methods.scr.data import ScrSubgraph, _bfs
+from sgr.methods.scr.model import StepCandidate, SCRModel, question_text, segment_log_softmax, step_candidates
 
 
 @dataclass
@@ -62,11 +62,11 @@ class SearchResult:
     encoded_texts: int = 0
 
 
-def path_steps(model: SCRModel, sg: Subgraph, path: BeamPath) -> list[tuple[str, str]]:
+def path_steps(model: SCRModel, sg: ScrSubgraph, path: BeamPath) -> list[tuple[str, str]]:
     """The (r_i, e_i) texts a path has added to the question (eq. 8)."""
     steps = []
     for k, (e, d) in enumerate(zip(path.edges, path.directions)):
-        cand = Candidate(path.nodes[k + 1], e, d)
+        cand = StepCandidate(path.nodes[k + 1], e, d)
         steps.append((model.relation_label(sg, cand), sg.text(path.nodes[k + 1])))
     return steps
 
@@ -84,8 +84,19 @@ def _keep(pool: list[BeamPath], k: int, min_logp: float) -> list[BeamPath]:
     return kept or pool[:1]
 
 
+def _packed_states(model: SCRModel, subgraphs: Sequence[ScrSubgraph]):  # -> (PackedGraphs, Tensor)
+    """The pack and its node states h (eq. 6), reusing the states of recently searched G_q."""
+    h = model.cached_node_states(subgraphs)
+    if h is not None:
+        return model.pack(subgraphs, node_features=False), h
+    pg = model.pack(subgraphs)
+    h = model.gnn(pg)
+    model.keep_node_states(pg, h)
+    return pg, h
+
+
 @torch.inference_mode()
-def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_size: int = 10,
+def beam_search(model: SCRModel, items: Sequence[tuple[str, ScrSubgraph]], beam_size: int = 10,
                 min_prob: float = 0.02, max_steps: int | None = None, encode_batch: int = 256) -> list[SearchResult]:
     """Beam search (eqs. 12–15) for each ``(question text, G_q)``; batched across the items."""
     was_training = model.training
@@ -94,8 +105,7 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
     edge_level = model.cfg.edge_candidates
     min_logp = math.log(min_prob) if min_prob > 0 else -math.inf
     subgraphs = [sg for _, sg in items]
-    pg = model.pack(subgraphs)
-    h = model.gnn(pg)
+    pg, h = _packed_states(model, subgraphs)
     sep = model.sep
     # pools[(item, topic)] = live + finished paths of that topic entity
     pools: dict[tuple[int, int], list[BeamPath]] = {}
@@ -108,33 +118,45 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
         live = [(key, p) for key, pool in pools.items() for p in pool if not p.finished]
         if not live:
             break
-        texts = []
-        for (g, t), p in live:
+        per_path = [step_candidates(subgraphs[g], p.nodes[-1], set(p.nodes), edge_level) for (g, _), p in live]
+        # a path whose only candidate is "stay" stays with log-probability 0 whatever q_i is: not encoded
+        scored = [s for s, cs in enumerate(per_path) if len(cs) > 1]
+        text_row: dict[str, int] = {}
+        rows = []
+        for s in scored:
+            (g, _), p = live[s]
             sg = subgraphs[g]
-            texts.append(question_text(items[g][0], sep, sg.text(p.nodes[0]), path_steps(model, sg, p)))
+            text = question_text(items[g][0], sep, sg.text(p.nodes[0]), path_steps(model, sg, p))
+            rows.append(text_row.setdefault(text, len(text_row)))
             texts_n[g] += 1
-        for g in {key[0] for key, _ in live}:
+        for g in {live[s][0][0] for s in scored}:
             calls[g] += 1
-        q = torch.cat([model.encode(texts[i:i + encode_batch]) for i in range(0, len(texts), encode_batch)])
-        graph_of, cands, seg = [], [], []
-        per_path: list[list[Candidate]] = []
-        for s, ((g, _), p) in enumerate(live):
-            cs = step_candidates(subgraphs[g], p.nodes[-1], set(p.nodes), edge_level)
-            per_path.append(cs)
-            graph_of.extend([g] * len(cs))
-            cands.extend(cs)
-            seg.extend([s] * len(cs))
-        vec = model.candidate_vectors(h, pg, graph_of, cands)
-        seg_t = torch.tensor(seg, dtype=torch.long, device=h.device)
-        logits = F.cosine_similarity(q[seg_t], vec, dim=-1) / model.cfg.tau
-        logp = segment_log_softmax(logits, seg_t, len(live)).float().cpu().numpy()
+        logp_of: dict[int, np.ndarray] = {s: np.zeros(1, dtype=np.float32) for s, cs in enumerate(per_path)
+                                          if len(cs) == 1}
+        if scored:
+            texts = list(text_row)
+            q = torch.cat([model.encode(texts[i:i + encode_batch]) for i in range(0, len(texts), encode_batch)])
+            graph_of, cands, seg, q_rows = [], [], [], []
+            for k, s in enumerate(scored):
+                cs = per_path[s]
+                graph_of.extend([live[s][0][0]] * len(cs))
+                cands.extend(cs)
+                seg.extend([k] * len(cs))
+                q_rows.extend([rows[k]] * len(cs))
+            vec = model.candidate_vectors(h, pg, graph_of, cands)
+            seg_t = torch.tensor(seg, dtype=torch.long, device=h.device)
+            q_t = torch.tensor(q_rows, dtype=torch.long, device=h.device)
+            logits = F.cosine_similarity(q[q_t], vec, dim=-1) / model.cfg.tau
+            flat = segment_log_softmax(logits, seg_t, len(scored)).float().cpu().numpy()
+            start = 0
+            for s in scored:
+                logp_of[s] = flat[start:start + len(per_path[s])]
+                start += len(per_path[s])
         new_pools: dict[tuple[int, int], list[BeamPath]] = {key: [p for p in pool if p.finished]
                                                            for key, pool in pools.items()}
-        start = 0
         for s, ((key), p) in enumerate(live):
             cs = per_path[s]
-            lp = logp[start:start + len(cs)]
-            start += len(cs)
+            lp = logp_of[s]
             order = np.argsort(-lp, kind="stable")[:beam_size] if step < max_steps else [0]
             for j in order:
                 c = cs[int(j)]
@@ -155,7 +177,7 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_siz
     return results
 
 
-def shortest_walk(sg: Subgraph, source: int, target: int, max_depth: int = 8,
+def shortest_walk(sg: ScrSubgraph, source: int, target: int, max_depth: int = 8,
                   bfs: tuple[dict[int, int], dict[int, list[tuple[int, int, int]]]] | None = None) -> BeamPath | None:
     """One shortest walk source → target in G_q (the reasoning path of the single-step ablation)."""
     if source == target:
@@ -175,15 +197,14 @@ def shortest_walk(sg: Subgraph, source: int, target: int, max_depth: int = 8,
 
 
 @torch.inference_mode()
-def single_step_search(model: SCRModel, items: Sequence[tuple[str, Subgraph]], beam_size: int = 10,
+def single_step_search(model: SCRModel, items: Sequence[tuple[str, ScrSubgraph]], beam_size: int = 10,
                        min_prob: float = 0.02, encode_batch: int = 256) -> list[SearchResult]:
     """Ablation "w/o multi-step": P(a | q_0) = softmax over all of G_q of cos(h_{q_0}, h_a)/τ, top-K kept."""
     was_training = model.training
     model.eval()
     min_logp = math.log(min_prob) if min_prob > 0 else -math.inf
     subgraphs = [sg for _, sg in items]
-    pg = model.pack(subgraphs)
-    h = model.gnn(pg)
+    pg, h = _packed_states(model, subgraphs)
     sep = model.sep
     starts = [(g, t) for g, sg in enumerate(subgraphs) for t in sg.topics]
     texts = [question_text(items[g][0], sep, subgraphs[g].text(t)) for g, t in starts]

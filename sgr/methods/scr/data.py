@@ -33,8 +33,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import sqlite3
-import threading
 import time
 import zlib
 from collections import deque
@@ -45,8 +43,10 @@ from pathlib import Path
 import numpy as np
 
 from sgr.core.config import cache_dir
-from sgr.core.text import normalize as normalize_answer
+from sgr.core.text import normalize
 from sgr.graph.store import GraphStore, relation_text
+from sgr.llm.cache import KVCache
+from sgr.retrieval.entities import EntityLinker
 from sgr.core.types import Question
 
 #: Text given to a compound-value (CVT) node, which has no name of its own.
@@ -72,7 +72,7 @@ class SubgraphConfig:
 
 
 @dataclass
-class Subgraph:
+class ScrSubgraph:
     """G_q: nodes (local index = position), stored-direction edges ``(head, rel, tail)`` as local indices.
 
     ``depth[i]`` is the round in which node ``i`` was reached (0 for topic entities); ``topics`` are
@@ -90,6 +90,7 @@ class Subgraph:
     seconds: float = 0.0  # time spent in Neo4j building it (0 when it came from the cache)
     _adj: list[list[tuple[int, int, int]]] | None = field(default=None, repr=False, compare=False)
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    _digest: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def num_nodes(self) -> int:
@@ -139,9 +140,19 @@ class Subgraph:
                 by_norm = {}
                 for j, name in enumerate(self.names):
                     if name:
-                        by_norm.setdefault(normalize_answer(name), []).append(j)
-            out.update(by_norm.get(normalize_answer(s), []))
+                        by_norm.setdefault(normalize(name), []).append(j)
+            out.update(by_norm.get(normalize(s), []))
         return sorted(out)
+
+    def digest(self) -> str:
+        """A content digest of what the GNN reads (node texts, relations, edges): equal digests, equal states."""
+        if self._digest is None:
+            h = hashlib.sha1()
+            h.update("\x1f".join(self.text(i) for i in range(self.num_nodes)).encode())
+            h.update(b"\x1e" + "\x1f".join(self.relations).encode() + b"\x1e")
+            h.update(np.ascontiguousarray(self.edges, dtype=np.int32).tobytes())
+            self._digest = h.hexdigest()
+        return self._digest
 
     # -- serialisation -----------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -153,7 +164,7 @@ class Subgraph:
         return zlib.compress(buf.getvalue(), 6)
 
     @classmethod
-    def from_bytes(cls, blob: bytes) -> "Subgraph":
+    def from_bytes(cls, blob: bytes) -> "ScrSubgraph":
         arrays = np.load(io.BytesIO(zlib.decompress(blob)))
         meta = json.loads(arrays["meta"].tobytes().decode())
         return cls(node_ids=meta["node_ids"], names=meta["names"], cvt=arrays["cvt"], depth=arrays["depth"],
@@ -177,7 +188,7 @@ _DEGREE = "UNWIND $ids AS id MATCH (e:Entity {id: id}) RETURN e.id AS id, COUNT 
 _TOPICS = "UNWIND $ids AS id MATCH (e:Entity {id: id}) RETURN e.id AS id, e.name AS name, e:CVT AS cvt"
 
 
-def fetch_subgraph(store: GraphStore, topic_ids: Sequence[str], cfg: SubgraphConfig) -> Subgraph:
+def fetch_subgraph(store: GraphStore, topic_ids: Sequence[str], cfg: SubgraphConfig) -> ScrSubgraph:
     """Cut G_q around ``topic_ids`` (graph ids) out of Neo4j, as described in the module docstring."""
     t0 = time.perf_counter()
     node_ids: list[str] = []
@@ -258,7 +269,7 @@ def fetch_subgraph(store: GraphStore, topic_ids: Sequence[str], cfg: SubgraphCon
             break
 
     edge_arr = np.array(list(edges), dtype=np.int32).reshape(-1, 3)
-    return Subgraph(node_ids=node_ids, names=names, cvt=np.array(cvt, dtype=np.bool_),
+    return ScrSubgraph(node_ids=node_ids, names=names, cvt=np.array(cvt, dtype=np.bool_),
                     depth=np.array(depth, dtype=np.int8), edges=edge_arr,
                     relations=sorted(rel_index, key=rel_index.get), topics=topics, truncated=truncated,
                     seconds=time.perf_counter() - t0)
@@ -266,51 +277,36 @@ def fetch_subgraph(store: GraphStore, topic_ids: Sequence[str], cfg: SubgraphCon
 
 # -- cache -------------------------------------------------------------------------------------
 class SubgraphCache:
-    """``topic ids -> Subgraph`` in one SQLite file per graph version and :class:`SubgraphConfig`."""
+    """``topic ids -> ScrSubgraph`` (table ``subgraphs``) and dataset strings -> graph ids (table ``topic_ids``) in
+    one :class:`sgr.llm.cache.KVCache` file per graph version and :class:`SubgraphConfig`."""
 
     def __init__(self, graph_version: str, cfg: SubgraphConfig, folder: Path | None = None) -> None:
         self.graph_version = graph_version
         self.cfg = cfg
-        self.path = (folder or cache_dir("scr")) / f"subgraphs-{graph_version}-{cfg.key()}.sqlite"
-        self._local = threading.local()
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS sg (key TEXT PRIMARY KEY, blob BLOB NOT NULL)")
-            self._local.conn = conn
-        return conn
+        self.path = (folder or cache_dir("scr")) / f"scr-subgraphs-{graph_version}-{cfg.key()}.sqlite"
+        self._graphs = KVCache(self.path, "subgraphs")
+        self._ids = KVCache(self.path, "topic_ids")
 
     @staticmethod
     def key(topic_ids: Iterable[str]) -> str:
         return "\x1f".join(sorted(set(topic_ids)))
 
-    def get(self, topic_ids: Iterable[str]) -> Subgraph | None:
-        row = self._conn().execute("SELECT blob FROM sg WHERE key = ?", (self.key(topic_ids),)).fetchone()
-        return Subgraph.from_bytes(row[0]) if row else None
+    def get(self, topic_ids: Iterable[str]) -> ScrSubgraph | None:
+        blob = self._graphs.get(self.key(topic_ids))
+        return ScrSubgraph.from_bytes(blob) if blob is not None else None
 
-    def put(self, topic_ids: Iterable[str], sg: Subgraph) -> None:
-        conn = self._conn()
-        with conn:
-            conn.execute("INSERT OR REPLACE INTO sg (key, blob) VALUES (?, ?)", (self.key(topic_ids), sg.to_bytes()))
+    def put(self, topic_ids: Iterable[str], sg: ScrSubgraph) -> None:
+        self._graphs.put(self.key(topic_ids), sg.to_bytes())
 
     def __len__(self) -> int:
-        return self._conn().execute("SELECT count(*) FROM sg").fetchone()[0]
+        return len(self._graphs)
 
     def get_ids(self, key: str) -> list[str] | None:
         """Cached entity resolution (dataset strings -> graph ids)."""
-        conn = self._conn()
-        conn.execute("CREATE TABLE IF NOT EXISTS ids (key TEXT PRIMARY KEY, ids TEXT NOT NULL)")
-        row = conn.execute("SELECT ids FROM ids WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return self._ids.get_json(key)
 
     def put_ids(self, key: str, ids: list[str]) -> None:
-        conn = self._conn()
-        with conn:
-            conn.execute("CREATE TABLE IF NOT EXISTS ids (key TEXT PRIMARY KEY, ids TEXT NOT NULL)")
-            conn.execute("INSERT OR REPLACE INTO ids (key, ids) VALUES (?, ?)", (key, json.dumps(ids)))
+        self._ids.put_json(key, ids)
 
 
 class SubgraphSource:
@@ -343,18 +339,16 @@ class SubgraphSource:
         if ids is None:
             if self.store is None:
                 return [k for k in keys]  # best effort without Neo4j: ids are names (MetaQA, the WebQSP slice)
-            from sgr.retrieval.resolution import resolve_entities
-
-            found = resolve_entities(self.store, keys)
+            found = EntityLinker(self.store).resolve(keys)
             ids = list(dict.fromkeys(i for k in keys for i in found.get(k, [])))
             self.cache.put_ids(ck, ids)
         return ids
 
-    def for_question(self, question: Question) -> Subgraph:
+    def for_question(self, question: Question) -> ScrSubgraph:
         """G_q of a dataset question (its topic entities resolved to graph ids)."""
         return self.get(self.topic_ids(question))
 
-    def get(self, topic_ids: Sequence[str]) -> Subgraph:
+    def get(self, topic_ids: Sequence[str]) -> ScrSubgraph:
         sg = self.cache.get(topic_ids)
         if sg is not None:
             self.hits += 1
@@ -387,7 +381,7 @@ class Walk:
         return len(self.edges)
 
 
-def _bfs(sg: Subgraph, source: int, max_depth: int) -> tuple[dict[int, int], dict[int, list[tuple[int, int, int]]]]:
+def _bfs(sg: ScrSubgraph, source: int, max_depth: int) -> tuple[dict[int, int], dict[int, list[tuple[int, int, int]]]]:
     """Distances from ``source`` and, per node, the predecessors ``(u, edge, dir)`` on shortest walks."""
     adj = sg.adjacency()
     dist = {source: 0}
@@ -407,7 +401,7 @@ def _bfs(sg: Subgraph, source: int, max_depth: int) -> tuple[dict[int, int], dic
     return dist, preds
 
 
-def shortest_paths(sg: Subgraph, answers: Sequence[int], max_paths: int = 32, per_answer: int = 4,
+def shortest_paths(sg: ScrSubgraph, answers: Sequence[int], max_paths: int = 32, per_answer: int = 4,
                    max_depth: int = 8) -> list[Walk]:
     """Shortest walks from the topic entities to the answer nodes inside G_q (SCR "Implementation Details").
 
@@ -449,7 +443,7 @@ def shortest_paths(sg: Subgraph, answers: Sequence[int], max_paths: int = 32, pe
     return walks[:max_paths]
 
 
-def gold_walks(sg: Subgraph, gold_paths: Sequence[Sequence[str]], answers: Sequence[int],
+def gold_walks(sg: ScrSubgraph, gold_paths: Sequence[Sequence[str]], answers: Sequence[int],
                directions: Sequence[Sequence[str]] | None = None, max_paths: int = 32, per_answer: int = 4,
                budget: int = 50_000) -> list[Walk]:
     """Walks from a topic entity that follow a dataset's gold relation path and end on an answer.
@@ -490,7 +484,7 @@ def gold_walks(sg: Subgraph, gold_paths: Sequence[Sequence[str]], answers: Seque
     return walks
 
 
-def reachable(sg: Subgraph, answers: Sequence[int], max_depth: int) -> bool:
+def reachable(sg: ScrSubgraph, answers: Sequence[int], max_depth: int) -> bool:
     """True when some answer node lies within ``max_depth`` undirected steps of a topic entity in G_q."""
     if not answers:
         return False
@@ -508,7 +502,7 @@ class Example:
     """One question with its G_q, the answer nodes found in it and the shortest topic→answer walks."""
 
     question: Question
-    subgraph: Subgraph
+    subgraph: ScrSubgraph
     answers: list[int]
     walks: list[Walk]
 

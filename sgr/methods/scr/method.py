@@ -12,8 +12,10 @@ Methods (registered in :data:`sgr.methods.registry.METHODS`):
 
 Checkpoints: the method option ``checkpoint`` (``single_checkpoint`` for ``scr-single-step``), else
 ``SGR_SCR_CHECKPOINT`` / ``SGR_SCR_SINGLE_CHECKPOINT``, else what ``sgr scr train`` recorded last in
-``SGR_HOME/scr/latest.json``. Other options: ``beam`` (K), ``min_prob``, ``device`` (auto|cpu|cuda),
-``threads``.
+``SGR_HOME/scr/latest.json``. Other options (:class:`ScrOptions`, parsed by :func:`sgr.methods.base.parse_options`;
+an unknown key is a ConfigError): ``beam`` (K), ``min_prob``, ``device`` (auto|cpu|cuda), ``threads``,
+``graph_version``, ``batch_size``, ``precision`` (the question encoder at inference: ``auto`` runs it under
+bfloat16 autocast on CPUs with native bf16, ``fp32`` never). ``scr+llm``'s LLM call is measured by :class:`sgr.methods.base.UsageMeter`.
 
 :func:`scr_paths` gives SGR's collaborative stage SCR's paths with ρ = path probability.
 """
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -33,8 +34,10 @@ from typing import Any
 import torch
 
 from sgr.core.errors import ConfigError
+from sgr.core.text import normalize, parse_answer_lines
+from sgr.methods.base import UsageMeter, parse_options
 from sgr.methods.scr.beam import BeamPath, SearchResult, beam_search, single_step_search
-from sgr.methods.scr.data import Subgraph, SubgraphSource
+from sgr.methods.scr.data import ScrSubgraph, SubgraphSource
 from sgr.methods.scr.model import SCRModel, resolve_device
 from sgr.graph.store import GraphStore
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath, Usage
@@ -83,7 +86,20 @@ def load_model(path: Path, device: str = "auto") -> tuple[SCRModel, dict[str, An
         return _models[key]
 
 
-def to_reasoning_path(sg: Subgraph, path: BeamPath, source: str = "scr") -> ReasoningPath:
+#: ``precision`` values: ``auto`` = bfloat16 encoder on CPUs with native bf16 (AVX512-BF16), else float32.
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def use_bf16(precision: str, device: torch.device) -> bool:
+    """Whether the question encoder runs under bfloat16 autocast (CPU inference only)."""
+    if precision not in PRECISIONS:
+        raise ConfigError(f"SCR precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    if device.type != "cpu" or precision == "fp32":
+        return False
+    return precision == "bf16" or bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def to_reasoning_path(sg: ScrSubgraph, path: BeamPath, source: str = "scr") -> ReasoningPath:
     """A search path as :class:`ReasoningPath` (graph ids, relation names, stored directions, score = P(a, p | q))."""
     return ReasoningPath(nodes=[sg.node_ids[n] for n in path.nodes],
                          relations=[sg.relations[int(sg.edges[e, 1])] for e in path.edges],
@@ -107,19 +123,6 @@ def build_prompt(question: str, paths: Sequence[ReasoningPath]) -> str:
     return PROMPT_TEMPLATE.format(paths="\n".join(lines) if lines else "(none)", question=question)
 
 
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|answer\s*\d*\s*:)\s*", re.IGNORECASE)
-
-
-def parse_answer_lines(text: str) -> list[str]:
-    """The LLM's answers, one per line (bullets/numbering stripped, duplicates dropped)."""
-    out: list[str] = []
-    for line in text.splitlines():
-        a = _BULLET.sub("", line).strip().strip('"').strip()
-        if a and a.lower() not in (x.lower() for x in out):
-            out.append(a)
-    return out
-
-
 @dataclass
 class SCRAnswerer:
     """``scr`` / ``scr-greedy`` / ``scr-single-step`` / ``scr+llm`` over one store (see module docstring)."""
@@ -134,10 +137,12 @@ class SCRAnswerer:
     device: str = "auto"
     graph_version: str | None = None
     batch_size: int = 16
+    precision: str = "auto"
     _source: SubgraphSource | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.model, self.meta = load_model(self.checkpoint, self.device)
+        self.model.bf16_inference = use_bf16(self.precision, self.model.device)
         self._source = SubgraphSource(self.store, self.model.cfg.subgraph, self.graph_version)
 
     @property
@@ -145,7 +150,7 @@ class SCRAnswerer:
         assert self._source is not None
         return self._source
 
-    def _search(self, items: list[tuple[str, Subgraph]]) -> list[SearchResult]:
+    def _search(self, items: list[tuple[str, ScrSubgraph]]) -> list[SearchResult]:
         if self.single_step:
             return single_step_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
         return beam_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
@@ -184,7 +189,7 @@ class SCRAnswerer:
             p.usage.total_seconds = sum(p.usage.stage_seconds.values())
         return preds
 
-    def _prediction(self, q: Question, sg: Subgraph, res: SearchResult, usage: Usage) -> Prediction:
+    def _prediction(self, q: Question, sg: ScrSubgraph, res: SearchResult, usage: Usage) -> Prediction:
         source = "scr-single-step" if self.single_step else "scr"
         paths = [to_reasoning_path(sg, p, source) for p in res.paths]
         answers = []
@@ -201,43 +206,48 @@ class SCRAnswerer:
         from langchain_core.messages import HumanMessage
 
         prompt = build_prompt(q.text, pred.paths)
-        t = time.perf_counter()
-        self.llm.take_usage()
-        text = self.llm.complete([HumanMessage(content=prompt)], stage="scr_answer", max_tokens=64)
-        u = self.llm.take_usage()
-        pred.usage.add_stage("llm", time.perf_counter() - t)
-        pred.usage.llm_calls += u.calls
-        pred.usage.prompt_tokens += u.prompt_tokens
-        pred.usage.completion_tokens += u.completion_tokens
-        pred.usage.llm_seconds += u.seconds
+        meter = UsageMeter(None, self.llm)
+        with meter.measure() as usage, meter.stage("llm"):
+            text = self.llm.complete([HumanMessage(content=prompt)], stage="scr_answer", max_tokens=64)
+        pred.usage.merge(usage)
         lines = parse_answer_lines(text)
-        by_norm = {a.text.lower(): a for a in pred.answers}
+        by_norm = {normalize(a.text): a for a in pred.answers}
         pred.extra["hypotheses"] = [a.text for a in pred.answers]
         pred.extra["llm_output"] = text
-        pred.answers = [by_norm.get(a.lower(), Answer(text=a, score=1.0 / (k + 1))) for k, a in enumerate(lines)]
+        pred.answers = [by_norm.get(normalize(a), Answer(text=a, score=1.0 / (k + 1))) for k, a in enumerate(lines)]
 
 
-def _options(ctx: Any) -> dict[str, Any]:
-    return dict(getattr(ctx, "options", {}) or {})
+@dataclass
+class ScrOptions:
+    """``-o`` options of the SCR methods (see the module docstring)."""
+
+    checkpoint: str | None = None  # stepwise model (.pt); default: SGR_SCR_CHECKPOINT or the last trained
+    single_checkpoint: str | None = None  # the single-step ablation's model
+    beam: int = 10  # K (scr-greedy fixes 1)
+    min_prob: float = 0.02  # paths below this probability are dropped
+    device: str = "auto"  # auto, cpu or cuda
+    threads: int | None = None  # torch CPU threads
+    graph_version: str | None = None  # G_q cache to read when no store is given
+    batch_size: int = 16  # questions searched together by answer_many
+    precision: str = "auto"  # question encoder at inference: auto (bf16 where the CPU has it), fp32, bf16
 
 
 def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None, with_llm: bool = False) -> SCRAnswerer:
-    opts = _options(ctx)
+    opts = parse_options(ScrOptions, dict(getattr(ctx, "options", {}) or {}), method=name)
     kind = SINGLE_STEP if single else STEPWISE
-    ckpt = resolve_checkpoint(kind, opts.get("single_checkpoint" if single else "checkpoint"))
-    if opts.get("threads"):
-        torch.set_num_threads(int(opts["threads"]))
+    ckpt = resolve_checkpoint(kind, opts.single_checkpoint if single else opts.checkpoint)
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
     llm = None
     if with_llm:
         llm = getattr(ctx, "llm", None)
         if llm is None:
-            from sgr.llm.client import LLM
+            from sgr.llm.client import shared_llm
 
-            llm = LLM.from_settings()
-    return SCRAnswerer(store=ctx.store, checkpoint=ckpt, name=name,
-                       beam_size=int(beam if beam is not None else opts.get("beam", 10)),
-                       min_prob=float(opts.get("min_prob", 0.02)), single_step=single, llm=llm,
-                       device=str(opts.get("device", "auto")), graph_version=opts.get("graph_version"))
+            llm = shared_llm(cache=bool((getattr(ctx, "options", {}) or {}).get("llm_cache", True)))
+    return SCRAnswerer(store=ctx.store, checkpoint=ckpt, name=name, beam_size=beam if beam is not None else opts.beam,
+                       min_prob=opts.min_prob, single_step=single, llm=llm, device=opts.device,
+                       graph_version=opts.graph_version, batch_size=opts.batch_size, precision=opts.precision)
 
 
 def create_scr(ctx: Any) -> SCRAnswerer:
@@ -265,6 +275,7 @@ def scr_paths(store: GraphStore, question: Question | str, topic_ids: Sequence[s
     """
     text = question.text if isinstance(question, Question) else str(question)
     model, _ = load_model(resolve_checkpoint(STEPWISE, checkpoint), device)
+    model.bf16_inference = use_bf16("auto", model.device)
     key = (id(store), model.cfg.subgraph.key())
     with _models_lock:
         source = _sources.get(key)

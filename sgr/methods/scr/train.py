@@ -31,11 +31,11 @@ import torch
 
 from sgr.methods.scr.beam import beam_search, single_step_search
 from sgr.methods.scr.data import Example
-from sgr.methods.scr.model import Candidate, SCRModel, info_nce, question_text, step_candidates
+from sgr.methods.scr.model import StepCandidate, SCRModel, info_nce, question_text, step_candidates
 
 
 @dataclass
-class TrainConfig:
+class ScrTrainConfig:
     epochs: int = 5
     batch_size: int = 16
     lr_encoder: float = 3e-5
@@ -64,7 +64,7 @@ class EpochRecord:
 
 
 @dataclass
-class TrainResult:
+class ScrTrainResult:
     history: list[EpochRecord] = field(default_factory=list)
     best_epoch: int = 0
     best_hits1: float = -1.0
@@ -92,7 +92,7 @@ def seed_everything(seed: int) -> None:
 class _Step:
     graph: int
     text: str
-    cands: list[Candidate]
+    cands: list[StepCandidate]
     positive: int  # index into cands
     source: int
 
@@ -105,7 +105,7 @@ def _steps_for(model: SCRModel, g: int, ex: Example, rng: random.Random) -> list
     out: list[_Step] = []
     topic_text = sg.text(walk.nodes[0])
     if model.cfg.single_step:
-        cands = [Candidate(i, -1, -1) for i in range(sg.num_nodes)]
+        cands = [StepCandidate(i, -1, -1) for i in range(sg.num_nodes)]
         text = question_text(ex.question.text, model.sep, topic_text)
         return [_Step(g, text, cands, walk.nodes[-1], walk.nodes[0])]
     history: list[tuple[str, str]] = []
@@ -172,8 +172,8 @@ def evaluate_hits(model: SCRModel, examples: Sequence[Example], beam: int = 10, 
 
 
 def train(model: SCRModel, train_examples: Sequence[Example], val_examples: Sequence[Example],
-          cfg: TrainConfig, on_epoch: Callable[[EpochRecord], None] | None = None,
-          extra_meta: dict[str, Any] | None = None) -> TrainResult:
+          cfg: ScrTrainConfig, on_epoch: Callable[[EpochRecord], None] | None = None,
+          extra_meta: dict[str, Any] | None = None) -> ScrTrainResult:
     """Train ``model`` in place (AdamW: ``lr_encoder`` for the question encoder, ``lr_graph`` for the GNN)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -185,7 +185,7 @@ def train(model: SCRModel, train_examples: Sequence[Example], val_examples: Sequ
     opt = torch.optim.AdamW([{"params": enc_params, "lr": cfg.lr_encoder},
                              {"params": other, "lr": cfg.lr_graph}], weight_decay=cfg.weight_decay)
     usable = [ex for ex in train_examples if ex.walks]
-    result = TrainResult()
+    result = ScrTrainResult()
     meta = {"train_questions": len(usable), "val_questions": len(val_examples), **(extra_meta or {})}
     bad_epochs = 0
     for epoch in range(1, cfg.epochs + 1):
@@ -264,10 +264,10 @@ def _first_per_hop(questions: Sequence[Any], n: int) -> list[Any]:
     return out
 
 
-def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, train_cfg: TrainConfig,
+def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, train_cfg: ScrTrainConfig,
                  train_per_hop: int = 1000, val_per_hop: int = 100, device: str = "auto", threads: int | None = 2,
                  graph_version: str | None = None, record_latest: bool = True, supervision: str = "shortest",
-                 init_from: Path | None = None, train_subset: int = 0, val_subset: int = 0) -> TrainResult:
+                 init_from: Path | None = None, train_subset: int = 0, val_subset: int = 0) -> ScrTrainResult:
     """Everything ``sgr scr train`` does: questions → G_q (cached) → walks → :func:`train` → checkpoints.
 
     ``store`` may be ``None`` when every G_q is already cached for ``graph_version``. ``supervision``: see

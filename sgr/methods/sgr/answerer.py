@@ -38,13 +38,13 @@ from sgr.methods.sgr.constraints import apply_constraints
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
 from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_messages,
                                        delta_decides, select_answers, to_answers, validate_candidates)
-from sgr.methods.sgr.schema import (EmbeddingRelationRetriever, QuestionSchema, RelationRetriever, ScoredRelation,
-                                    bracket_mentions, extract_schema)
+from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
 from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
 from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
 from sgr.methods.sgr.grounding import ground_by_shortest_path, row_values
 from sgr.methods.sgr.trace import SGRResult, route_source
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
+from sgr.retrieval.relations import RelationRetriever, load_retriever
 
 _LOCK = threading.Lock()
 _EXEMPLARS: dict[tuple[str, str], Any] = {}
@@ -59,28 +59,6 @@ def shared_exemplars(store: GraphStore, graph_version: str, vocabulary: set[str]
         if key not in _EXEMPLARS:
             _EXEMPLARS[key] = ExemplarPool.from_shared_data(vocabulary)
         return _EXEMPLARS[key]
-
-
-class TopKAdapter:
-    """Wraps a retriever offering ``top_k(question, k) -> [(relation, score)]`` (e.g. :mod:`sgr.retrieval.relations`)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def retrieve(self, question: str, k: int, among: Sequence[str] | None = None) -> list[ScoredRelation]:
-        allowed = set(among) if among is not None else None
-        ranked = self.inner.top_k(question, k if allowed is None else max(k, 1000))
-        out = [ScoredRelation(n, float(s), "", float(s)) for n, s in ranked if allowed is None or n in allowed]
-        return out[:k]
-
-
-def as_relation_retriever(obj: Any) -> RelationRetriever:
-    """Accept either interface of a relation retriever."""
-    if hasattr(obj, "retrieve"):
-        return obj
-    if hasattr(obj, "top_k"):
-        return TopKAdapter(obj)
-    raise TypeError(f"{type(obj).__name__} is not a relation retriever (needs retrieve() or top_k())")
 
 
 def model_rho(schema: QuestionSchema | None) -> dict[tuple[str, ...], float]:
@@ -108,9 +86,8 @@ class SGRAnswerer:
         self.llm = llm
         self.meter = UsageMeter(store, llm)
         self.graph_version = store.graph_version()
-        self.embedding_retriever = EmbeddingRelationRetriever(store, graph_version=self.graph_version)
-        self.retriever: RelationRetriever = (as_relation_retriever(retriever) if retriever is not None
-                                             else self.embedding_retriever)
+        self.embedding_retriever = load_retriever(store, "cosine")
+        self.retriever: RelationRetriever = retriever if retriever is not None else self.embedding_retriever
         self.vocabulary = self.embedding_retriever.vocabulary
         if exemplars is None and self.config.exemplars and self.llm is not None:
             exemplars = shared_exemplars(store, self.graph_version, self.vocabulary)
@@ -528,7 +505,7 @@ def create(variant: str, ctx: Any) -> Any:
         return LLMOnlyAnswerer(llm)
     retriever = options.get("relation_retriever")
     if retriever is None:  # RCR's trained heads when `sgr relations train` made some for this graph (RCR issue)
-        from sgr.retrieval.relations import find_model
+        from sgr.retrieval.training import find_model
 
         retriever = "auto" if find_model(ctx.store.graph_version()) is not None else "embedding"
     if isinstance(retriever, str):  # "embedding" (plain MiniLM cosine), "auto" / "cosine" / a model of sgr.retrieval.relations

@@ -2,7 +2,7 @@
 
 * **R_q, candidate relations** — always drawn from the graph's own vocabulary (``(:Relation {name, text})``):
   a :class:`RelationRetriever` proposes the top-k by sentence-embedding similarity between the question and the
-  relation texts (:class:`EmbeddingRelationRetriever`, MiniLM, embeddings cached per graph version), ranked among
+  relation texts (:class:`sgr.retrieval.relations.CosineRelationRetriever`, MiniLM, built once per graph version), ranked among
   the relation types around the linked entities, then the LLM picks and orders the ones to follow, answering
   with the numbers of the listed candidates in schema-constrained JSON (``{"relations": [2, 1]}``: only the k
   listed relations are expressible, and the reply is a few tokens long). A relation the graph does not have can
@@ -26,16 +26,14 @@ relation retriever) can replace the embedding one.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
-import numpy as np
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
-from sgr.graph.store import GraphStore, relation_text
+from sgr.retrieval.relations import RelationRetriever, ScoredRelation
 
 CONSTRAINT_KINDS = ("type", "time", "comparison", "ordinal", "count")
 
@@ -47,17 +45,6 @@ class Constraint:
     kind: str
     text: str
     value: str | None = None
-
-
-@dataclass
-class ScoredRelation:
-    """A relation type of the graph with its relevance to the question (higher is better)."""
-
-    name: str
-    score: float
-    text: str = ""
-    similarity: float = 0.0  # raw cosine similarity to the question
-    picked_rank: int | None = None  # 1-based rank in the LLM's ordered choice, None when not picked
 
 
 @dataclass
@@ -86,88 +73,6 @@ class QuestionSchema:
 
     def has(self, kind: str) -> bool:
         return any(c.kind == kind for c in self.constraints)
-
-
-# -- candidate relations -----------------------------------------------------------------------------------------
-@runtime_checkable
-class RelationRetriever(Protocol):
-    """Proposes candidate relations for a question, best first; names must come from the graph's vocabulary.
-
-    ``among``: restrict the ranking to these relation names (the relation types around the linked entities).
-    """
-
-    def retrieve(self, question: str, k: int, among: Sequence[str] | None = None) -> list[ScoredRelation]:
-        ...
-
-
-_VOCAB_CACHE: dict[tuple[str, str, str], tuple[list[str], list[str], np.ndarray]] = {}
-_VOCAB_LOCK = threading.Lock()
-
-
-class EmbeddingRelationRetriever:
-    """Top-k relations by cosine similarity between the question and ``(:Relation).text`` (MiniLM).
-
-    The vocabulary and its embedding matrix are cached per (store URI, graph version, encoder); the text
-    embeddings themselves are also on disk (:func:`sgr.llm.encoders.embed_texts`).
-    """
-
-    def __init__(self, store: GraphStore, encoder: str = "minilm", graph_version: str | None = None) -> None:
-        self.store = store
-        self.encoder = encoder
-        self.graph_version = graph_version or store.graph_version()
-        self.names, self.texts, self.matrix = self._vocabulary()
-
-    def _vocabulary(self) -> tuple[list[str], list[str], np.ndarray]:
-        from sgr.llm.encoders import embed_texts
-
-        key = (self.store.uri, self.graph_version, self.encoder)
-        with _VOCAB_LOCK:
-            if key not in _VOCAB_CACHE:
-                vocab = self.store.relation_vocabulary()
-                present = set(self.store.relation_types())
-                rows = [(v["name"], v.get("text") or relation_text(v["name"])) for v in vocab if v["name"] in present]
-                known = {n for n, _ in rows}
-                rows += [(n, relation_text(n)) for n in sorted(present - known)]
-                names = [n for n, _ in rows]
-                texts = [t for _, t in rows]
-                matrix = embed_texts(texts, self.encoder) if texts else np.zeros((0, 384), dtype=np.float32)
-                _VOCAB_CACHE[key] = (names, texts, matrix)
-            return _VOCAB_CACHE[key]
-
-    @property
-    def vocabulary(self) -> set[str]:
-        return set(self.names)
-
-    def similarities(self, question: str) -> np.ndarray:
-        from sgr.llm.encoders import embed_texts
-
-        if not self.names:
-            return np.zeros(0, dtype=np.float32)
-        return self.matrix @ embed_texts([question], self.encoder)[0]
-
-    def retrieve(self, question: str, k: int, among: Sequence[str] | None = None) -> list[ScoredRelation]:
-        sims = self.similarities(question)
-        order = np.argsort(-sims)
-        if among is not None:
-            allowed = set(among)
-            order = np.array([i for i in order if self.names[i] in allowed], dtype=int)
-        return [ScoredRelation(self.names[i], float(sims[i]), self.texts[i], float(sims[i])) for i in order[:k]]
-
-    def vectors(self, names: Sequence[str]) -> np.ndarray:
-        """Unit embedding rows of the named relations (texts embedded on demand for names outside the vocabulary)."""
-        from sgr.llm.encoders import embed_texts
-
-        index = {n: i for i, n in enumerate(self.names)}
-        missing = [n for n in names if n not in index]
-        extra = dict(zip(missing, embed_texts([relation_text(n) for n in missing], self.encoder))) if missing else {}
-        return np.stack([self.matrix[index[n]] if n in index else extra[n] for n in names]) if names else \
-            np.zeros((0, self.matrix.shape[1] if self.matrix.size else 384), dtype=np.float32)
-
-    def score_of(self, question: str, names: Sequence[str]) -> dict[str, float]:
-        """Cosine similarity of each named relation to the question (0 for names not in the vocabulary)."""
-        sims = self.similarities(question)
-        index = {n: i for i, n in enumerate(self.names)}
-        return {n: float(sims[index[n]]) if n in index else 0.0 for n in names}
 
 
 # -- constraints -------------------------------------------------------------------------------------------------

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sgr.retrieval.entities import LinkedEntity, normalise
+from sgr.core.text import normalize as normalise
 from sgr.methods.sgr.config import ExpansionConfig
+from sgr.retrieval.entities import LinkedEntity
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath

@@ -117,3 +117,12 @@ def test_oracle_keeps_self_loops_but_drops_multi_hop_returns_to_the_topic(clean_
     got = oracle.answer(_question("movie_to_director_to_movie", "X"))
     assert [a.text for a in got.answers] == ["Y", "Z"]  # equal support: by name
     assert got.paths[0].render() == "X -[directed_by]-> D <-[directed_by]- Y"
+
+
+def test_baseline_options_are_typed_and_an_unknown_one_is_refused(store):
+    from sgr.core.errors import ConfigError
+
+    oracle = create_method("oracle-paths", MethodContext(store=store, options={"answer_cap": "5"}))
+    assert oracle.config.answer_cap == 5
+    with pytest.raises(ConfigError, match="neighbors: unknown option 'neighbor_cap'; valid options: .*neighbour_cap"):
+        create_method("neighbors", MethodContext(store=store, options={"neighbor_cap": 10}))

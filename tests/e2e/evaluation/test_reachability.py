@@ -6,7 +6,7 @@ from collections import defaultdict, deque
 
 import pytest
 
-from sgr.retrieval.resolution import resolve_entities
+from sgr.retrieval.entities import EntityLinker
 from sgr.evaluation.metrics.reachability import ceiling, reachability
 from sgr.graph.store import is_mid
 from sgr.core.types import Question
@@ -68,7 +68,7 @@ def test_names_resolve_through_the_fulltext_index(clean_store):
     b.add_entity("m.0bbb", 'Say "Hi" (song)')
     b.add_triple("m.0aaa", "r", "m.0bbb")
     write_graph(clean_store, b)
-    found = resolve_entities(clean_store, ["Jamaica", 'Say "Hi" (song)', "m.0aaa", "Jam", "!!"])
+    found = EntityLinker(clean_store).resolve(["Jamaica", 'Say "Hi" (song)', "m.0aaa", "Jam", "!!"])
     assert found == {"Jamaica": ["m.0aaa"], 'Say "Hi" (song)': ["m.0bbb"], "m.0aaa": ["m.0aaa"], "Jam": [], "!!": []}
     r = reachability(clean_store, [Question(id="q", text="", topic_entities=["Jamaica"],
                                             answers=['Say "Hi" (song)'])], k=1)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from loaders.writer import GraphBatch, write_graph
-from sgr.retrieval.relations import (RelationExample, TrainConfig, default_model_path, load_retriever, save_model,
-                           train_heads, trained_retriever)
+from sgr.retrieval.relations import load_retriever, trained_model_for
+from sgr.retrieval.training import RelationExample, RelationTrainConfig, default_model_path, save_model, train_heads
 
 
 def test_auto_finds_the_model_of_this_graph_version_only(clean_store, tmp_path, monkeypatch) -> None:
@@ -18,11 +18,11 @@ def test_auto_finds_the_model_of_this_graph_version_only(clean_store, tmp_path, 
     write_graph(clean_store, batch)
     vocab = [v["name"] for v in clean_store.relation_vocabulary()]
     assert load_retriever(clean_store, "auto").trained is False  # nothing trained yet: plain cosine
-    assert trained_retriever(clean_store) is None
+    assert trained_model_for(clean_store) is None
 
     train = [RelationExample("1", "what language is spoken in peru", (("location.country.languages_spoken",),)),
              RelationExample("2", "where was john born", (("people.person.place_of_birth",),))]
-    cfg = TrainConfig(epochs=2, negatives=2, batch_size=2)
+    cfg = RelationTrainConfig(epochs=2, negatives=2, batch_size=2)
     result = train_heads(train, [], vocab, vocab, cfg)
     version = clean_store.graph_version()
     path = save_model(default_model_path("tiny", version), result, dataset="tiny", graph_version=version,
@@ -32,8 +32,8 @@ def test_auto_finds_the_model_of_this_graph_version_only(clean_store, tmp_path, 
     r = load_retriever(clean_store, "auto")
     assert r.trained and r.info["graph_version"] == version and r.graph_version == version
     assert sorted(r.relations) == sorted(vocab)
-    assert [name for name, _ in r.top_k("what language do they speak in jamaica", 3)] and len(r.top_k("x", 99)) == 3
-    assert trained_retriever(clean_store) is not None
+    assert [x.name for x in r.retrieve("what language do they speak in jamaica", 3)] and len(r.retrieve("x", 99)) == 3
+    assert trained_model_for(clean_store) is not None
 
     # new data → new graph version → the old heads are not picked automatically
     more = GraphBatch()

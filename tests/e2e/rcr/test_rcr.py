@@ -134,3 +134,61 @@ def test_the_real_model_writes_paths_only_from_the_retrieved_relations(local_llm
     # the grammar admits nothing else: every reply line is a parenthesised path of candidates
     assert len(parse_relation_paths(raw, cands, 2)) == len(paths)
     assert all(line.startswith("(") and line.endswith(")") for line in raw.strip().splitlines())
+
+
+@pytest.mark.neo4j
+def test_rcr_options_are_typed_and_an_unknown_one_is_refused(tiny_graph, retriever) -> None:
+    from sgr.core.errors import ConfigError
+    from sgr.methods.base import MethodContext
+    from sgr.methods.rcr.method import create
+
+    llm = LLM(FakeListChatModel(responses=["x"]), name="fake")
+    rcr = create(MethodContext(store=tiny_graph, options={"candidates": "7", "relation_retriever": retriever},
+                               llm=llm))
+    assert rcr.config.candidates == 7 and rcr.retriever is retriever
+    assert create(MethodContext(store=tiny_graph, options={"substitutions": 1}, llm=llm),
+                  substitutions=0, name="rcr-ks0").config.substitutions == 0
+    with pytest.raises(ConfigError, match="valid options: .*candidates"):
+        create(MethodContext(store=tiny_graph, options={"candidatez": 7}, llm=llm))
+    with pytest.raises(ConfigError, match="beam"):
+        create(MethodContext(store=tiny_graph, options={"beam": "four"}, llm=llm))
+
+
+@pytest.mark.neo4j
+def test_on_a_warm_cache_rcr_counts_tokens_as_every_metered_method(tiny_graph, retriever, tmp_path) -> None:
+    """Cold run: billed tokens. Warm run (same question, LLM cache hit): the same calls, no billed tokens, the
+    same tokens as cached ones — exactly what :class:`UsageMeter` reports for the same calls made directly (as
+    SGR's stages make them)."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from sgr.methods.base import UsageMeter
+
+    def chat():  # replies with the token counts a real server reports
+        return GenericFakeChatModel(messages=iter([
+            AIMessage("(location.country.languages_spoken)",
+                      usage_metadata={"input_tokens": 120, "output_tokens": 9, "total_tokens": 129}),
+            AIMessage("Jamaican English",
+                      usage_metadata={"input_tokens": 80, "output_tokens": 4, "total_tokens": 84})]))
+
+    q = Question(id="q1", text="what does jamaican people speak", topic_entities=["Jamaica"])
+    cfg = RCRConfig(candidates=20, beam=1, examples=0)
+    cold_llm = LLM(chat(), name="fake-usage", cache_dir=tmp_path)
+    cold = RCRAnswerer(tiny_graph, cold_llm, retriever, cfg).answer(q).usage
+    assert (cold.llm_calls, cold.llm_cached_calls, cold.prompt_tokens, cold.completion_tokens) == (2, 0, 200, 13)
+
+    warm_llm = LLM(chat(), name="fake-usage", cache_dir=tmp_path)
+    rcr = RCRAnswerer(tiny_graph, warm_llm, retriever, cfg)
+    warm = rcr.answer(q).usage
+    assert (warm.llm_calls, warm.llm_cached_calls, warm.prompt_tokens) == (2, 2, 0)
+    assert (warm.cached_prompt_tokens, warm.cached_completion_tokens) == (200, 13)
+
+    # the same two calls, made directly under the one meter
+    meter = UsageMeter(tiny_graph, warm_llm)
+    with meter.measure() as direct:
+        rcr.generate_paths(q.text, "Jamaica", [r.name for r in rcr.candidates(q.text)])
+        g = path_guided_subgraph(tiny_graph, ["Jamaica"], [("location.country.languages_spoken",)], retriever)
+        rcr.generate_answers(q.text, g)
+    assert (direct.llm_calls, direct.llm_cached_calls, direct.prompt_tokens, direct.cached_prompt_tokens,
+            direct.cached_completion_tokens) == (warm.llm_calls, warm.llm_cached_calls, warm.prompt_tokens,
+                                                 warm.cached_prompt_tokens, warm.cached_completion_tokens)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from sgr.methods.scr.method import build_prompt, parse_answer_lines, render_path
+import pytest
+
+from sgr.core.errors import ConfigError
+from sgr.core.text import parse_answer_lines
 from sgr.core.types import ReasoningPath
+from sgr.methods.base import MethodContext
+from sgr.methods.scr.method import build_prompt, create_scr, create_scr_greedy, render_path
 
 
 def _paths() -> list[ReasoningPath]:
@@ -25,6 +30,13 @@ def test_prompt_follows_figure_2() -> None:
 def test_answer_lines_are_parsed() -> None:
     assert parse_answer_lines("Vienna\n- Graz\n2. vienna\n\n  Linz ") == ["Vienna", "Graz", "Linz"]
     assert parse_answer_lines("") == []
+
+
+def test_scr_options_are_typed_and_an_unknown_one_is_refused() -> None:
+    with pytest.raises(ConfigError, match="scr: unknown option 'beem'; valid options: .*beam"):
+        create_scr(MethodContext(store=None, options={"beem": 3}))
+    with pytest.raises(ConfigError, match="min_prob"):
+        create_scr_greedy(MethodContext(store=None, options={"min_prob": "high"}))
 
 
 def test_llm_answer_with_scripted_chat_model() -> None:

@@ -15,7 +15,7 @@ import torch
 from sgr.methods.registry import MethodContext, create_method
 from sgr.methods.scr.data import SubgraphConfig, SubgraphSource, build_examples
 from sgr.methods.scr.model import SCRConfig, SCRModel
-from sgr.methods.scr.train import TrainConfig, evaluate_hits, seed_everything, train
+from sgr.methods.scr.train import ScrTrainConfig, evaluate_hits, seed_everything, train
 
 from .conftest import slice_questions
 
@@ -37,7 +37,7 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
     seed_everything(0)
     model = SCRModel(cfg)
     hit0, hits1_0 = evaluate_hits(model, test_ex, beam=3)
-    result = train(model, train_ex, test_ex[:8], TrainConfig(epochs=3, batch_size=16, lr_encoder=1e-4, lr_graph=3e-3,
+    result = train(model, train_ex, test_ex[:8], ScrTrainConfig(epochs=3, batch_size=16, lr_encoder=1e-4, lr_graph=3e-3,
                                                             patience=3, val_beam=3, progress=False,
                                                             out_dir=tmp_path / "ckpt"))
     hit1, hits1_1 = evaluate_hits(model, test_ex, beam=3)

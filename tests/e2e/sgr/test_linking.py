@@ -1,12 +1,27 @@
-"""Entity linking against the real Neo4j with the WebQSP slice (sgr/linking.py)."""
+"""Entity linking and dataset-string resolution against the real Neo4j with the WebQSP slice
+(sgr/retrieval/entities.py)."""
 
-from sgr.retrieval.entities import EntityLinker, lucene_query, normalise, spans
+import pytest
+
+from loaders.writer import GraphBatch, write_graph
+from sgr.retrieval.entities import EntityLinker, spans
 
 
-def test_normalise_and_lucene_escaping():
-    assert normalise("The Galápagos  Islands!") == "galapagos islands"
-    assert lucene_query("AC/DC (band)") == "AC\\/DC \\(band\\)"
+def test_spans_skip_stop_words():
     assert "ben franklin" in spans("what else did ben franklin invent?")
+    assert "what else" not in spans("what else did ben franklin invent?")
+
+
+def test_resolve_by_id_then_exact_name(clean_store):
+    b = GraphBatch()
+    b.add_entity("m.0aaa", "Jamaica")
+    b.add_entity("m.0bbb", 'Say "Hi" (song)')
+    b.add_triple("m.0aaa", "r", "m.0bbb")
+    write_graph(clean_store, b)
+    linker = EntityLinker(clean_store)
+    found = linker.resolve(["Jamaica", 'Say "Hi" (song)', "m.0aaa", "Jam", "!!", ""])
+    assert found == {"Jamaica": ["m.0aaa"], 'Say "Hi" (song)': ["m.0bbb"], "m.0aaa": ["m.0aaa"], "Jam": [], "!!": []}
+    assert linker.resolve(["Jamaica"], by_name=False) == {"Jamaica": []}  # ids only
 
 
 def test_given_topics_exact_and_cvt_mid(webqsp_graph):

@@ -4,7 +4,8 @@ import pytest
 
 from sgr.llm.encoders import embed_texts
 from sgr.retrieval.entities import EntityLinker
-from sgr.methods.sgr.schema import EmbeddingRelationRetriever, ScoredRelation, QuestionSchema, rule_constraints
+from sgr.methods.sgr.schema import QuestionSchema, rule_constraints
+from sgr.retrieval.relations import ScoredRelation, load_retriever
 from sgr.methods.sgr.subgraph import ExpansionConfig, SubgraphBuilder, lcs, neighbourhood_relation_types
 
 REPS = "government.political_district.representatives"
@@ -12,7 +13,7 @@ HOLDER = "government.government_position_held.office_holder"
 
 
 def builder(store):
-    retr = EmbeddingRelationRetriever(store)
+    retr = load_retriever(store, "cosine")
     return SubgraphBuilder(store, lambda t: embed_texts(list(t)), retr.score_of, retr.vectors), retr
 
 

@@ -1,4 +1,5 @@
-"""The relation retriever of RCR (sgr/relations.py): loss, heads, RRA@k, readers (no Neo4j needed)."""
+"""RCR's relation retriever (sgr/retrieval/relations.py, training.py): loss, heads, RRA@k, readers, hard
+negatives (no Neo4j needed)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import pytest
 import torch
 
 from sgr.core.errors import InputError
-from sgr.retrieval.relations import (CosineRelationRetriever, RelationExample, RelationHeads, RelationRetriever, TrainConfig,
-                           gold_ranks, margin_ranking_loss, metaqa_qtype_path, metaqa_question_text, rra_at_k,
-                           split_validation, train_heads)
+from sgr.retrieval.relations import CosineRelationRetriever, RelationRetriever, TrainedRelationRetriever
+from sgr.retrieval.training import (RelationExample, RelationHeads, RelationTrainConfig, gold_ranks,
+                                    margin_ranking_loss, metaqa_qtype_path, metaqa_question_text, rra_at_k,
+                                    split_validation, train_heads)
 
 VOCAB = [
     "location.country.languages_spoken", "language.human_language.countries_spoken_in",
@@ -82,10 +84,11 @@ def test_a_trained_head_ranks_the_gold_relation_first_where_cosine_did_not() -> 
     cos_rank = gold_ranks(cosine.scores([HELD_OUT.question]), VOCAB, [HELD_OUT.relations])[0]
     assert cos_rank is not None and cos_rank > 0, "precondition: plain cosine must miss the gold relation at top-1"
 
-    cfg = TrainConfig(epochs=40, lr=1e-3, negatives=10, batch_size=4, seed=0)
+    cfg = RelationTrainConfig(epochs=40, lr=1e-3, negatives=10, batch_size=4, seed=0)
     result = train_heads(train, [HELD_OUT], VOCAB, VOCAB, cfg)
-    trained = RelationRetriever(VOCAB, heads=result.heads)
-    assert trained.top_k(HELD_OUT.question, 1)[0][0] == "location.location.containedby"
+    trained = TrainedRelationRetriever(VOCAB, result.heads)
+    assert isinstance(trained, RelationRetriever) and isinstance(cosine, RelationRetriever)
+    assert trained.retrieve(HELD_OUT.question, 1)[0].name == "location.location.containedby"
     assert result.best_val[10] == 1.0
     assert result.history[-1].loss < result.history[1].loss  # training reduced eq. 2's loss
 
@@ -107,3 +110,38 @@ def test_validation_split_is_fixed_by_the_seed() -> None:
     assert [e.id for e in a[1]] == [e.id for e in b[1]] and len(a[1]) == 10 and len(a[0]) == 40
     assert not {e.id for e in a[0]} & {e.id for e in a[1]}
     assert not math.isclose(len(split_validation(ex, 0.5, seed=2)[1]), 10)
+
+
+def test_retrieve_ranks_among_the_given_names_only() -> None:
+    cosine = CosineRelationRetriever(VOCAB)
+    full = cosine.retrieve("what language do people in france speak", 3)
+    assert len(full) == 3 and full[0].score >= full[1].score >= full[2].score
+    among = ["music.artist.genre", "film.film.directed_by", "not.in.the.vocabulary"]
+    some = cosine.retrieve("what language do people in france speak", 5, among=among)
+    assert {r.name for r in some} == {"music.artist.genre", "film.film.directed_by"}
+    assert cosine.score_of("x", ["not.in.the.vocabulary"]) == {"not.in.the.vocabulary": 0.0}
+
+
+def test_hard_negatives_are_the_heads_top_ranked_non_gold_relations() -> None:
+    train = [RelationExample(str(i), q, ((r,),)) for i, (q, r) in enumerate(TRAIN)]
+    seen: list[float] = []
+    cfg = RelationTrainConfig(epochs=3, lr=1e-3, negatives=6, hard_negatives=6, batch_size=4, seed=0)
+    result = train_heads(train, [HELD_OUT], VOCAB, VOCAB, cfg, progress=lambda log: seen.append(log.loss))
+    # with every negative a hard one, the first epoch's loss is higher than with uniform negatives
+    uniform = train_heads(train, [HELD_OUT], VOCAB, VOCAB,
+                          RelationTrainConfig(epochs=3, lr=1e-3, negatives=6, batch_size=4, seed=0))
+    assert len(seen) == 3 and result.history[1].loss > uniform.history[1].loss
+
+
+def test_fusion_weight_is_chosen_on_validation_and_w1_is_plain_cosine() -> None:
+    train = [RelationExample(str(i), q, ((r,),)) for i, (q, r) in enumerate(TRAIN)]
+    cfg = RelationTrainConfig(epochs=5, lr=1e-3, negatives=10, batch_size=4, seed=0, cosine_weights=(0.0, 0.5, 1.0))
+    result = train_heads(train, [HELD_OUT], VOCAB, VOCAB, cfg)
+    assert result.cosine_weight in (0.0, 0.5, 1.0)
+    cosine = CosineRelationRetriever(VOCAB)
+    only_cosine = TrainedRelationRetriever(VOCAB, result.heads, cosine_weight=1.0)
+    question = "what language do people in france speak"
+    assert np.allclose(only_cosine.scores([question]), cosine.scores([question]), atol=1e-5)
+    assert [r.name for r in only_cosine.retrieve(question, 5)] == [r.name for r in cosine.retrieve(question, 5)]
+    assert not np.allclose(TrainedRelationRetriever(VOCAB, result.heads).scores([question]),
+                           cosine.scores([question]), atol=1e-3)

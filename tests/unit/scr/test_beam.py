@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from sgr.methods.scr.beam import beam_search, shortest_walk
-from sgr.methods.scr.data import Subgraph, shortest_paths
+from sgr.methods.scr.data import ScrSubgraph, shortest_paths
 from sgr.methods.scr.model import PackedGraphs, SCRConfig, SCRModel, question_text
 
 NAMES = ["Topic", "A", "B", "C", "D"]
@@ -25,10 +25,10 @@ POLICY = {"Topic": "A", "A": "C", "C": "C", "B": "D", "D": "D"}
 TAU = 0.5
 
 
-def hand_graph() -> Subgraph:
+def hand_graph() -> ScrSubgraph:
     # Topic -ra-> A, Topic -rb-> B, A -rc-> C, B -rd-> D, C -re-> Topic (a cycle, to test no revisits)
     edges = np.array([[0, 0, 1], [0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0]], dtype=np.int32)
-    return Subgraph(node_ids=[f"id:{n}" for n in NAMES], names=list(NAMES), cvt=np.zeros(5, bool),
+    return ScrSubgraph(node_ids=[f"id:{n}" for n in NAMES], names=list(NAMES), cvt=np.zeros(5, bool),
                     depth=np.array([0, 1, 1, 2, 2], np.int8), edges=edges, relations=["ra", "rb", "rc", "rd", "re"],
                     topics=[0])
 
@@ -61,6 +61,12 @@ class ScriptedScorer(nn.Module):
 
     def candidate_vectors(self, h, pg, graph, cands):
         return h[torch.tensor([pg.offsets[g] + c.node for g, c in zip(graph, cands)])]
+
+    def cached_node_states(self, subgraphs):
+        return None
+
+    def keep_node_states(self, pg, h):
+        pass
 
 
 def p(n_candidates: int) -> float:
@@ -98,7 +104,9 @@ def test_question_text_grows_as_in_equation_8() -> None:
     beam_search(model, [("which C?", hand_graph())], beam_size=1)
     assert model.seen_texts[0] == "which C? [SEP] Topic"
     assert model.seen_texts[1] == "which C? [SEP] Topic [SEP] ra [SEP] A"
-    assert model.seen_texts[2] == "which C? [SEP] Topic [SEP] ra [SEP] A [SEP] rc [SEP] C"
+    # at C the only candidate is "stay" (A and Topic visited): its probability is 1 whatever q_2 is, so q_2 is
+    # never encoded
+    assert len(model.seen_texts) == 2
     assert question_text("q", "[SEP]", "e0", [("r1", "e1")]) == "q [SEP] e0 [SEP] r1 [SEP] e1"
 
 
@@ -150,3 +158,31 @@ def test_gold_walks_follow_the_gold_relation_path_where_shortest_walks_do_not() 
     back = gold_walks(sg, [["re"]], answers=[3])
     assert [(w.nodes, w.directions) for w in back] == [((0, 3), (1,))]
     assert shortest_paths(sg, [1, 3], max_depth=3)[0].nodes == (0, 1)
+
+
+def test_node_states_are_reused_and_bf16_inference_keeps_the_ranking() -> None:
+    """The real model: a G_q searched again reuses its GNN states (same result); bfloat16 encoder calls give the
+    same paths and nearly the same probabilities as float32."""
+    torch.manual_seed(0)
+    model = SCRModel(SCRConfig(layers=1, max_steps=2, trainable_layers=0))
+    model.eval()
+    sg = hand_graph()
+    items = [("which C?", sg), ("which D?", hand_graph())]
+    first = beam_search(model, items, beam_size=10, min_prob=0.0)
+    assert sg.digest() in model._node_states and len(model._node_states) == 1  # equal content, one entry
+    again = beam_search(model, items, beam_size=10, min_prob=0.0)
+    assert [[x.nodes for x in r.paths] for r in again] == [[x.nodes for x in r.paths] for r in first]
+    model.bf16_inference = True
+    texts = [f"which C? [SEP] Topic [SEP] ra [SEP] {n}" for n in NAMES]
+    fp32 = model.encode(texts[:3])  # below BF16_MIN_TEXTS: float32
+    assert torch.equal(fp32, model.encode(texts[:3]))
+    with torch.inference_mode():
+        bf = model.encode(texts)
+        model.bf16_inference = False
+        full = model.encode(texts)
+    assert float(torch.nn.functional.cosine_similarity(bf, full).min()) > 0.999
+    model.bf16_inference = True
+    half = beam_search(model, items, beam_size=10, min_prob=0.0)
+    assert [[x.nodes for x in r.paths] for r in half] == [[x.nodes for x in r.paths] for r in first]
+    model.train()
+    assert model.cached_node_states([sg]) is None and not model._node_states  # training clears the cache

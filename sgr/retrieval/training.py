@@ -1,0 +1,592 @@
+"""Training RCR's relation retriever: supervision readers, the heads, the loss, RRA@k, the loop, saved models.
+
+Method (Relation-Centric Reasoning, §4.1.1–4.1.2, App. A.5.2):
+
+* a frozen sentence encoder embeds the question ``q`` and every relation ``r`` (its readable text,
+  ``location.country.languages_spoken`` → ``location country languages spoken``): ``q, r ∈ R^d``;
+* two trainable projection heads, one per side, ``f(x) = W2 · Dropout_0.1(SiLU(W1 x + b1)) + b2`` with
+  ``W1, W2 ∈ R^{d×d}`` (App. A.5.2: ``Linear(d→d) → SiLU → Dropout(0.1) → Linear(d→d)``), give ``q̃ = f_q(q)``
+  and ``r̃ = f_r(r)``;
+* the score is the cosine ``sim(q, r) = cos(q̃, r̃)`` (eq. 1); relations are ranked by it;
+* training minimises the margin ranking loss of eq. 2 over the gold relations ``R_q⁺`` (every relation of the
+  question's gold paths) and 80 sampled negatives ``R_q⁻`` (§5.1), margin ``γ = 0.5``, averaged over all
+  (q, r⁺, r⁻) triplets of a batch: ``L = mean max(0, γ − sim(q, r⁺) + sim(q, r⁻))``;
+* Adam (lr 5·10⁻⁴ on WebQSP, A.5.2), 50 epochs, and the epoch with the best validation RRA@50 is kept;
+* Relation Retrieval Accuracy, ``RRA@k`` (§5.1): the share of questions whose gold-path relations are *all*
+  among the top-k ranked relations.
+
+Score fusion (``RelationTrainConfig.cosine_weights``, not in the paper): the retriever may rank by
+``s(q, r) = (1 − w)·cos(f_q(q), f_r(r)) + w·cos(q, r)``, the trained score mixed with the frozen cosine; ``w`` is
+picked from the grid by validation RRA@50 after the best epoch is chosen (``w = 0`` is eq. 1 exactly).
+
+Hard negatives (``RelationTrainConfig.hard_negatives``, a lever the paper names): at the start of every epoch the
+current heads rank the training universe for each training question, and that many of its 80 negatives are the
+highest-ranked non-gold relations; the rest stay uniformly sampled.
+
+Differences from the paper, forced by this environment: the frozen encoder is all-MiniLM-L6-v2 (384-d) or
+all-mpnet-base-v2 (768-d) — the paper's gte-large-en-v1.5 is not in any reachable registry — so the heads are
+d→d; the vocabulary is the graph's own relations (:func:`graph_relations`), not all of Freebase. Negatives are drawn
+from the *training universe*: the vocabulary plus every relation of the training paths (a training question whose
+gold relation is not in the loaded slice still teaches the heads); validation ranks the vocabulary only.
+
+Saved models keep the graph version (:meth:`sgr.graph.store.GraphStore.graph_version`) they were trained against;
+:func:`find_model` finds the newest one for a version (:func:`sgr.retrieval.relations.load_retriever` uses it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sgr.core.config import cache_dir
+from sgr.core.errors import ConfigError, InputError
+from sgr.datasets import metaqa_relation_path
+from sgr.graph.store import GraphStore, relation_text
+
+#: The default frozen encoder (see the module docstring); ``mpnet`` is the larger one.
+DEFAULT_ENCODER = "minilm"
+#: k values of the paper's RRA table (Table 5 uses 50–300; 10 is added for MetaQA's small vocabulary).
+RRA_KS = (10, 50, 100, 200)
+
+
+def graph_relations(store: GraphStore) -> tuple[list[str], list[str]]:
+    """The relations a retriever ranks: ``(names, texts)`` of the graph's ``(:Relation)`` vocabulary whose type
+    occurs in the graph, plus any relationship type the vocabulary lacks (its text derived from the name)."""
+    present = set(store.relation_types())
+    rows = [(v["name"], v.get("text") or relation_text(v["name"])) for v in store.relation_vocabulary()
+            if v["name"] in present]
+    known = {n for n, _ in rows}
+    rows += [(n, relation_text(n)) for n in sorted(present - known)]
+    return [n for n, _ in rows], [t for _, t in rows]
+
+
+# -- supervision: questions with their gold relations
+@dataclass(frozen=True)
+class RelationExample:
+    """One question with the relations of its gold reasoning paths (the positives ``R_q⁺`` of eq. 2)."""
+
+    id: str
+    question: str
+    paths: tuple[tuple[str, ...], ...]
+    hops: int | None = None
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        """Every relation on any gold path, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for path in self.paths:
+            for rel in path:
+                seen.setdefault(rel, None)
+        return tuple(seen)
+
+
+def read_webqsp_paths(path: Path, limit: int | None = None) -> list[RelationExample]:
+    """WebQSP questions with gold relation paths: ``webqsp_train_paths.jsonl`` or the RoG-format slice.
+
+    Each line needs ``id``, ``question`` and ``ground_paths`` (a list of relation lists). Questions without any
+    gold path are skipped (they cannot supervise or be scored by RRA).
+    """
+    out: list[RelationExample] = []
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{lineno}: not JSON ({exc.msg})") from exc
+            for key in ("id", "question", "ground_paths"):
+                if key not in rec:
+                    raise InputError(f"{path}:{lineno}: field {key!r} is missing")
+            paths = rec["ground_paths"]
+            if not isinstance(paths, list) or not all(isinstance(p, list) for p in paths):
+                raise InputError(f"{path}:{lineno}: field 'ground_paths' must be a list of relation lists")
+            paths_t = tuple(tuple(str(r) for r in p) for p in paths if p)
+            if not paths_t:
+                continue
+            out.append(RelationExample(id=str(rec["id"]), question=str(rec["question"]), paths=paths_t,
+                                       hops=max(len(p) for p in paths_t)))
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+def metaqa_qtype_path(qtype: str) -> tuple[str, ...]:
+    """The relation path of a MetaQA question type: ``actor_to_movie_to_director`` → ``(starred_actors, directed_by)``
+    (:func:`sgr.datasets.metaqa_relation_path` without the directions: RRA ranks relation names)."""
+    try:
+        return tuple(rel for rel, _ in metaqa_relation_path(qtype))
+    except ValueError as exc:
+        raise InputError(f"MetaQA question type {qtype!r}: {exc}") from exc
+
+
+_BRACKETS = re.compile(r"\[([^\]]*)\]")
+
+
+def metaqa_question_text(raw: str) -> str:
+    """MetaQA's question with the topic-entity brackets removed: ``movies starred by [X]`` → ``movies starred by X``."""
+    return _BRACKETS.sub(r"\1", raw).strip()
+
+
+def read_metaqa(data_dir: Path, split: str, hops: Sequence[int] = (1, 2, 3), limit_per_hop: int | None = None,
+                seed: int = 0) -> list[RelationExample]:
+    """MetaQA questions of ``split`` (``dev``/``test``) with their qtype relation path as the gold path.
+
+    With ``limit_per_hop`` a fixed-seed sample (``random.Random(seed)``) of that many questions per hop is kept,
+    in file order.
+    """
+    out: list[RelationExample] = []
+    for hop in hops:
+        qfile = data_dir / f"{hop}hop_{split}.tsv"
+        tfile = data_dir / f"{hop}hop_{split}_qtype.txt"
+        for f in (qfile, tfile):
+            if not f.exists():
+                raise InputError(f"{f}: MetaQA file not found (set --data to the folder with {{1,2,3}}hop_*.tsv)")
+        questions = qfile.read_text(encoding="utf-8").splitlines()
+        qtypes = tfile.read_text(encoding="utf-8").splitlines()
+        if len(questions) != len(qtypes):
+            raise InputError(f"{tfile}: {len(qtypes)} lines but {qfile.name} has {len(questions)}: files not aligned")
+        idx = list(range(len(questions)))
+        if limit_per_hop is not None and limit_per_hop < len(idx):
+            idx = sorted(random.Random(seed).sample(idx, limit_per_hop))
+        for i in idx:
+            text = questions[i].split("\t", 1)[0]
+            path = metaqa_qtype_path(qtypes[i])
+            out.append(RelationExample(id=f"metaqa-{hop}hop-{split}-{i}", question=metaqa_question_text(text),
+                                       paths=(path,), hops=hop))
+    return out
+
+
+def split_validation(examples: Sequence[RelationExample], fraction: float, seed: int = 0
+                     ) -> tuple[list[RelationExample], list[RelationExample]]:
+    """A fixed-seed (train, validation) split; ``fraction`` of the questions are held out."""
+    if not 0.0 < fraction < 1.0:
+        raise ConfigError(f"validation fraction must be in (0, 1), got {fraction}")
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    n_val = max(1, int(round(len(examples) * fraction)))
+    val_idx = set(order[:n_val])
+    return ([e for i, e in enumerate(examples) if i not in val_idx],
+            [e for i, e in enumerate(examples) if i in val_idx])
+
+
+# -- embeddings
+def embed(texts: Sequence[str], encoder: str = DEFAULT_ENCODER) -> np.ndarray:
+    """Frozen sentence embeddings ``(n, d)`` (unit rows) from :func:`sgr.llm.encoders.embed_texts` (disk-cached)."""
+    from sgr.llm.encoders import embed_texts
+
+    return embed_texts(list(texts), name=encoder)
+
+
+# -- the model: two projection heads and the margin loss
+class ProjectionHead(nn.Sequential):
+    """One projection head ``Linear(d→d) → SiLU → Dropout(p) → Linear(d→d)`` (RCR App. A.5.2)."""
+
+    def __init__(self, dim: int, dropout: float = 0.1) -> None:
+        super().__init__(nn.Linear(dim, dim), nn.SiLU(), nn.Dropout(dropout), nn.Linear(dim, dim))
+
+
+class RelationHeads(nn.Module):
+    """The question head ``f_q`` and the relation head ``f_r`` of RCR §4.1.1, scored by cosine (eq. 1)."""
+
+    def __init__(self, dim: int, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.dim = dim
+        self.dropout = dropout
+        self.question = ProjectionHead(dim, dropout)
+        self.relation = ProjectionHead(dim, dropout)
+
+    def project_questions(self, q: torch.Tensor) -> torch.Tensor:
+        """``q̃ = f_q(q)``, L2-normalised: ``(B, d) → (B, d)``."""
+        return F.normalize(self.question(q), dim=-1)
+
+    def project_relations(self, r: torch.Tensor) -> torch.Tensor:
+        """``r̃ = f_r(r)``, L2-normalised: ``(N, d) → (N, d)``."""
+        return F.normalize(self.relation(r), dim=-1)
+
+    def similarity(self, q: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        """Eq. 1, ``cos(f_q(q), f_r(r))`` for every (question, relation) pair: ``(B, N)``."""
+        return self.project_questions(q) @ self.project_relations(r).T
+
+
+def margin_ranking_loss(pos: torch.Tensor, neg: torch.Tensor, gamma: float = 0.5,
+                        pos_mask: torch.Tensor | None = None, neg_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Eq. 2 of RCR: ``mean over (r⁺, r⁻) of max(0, γ − sim(q, r⁺) + sim(q, r⁻))``.
+
+    ``pos``: ``(B, P)`` similarities of the gold relations, ``neg``: ``(B, N)`` of the negatives; optional boolean
+    masks mark padded entries when questions of a batch have different numbers of positives. The loss is averaged
+    over all valid triplets of the batch (§4.1.2: "averaged over all triplets in the batch").
+    """
+    if pos.dim() == 1:
+        pos, neg = pos.unsqueeze(0), neg.unsqueeze(0)
+        pos_mask = pos_mask.unsqueeze(0) if pos_mask is not None else None
+        neg_mask = neg_mask.unsqueeze(0) if neg_mask is not None else None
+    hinge = torch.clamp(gamma - pos.unsqueeze(2) + neg.unsqueeze(1), min=0.0)  # (B, P, N)
+    if pos_mask is None and neg_mask is None:
+        return hinge.mean()
+    pm = pos_mask if pos_mask is not None else torch.ones_like(pos, dtype=torch.bool)
+    nm = neg_mask if neg_mask is not None else torch.ones_like(neg, dtype=torch.bool)
+    valid = (pm.unsqueeze(2) & nm.unsqueeze(1)).to(hinge.dtype)
+    return (hinge * valid).sum() / valid.sum().clamp(min=1.0)
+
+
+# -- Relation Retrieval Accuracy
+def gold_ranks(scores: np.ndarray, relations: Sequence[str], gold: Sequence[Sequence[str]]) -> list[int | None]:
+    """The worst (largest, 0-based) rank of any gold relation per question; None when a gold relation is not in
+    ``relations`` at all (the question can never be fully retrieved). Ties count against the gold relation."""
+    index = {r: i for i, r in enumerate(relations)}
+    out: list[int | None] = []
+    for row, rels in zip(scores, gold):
+        worst = -1
+        for rel in rels:
+            j = index.get(rel)
+            if j is None:
+                worst = None
+                break
+            rank = int(np.sum(row >= row[j])) - 1  # relations scoring at least as high, itself excluded
+            worst = max(worst, rank)
+        out.append(worst)
+    return out
+
+
+def rra_at_k(worst_ranks: Sequence[int | None], ks: Iterable[int] = RRA_KS) -> dict[int, float]:
+    """``RRA@k``: the share of questions whose gold relations are all in the top ``k`` (RCR §5.1)."""
+    n = len(worst_ranks)
+    if n == 0:
+        return {k: 0.0 for k in ks}
+    return {k: sum(1 for r in worst_ranks if r is not None and r < k) / n for k in ks}
+
+
+# -- training
+@dataclass
+class RelationTrainConfig:
+    """Hyper-parameters; defaults are the paper's WebQSP settings (RCR §5.1, App. A.5.2) except ``batch_size``:
+    the paper uses 1, which costs ~8× more relation-head passes per epoch on CPU; with 32 the loss is still averaged
+    over every (q, r⁺, r⁻) triplet of the batch (padded positives masked), as §4.1.2 states."""
+
+    epochs: int = 50
+    lr: float = 5e-4
+    gamma: float = 0.5
+    negatives: int = 80
+    batch_size: int = 32
+    dropout: float = 0.1
+    select_k: int = 50  # model selection: the epoch with the best validation RRA@select_k
+    seed: int = 0
+    threads: int = 2
+    patience: int | None = None  # stop after this many epochs without a better validation RRA (None: never)
+    encoder: str = DEFAULT_ENCODER  # the frozen sentence encoder (minilm or mpnet)
+    cosine_weights: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3)  # grid for w in s = (1−w)·eq. 1 + w·cos(q, r)
+    hard_negatives: int = 0  # of the ``negatives``, the current heads' top-ranked non-gold ones (no gain measured)
+
+
+@dataclass
+class EpochLog:
+    epoch: int
+    loss: float
+    val_rra: dict[int, float]
+    seconds: float
+
+
+@dataclass
+class RelationTrainResult:
+    """The chosen heads and how training went."""
+
+    heads: RelationHeads
+    best_epoch: int
+    best_val: dict[int, float]
+    history: list[EpochLog] = field(default_factory=list)
+    universe_size: int = 0
+    train_questions: int = 0
+    val_questions: int = 0
+    seconds: float = 0.0
+    cosine_weight: float = 0.0  # w of the fused score (see the module docstring), chosen on validation
+
+
+def fused_scores(heads: RelationHeads, q: torch.Tensor, r: torch.Tensor, cosine_weight: float) -> np.ndarray:
+    """``(1 − w)·cos(f_q(q), f_r(r)) + w·cos(q, r)`` for every (question, relation) pair: ``(B, N)``."""
+    with torch.inference_mode():
+        s = heads.similarity(q, r)
+        if cosine_weight:
+            s = (1.0 - cosine_weight) * s + cosine_weight * (F.normalize(q, dim=-1) @ F.normalize(r, dim=-1).T)
+    return s.numpy()
+
+
+def train_heads(train: Sequence[RelationExample], val: Sequence[RelationExample], universe: Sequence[str],
+                vocabulary: Sequence[str], config: RelationTrainConfig | None = None,
+                progress: Callable[[EpochLog], None] | None = None) -> RelationTrainResult:
+    """Train the two heads with eq. 2 and keep the epoch with the best validation RRA@``select_k``.
+
+    ``universe``: every relation negatives may be drawn from (the vocabulary plus the training paths' relations);
+    ``vocabulary``: what validation ranks over (the graph's relations). Negatives (``config.negatives`` per
+    question, never a gold relation) are re-drawn every epoch from a fixed-seed generator.
+    """
+    cfg = config or RelationTrainConfig()
+    encoder = cfg.encoder
+    torch.set_num_threads(max(1, cfg.threads))
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    t_start = time.perf_counter()
+
+    universe = list(dict.fromkeys([*universe, *(r for e in train for r in e.relations)]))
+    u_index = {r: i for i, r in enumerate(universe)}
+    rel_emb = torch.from_numpy(embed([relation_text(r) for r in universe], encoder))
+    q_emb = torch.from_numpy(embed([e.question for e in train], encoder))
+    vocab = list(vocabulary)
+    val_q = torch.from_numpy(embed([e.question for e in val], encoder)) if val else None
+    val_vocab_emb = torch.from_numpy(embed([relation_text(r) for r in vocab], encoder)) if val else None
+
+    pos_lists = [[u_index[r] for r in e.relations] for e in train]
+    heads = RelationHeads(rel_emb.shape[1], cfg.dropout)
+    opt = torch.optim.Adam(heads.parameters(), lr=cfg.lr)
+    n_universe = len(universe)
+
+    n_hard = max(0, min(cfg.hard_negatives, cfg.negatives))
+    hard_lists: list[list[int]] = [[] for _ in train]
+
+    def mine_hard_negatives() -> None:
+        """The current heads' ``n_hard`` highest-ranked non-gold relations of every training question."""
+        heads.eval()
+        with torch.no_grad():
+            rel = heads.project_relations(rel_emb)
+            for start in range(0, len(train), 512):
+                sc = heads.project_questions(q_emb[start:start + 512]) @ rel.T
+                top = torch.topk(sc, min(n_universe, n_hard + max(len(p) for p in pos_lists)), dim=1).indices
+                for b, row in enumerate(top.tolist()):
+                    gold = set(pos_lists[start + b])
+                    hard_lists[start + b] = [j for j in row if j not in gold][:n_hard]
+
+    def sample_negatives(i: int) -> np.ndarray:
+        pos = pos_lists[i]
+        banned = set(pos)
+        out: list[int] = list(hard_lists[i])
+        banned.update(out)
+        while len(out) < cfg.negatives and n_universe - len(banned) > 0:
+            draw = rng.integers(0, n_universe, size=cfg.negatives * 2)
+            for j in draw:
+                if int(j) not in banned and len(out) < cfg.negatives:
+                    out.append(int(j))
+                    banned.add(int(j))
+        out += out[:1] * (cfg.negatives - len(out))  # a universe smaller than the negatives asked: repeat
+        return np.asarray(out[:cfg.negatives], dtype=np.int64)
+
+    def validate() -> dict[int, float]:
+        if not val:
+            return {}
+        heads.eval()
+        with torch.no_grad():
+            sc = heads.similarity(val_q, val_vocab_emb).numpy()
+        return rra_at_k(gold_ranks(sc, vocab, [e.relations for e in val]))
+
+    best_state = {k: v.detach().clone() for k, v in heads.state_dict().items()}
+    best_val: dict[int, float] = validate()
+    best_key = (best_val.get(cfg.select_k, 0.0), sum(best_val.values())) if best_val else (-1.0, -1.0)
+    best_epoch = 0
+    history: list[EpochLog] = [EpochLog(0, float("nan"), best_val, 0.0)]
+    since_best = 0
+    order = np.arange(len(train))
+    for epoch in range(1, cfg.epochs + 1):
+        t0 = time.perf_counter()
+        if n_hard:
+            mine_hard_negatives()
+        heads.train()
+        rng.shuffle(order)
+        total, steps = 0.0, 0
+        for start in range(0, len(order), cfg.batch_size):
+            batch = order[start:start + cfg.batch_size]
+            p_max = max(len(pos_lists[i]) for i in batch)
+            pos_idx = torch.zeros((len(batch), p_max), dtype=torch.long)
+            pos_mask = torch.zeros((len(batch), p_max), dtype=torch.bool)
+            neg_idx = torch.zeros((len(batch), cfg.negatives), dtype=torch.long)
+            for b, i in enumerate(batch):
+                p = pos_lists[i]
+                pos_idx[b, :len(p)] = torch.tensor(p)
+                pos_mask[b, :len(p)] = True
+                neg_idx[b] = torch.from_numpy(sample_negatives(int(i)))
+            qv = heads.project_questions(q_emb[torch.from_numpy(batch)])  # (B, d)
+            needed, inverse = torch.unique(torch.cat([pos_idx.flatten(), neg_idx.flatten()]), return_inverse=True)
+            rv = heads.project_relations(rel_emb[needed])  # project each needed relation once
+            pv = rv[inverse[:pos_idx.numel()]].view(len(batch), p_max, -1)
+            nv = rv[inverse[pos_idx.numel():]].view(len(batch), cfg.negatives, -1)
+            pos = torch.einsum("bd,bpd->bp", qv, pv)
+            neg = torch.einsum("bd,bnd->bn", qv, nv)
+            loss = margin_ranking_loss(pos, neg, cfg.gamma, pos_mask=pos_mask)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+            steps += 1
+        val_rra = validate()
+        log = EpochLog(epoch, total / max(steps, 1), val_rra, time.perf_counter() - t0)
+        history.append(log)
+        if progress:
+            progress(log)
+        key = (val_rra.get(cfg.select_k, 0.0), sum(val_rra.values())) if val_rra else (float(-log.loss), 0.0)
+        if key > best_key:
+            best_key, best_epoch, best_val = key, epoch, val_rra
+            best_state = {k: v.detach().clone() for k, v in heads.state_dict().items()}
+            since_best = 0
+        else:
+            since_best += 1
+            if cfg.patience is not None and since_best >= cfg.patience:
+                break
+    heads.load_state_dict(best_state)
+    heads.eval()
+    weight = 0.0
+    if val and len(cfg.cosine_weights) > 1:  # the fusion weight with the best validation RRA (ties: the smaller)
+        gold = [e.relations for e in val]
+        keyed = []
+        for w in sorted(cfg.cosine_weights):
+            rra = rra_at_k(gold_ranks(fused_scores(heads, val_q, val_vocab_emb, w), vocab, gold))
+            keyed.append(((rra.get(cfg.select_k, 0.0), sum(rra.values()), -w), w, rra))
+        _, weight, best_val = max(keyed, key=lambda t: t[0])
+    return RelationTrainResult(heads=heads, best_epoch=best_epoch, best_val=best_val, history=history,
+                               universe_size=n_universe, train_questions=len(train), val_questions=len(val),
+                               seconds=time.perf_counter() - t_start, cosine_weight=weight)
+
+
+# -- saved models
+def models_dir() -> Path:
+    """Where trained heads are kept: ``cache_dir("relations")`` (``SGR_HOME/cache/relations``)."""
+    return cache_dir("relations")
+
+
+def save_model(path: Path, result: RelationTrainResult, *, dataset: str, graph_version: str, vocabulary_size: int,
+               config: RelationTrainConfig) -> Path:
+    """Write the heads and their provenance (dataset, graph version, config, validation RRA) to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"dataset": dataset, "graph_version": graph_version, "encoder": config.encoder,
+            "dim": result.heads.dim, "dropout": result.heads.dropout, "vocabulary_size": vocabulary_size,
+            "universe_size": result.universe_size, "train_questions": result.train_questions,
+            "val_questions": result.val_questions, "best_epoch": result.best_epoch, "cosine_weight": result.cosine_weight,
+            "best_val": {str(k): v for k, v in result.best_val.items()}, "config": asdict(config),
+            "seconds": result.seconds, "trained_at": time.time()}
+    torch.save({"meta": meta, "state_dict": result.heads.state_dict()}, path)
+    return path
+
+
+def default_model_path(dataset: str, graph_version: str) -> Path:
+    return models_dir() / f"{dataset}-{graph_version}.pt"
+
+
+def read_model(path: Path) -> tuple[RelationHeads, dict[str, Any]]:
+    """(heads, meta) of a saved model."""
+    if not path.exists():
+        raise ConfigError(f"{path}: no trained relation model there (train one with `sgr relations train`)")
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    meta = blob["meta"]
+    heads = RelationHeads(int(meta["dim"]), float(meta.get("dropout", 0.1)))
+    heads.load_state_dict(blob["state_dict"])
+    heads.eval()
+    return heads, meta
+
+
+def find_model(graph_version: str) -> Path | None:
+    """The newest saved model trained on this graph version, if any."""
+    best: tuple[float, Path] | None = None
+    for path in models_dir().glob(f"*-{graph_version}.pt"):
+        mtime = path.stat().st_mtime
+        if best is None or mtime > best[0]:
+            best = (mtime, path)
+    return best[1] if best else None
+
+# -- training and evaluation on the shared datasets (what `sgr relations train|eval` run)
+TRAIN_DATASETS = ("webqsp", "metaqa")
+EVAL_DATASETS = ("webqsp", "metaqa-1hop", "metaqa-2hop", "metaqa-3hop")
+
+
+def _data_dir(data_dir: Path | None) -> Path:
+    if data_dir is not None:
+        return Path(data_dir).expanduser()
+    from sgr.datasets import shared_data_dir
+
+    return shared_data_dir()
+
+
+def training_examples(dataset: str, data_dir: Path | None = None, limit: int | None = None,
+                      seed: int = 0) -> list[RelationExample]:
+    """Supervision for ``dataset``: WebQSP train questions with gold paths, or MetaQA dev (all hops).
+
+    ``limit``: WebQSP — the first ``limit`` questions; MetaQA — a fixed-seed sample of ``limit`` per hop.
+    """
+    root = _data_dir(data_dir)
+    if dataset == "webqsp":
+        return read_webqsp_paths(root / "webqsp" / "webqsp_train_paths.jsonl", limit=limit)
+    if dataset == "metaqa":
+        return read_metaqa(root / "metaqa", "dev", (1, 2, 3), limit_per_hop=limit, seed=seed)
+    raise ConfigError(f"unknown training set {dataset!r} (known: {', '.join(TRAIN_DATASETS)})")
+
+
+def evaluation_examples(dataset: str, data_dir: Path | None = None, limit: int | None = None,
+                        seed: int = 0) -> list[RelationExample]:
+    """Test questions with gold paths: the WebQSP slice's ``ground_paths`` or MetaQA test of one hop count.
+
+    ``limit``: a fixed-seed sample of that many questions (WebQSP: the first ``limit``).
+    """
+    root = _data_dir(data_dir)
+    if dataset == "webqsp":
+        return read_webqsp_paths(root / "webqsp" / "webqsp_mini.jsonl", limit=limit)
+    m = re.fullmatch(r"metaqa-([123])hop", dataset)
+    if m:
+        return read_metaqa(root / "metaqa", "test", (int(m.group(1)),), limit_per_hop=limit, seed=seed)
+    raise ConfigError(f"unknown evaluation set {dataset!r} (known: {', '.join(EVAL_DATASETS)})")
+
+
+def cosine_rra(examples: Sequence[RelationExample], vocabulary: Sequence[str], encoder: str = DEFAULT_ENCODER,
+               ks: Iterable[int] = RRA_KS) -> dict[int, float]:
+    """RRA@k of plain cosine on the frozen embeddings (the paper's Table 5 baseline) over ``vocabulary``."""
+    q = embed([e.question for e in examples], encoder)
+    r = embed([relation_text(v) for v in vocabulary], encoder)
+    return rra_at_k(gold_ranks(q @ r.T, vocabulary, [e.relations for e in examples]), ks)
+
+
+@dataclass
+class TrainedModel:
+    """A trained model on disk and how it was trained."""
+
+    path: Path
+    dataset: str
+    graph_version: str
+    result: RelationTrainResult
+    vocabulary_size: int
+    cosine_val: dict[int, float]
+
+
+def train_model(store: GraphStore, dataset: str, *, config: RelationTrainConfig | None = None, data_dir: Path | None = None,
+                limit: int | None = None, val_fraction: float = 0.1, out: Path | None = None,
+                progress: Callable[[EpochLog], None] | None = None) -> TrainedModel:
+    """Train RCR's heads on ``dataset`` against the store's relation vocabulary and save them.
+
+    A fixed-seed ``val_fraction`` of the questions is held out for model selection (App. A.5.2). The model is
+    written to ``out`` or ``models_dir()/<dataset>-<graph version>.pt`` (what ``load_retriever("auto")`` finds).
+    """
+    cfg = config or RelationTrainConfig()
+    vocab, _ = graph_relations(store)
+    if not vocab:
+        raise ConfigError("the graph has no (:Relation) vocabulary: load data first (`sgr load …`)")
+    version = store.graph_version()
+    examples = training_examples(dataset, data_dir, limit=limit, seed=cfg.seed)
+    if len(examples) < 2:
+        raise InputError(f"{dataset}: only {len(examples)} training questions with gold paths")
+    train, val = split_validation(examples, val_fraction, cfg.seed)
+    universe = list(dict.fromkeys([*vocab, *(r for e in examples for r in e.relations)]))
+    result = train_heads(train, val, universe, vocab, cfg, progress=progress)
+    cosine_val = cosine_rra(val, vocab, cfg.encoder) if val else {}
+    path = Path(out) if out else default_model_path(dataset, version)
+    save_model(path, result, dataset=dataset, graph_version=version, vocabulary_size=len(vocab), config=cfg)
+    return TrainedModel(path=path, dataset=dataset, graph_version=version, result=result,
+                        vocabulary_size=len(vocab), cosine_val=cosine_val)
