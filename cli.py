@@ -117,7 +117,7 @@ app.add_typer(load_app, name="load")
 
 
 def _run_load(paths: list[Path], fmt: Optional[str], keep_all: bool, max_errors: int, batch_size: int,
-              force: bool) -> None:
+              force: bool, bulk: Optional[bool] = False, workers: int = 1) -> None:
     from rich.progress import (BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn,
                                TimeElapsedColumn)
     from rich.text import Text
@@ -153,12 +153,16 @@ def _run_load(paths: list[Path], fmt: Optional[str], keep_all: bool, max_errors:
         def file_done(self, report):  # noqa: ANN001
             self.p.update(self.task, completed=self.p.tasks[self.task].total)
 
+        def notice(self, message):  # noqa: ANN001
+            self.p.console.print(message, highlight=False)
+
     with GraphStore.from_settings() as store:
         columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,}"),
                    _Rate(), TimeElapsedColumn()]
         with Progress(*columns, console=err_console, transient=False) as progress:
             report = load_files(store, paths, fmt=fmt, keep_all=keep_all, max_errors=max_errors,
-                                batch_size=batch_size, force=force, progress=_RichProgress(progress))
+                                batch_size=batch_size, force=force, bulk=bulk, workers=workers,
+                                progress=_RichProgress(progress))
     from rich import box
 
     table = Table(title=f"loaded in {report.seconds:.1f} s ({report.triples_per_s:,.0f} triples/s)",
@@ -199,9 +203,12 @@ def load_freebase(
     max_errors: int = typer.Option(100, "--max-errors", help="malformed lines tolerated before the load stops"),
     batch_size: int = typer.Option(20_000, "--batch-size", help="rows per write transaction"),
     force: bool = typer.Option(False, "--force", help="load files again even if already loaded unchanged"),
+    bulk: Optional[bool] = typer.Option(None, "--bulk/--no-bulk", help="neo4j-admin import into an empty embedded "
+                                        "database (default: chosen for a large input into an empty one)"),
+    workers: int = typer.Option(1, "--workers", help="concurrent write transactions (transactional path)"),
 ) -> None:
     """Load Freebase-style data: RoG question graphs, Freebase N-Triples, or plain triples."""
-    _run_load(paths, fmt, keep_all, max_errors, batch_size, force)
+    _run_load(paths, fmt, keep_all, max_errors, batch_size, force, bulk, workers)
 
 
 @load_app.command("triples")
