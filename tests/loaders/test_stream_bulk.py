@@ -14,6 +14,7 @@ from loaders.schedule import bucket, partition_rounds, round_robin
 from sgr.graph.stats import graph_stats
 
 NS = "http://rdf.freebase.com/ns/"
+FIX_TRIPLES = Path(__file__).resolve().parents[1] / "fixtures" / "loaders" / "triples_small.txt"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
@@ -137,3 +138,24 @@ def test_bulk_refuses_a_database_that_is_not_empty(clean_store, tmp_path):
     load_files(clean_store, [path])
     with pytest.raises(LoadError, match="not empty"):
         load_files(clean_store, [path], bulk=True, force=True)
+
+
+def test_large_input_into_an_empty_database_chooses_the_bulk_path(clean_store, tmp_path, monkeypatch):
+    from loaders import api
+    from loaders.api import LoadProgress
+
+    class Notices(LoadProgress):
+        def __init__(self) -> None:
+            self.lines: list[str] = []
+
+        def notice(self, message: str) -> None:
+            self.lines.append(message)
+
+    monkeypatch.setattr(api, "BULK_AUTO_MIN_BYTES", 1)  # every input counts as large
+    first = Notices()
+    report = load_files(clean_store, [tricky_ntriples(tmp_path / "a.nt", entities=10)], bulk=None, progress=first)
+    assert report.bulk is not None and any("using the bulk path" in line for line in first.lines)
+    second = Notices()
+    report = load_files(clean_store, [FIX_TRIPLES], bulk=None, progress=second)
+    assert report.bulk is None and any("transactional path is used" in line and "not empty" in line
+                                       for line in second.lines)
