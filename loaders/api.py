@@ -39,7 +39,7 @@ from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Re
 from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups
 from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, WriteStats, record_source, write_stream
 from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
-from sgr.graph.store import GraphStore, is_mid
+from sgr.graph.store import GraphStore
 
 #: Default error budget: malformed lines tolerated in one run before it stops.
 DEFAULT_MAX_ERRORS = 100
