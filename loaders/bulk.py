@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loaders.spill import EntityFacts, SortedSpill, edge_rows, entity_groups, merge_sorted
+from loaders.spill import EntityFacts, SortedSpill, entity_groups, merge_sorted, unescape
 from loaders.writer import clean_props, entity_count, iter_chunks, write_relation_vocabulary
 from sgr.core.errors import LoadError
 from sgr.graph.bulk import ImportSummary, embedded_server_for, offline_import
@@ -143,20 +143,28 @@ def write_node_csv(groups: Iterator[EntityFacts], plan: dict[str, str], folder: 
 
 
 def write_relationship_csv(spill: SortedSpill, folder: Path) -> tuple[set[str], bool]:
-    """``rels.header.csv`` and ``rels.csv``; returns the relation types and whether a field spans lines."""
+    """``rels.header.csv`` and ``rels.csv``; returns the relation types and whether a field spans lines.
+
+    A spill line without ``"``, ``,`` or an escape is rewritten as is (the common case, no CSV
+    quoting needed); any other goes through :mod:`csv`."""
     types: set[str] = set()
     multiline = False
-    last = None
-    with open(folder / "rels.csv", "w", newline="", encoding="utf-8") as body:
+    with open(spill.edges, encoding="utf-8") as src, \
+            open(folder / "rels.csv", "w", newline="", encoding="utf-8", buffering=1 << 20) as body:
         out = csv.writer(body, lineterminator="\n")
-        for head, rel, tail in edge_rows(spill.edges):
-            if rel != last:
+        write = body.write
+        for line in src:
+            rel, head, tail = line.rstrip("\n").split("\t")
+            if rel not in types:
                 types.add(rel)
-                last = rel
-                multiline = multiline or "\n" in rel or "\r" in rel
-            out.writerow([head, tail, rel])
+            if '"' in line or "," in line or "\\" in line:
+                h, r, t = unescape(head), unescape(rel), unescape(tail)
+                multiline = multiline or any("\n" in x or "\r" in x for x in (h, r, t))
+                out.writerow([h, t, r])
+            else:
+                write(f"{head},{tail},{rel}\n")
     (folder / "rels.header.csv").write_text(":START_ID,:END_ID,:TYPE\n")
-    return types, multiline
+    return {unescape(r) for r in types}, multiline
 
 
 def apply_fixups(store: GraphStore, path: Path, batch_size: int) -> None:
