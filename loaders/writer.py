@@ -6,9 +6,9 @@ by relation. :mod:`loaders.spill` produces both from files of any size with boun
 :func:`write_graph` produces them from an in-memory :class:`GraphBatch` (tests, small graphs).
 The counts stay exact when a load is repeated or resumed after ``kill -9``:
 
-0. **Deferred full-text index.** When the store holds no ``:Entity`` yet and the input is large
-   (``DEFER_INDEX_MIN_TRIPLES``), the full-text index ``entity_name`` is dropped first and built
-   once after the load (``ensure_schema`` waits until it is online, inside the timed write): Lucene
+0. **Deferred name indexes.** When the store holds no ``:Entity`` yet and the input is large
+   (``DEFER_INDEX_MIN_TRIPLES``), the full-text index ``entity_name`` and the range index
+   ``entity_name_exact`` are dropped first and built once after the load (``ensure_schema`` waits until it is online, inside the timed write): Lucene
    updates per transaction cost about as much server CPU as creating the nodes. A load killed then
    leaves the index missing until the next ``ensure_schema`` (every load starts with one).
 1. **Entities**, ``batch_size`` per transaction, ``workers`` transactions at a time (entities are
@@ -61,7 +61,8 @@ DEFAULT_WORKERS = 1
 #: A load of at least this many triples into a store without entities builds the full-text
 #: index after the load instead of updating it per transaction (about 2x faster node writes).
 DEFER_INDEX_MIN_TRIPLES = 5_000
-FULLTEXT_INDEX = "entity_name"
+#: Indexes on ``Entity.name`` built once after a large load into an empty store.
+DEFERRED_INDEXES = ("entity_name", "entity_name_exact")
 #: Property keys a literal may not overwrite (they are the graph model's own).
 RESERVED_KEYS = frozenset({"id", "name", "types"})
 
@@ -332,7 +333,8 @@ def write_stream(store: GraphStore, entities: Iterable[EntityFacts], rows: Itera
     store.ensure_schema()
     defer = triples_hint >= DEFER_INDEX_MIN_TRIPLES and entity_count(store) == 0
     if defer:
-        store.write(f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS")
+        for index in DEFERRED_INDEXES:
+            store.write(f"DROP INDEX {index} IF EXISTS")
     try:
         in_use = types_in_use(store)
         node_ids = NodeIds()

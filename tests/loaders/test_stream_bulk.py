@@ -159,3 +159,19 @@ def test_large_input_into_an_empty_database_chooses_the_bulk_path(clean_store, t
     report = load_files(clean_store, [FIX_TRIPLES], bulk=None, progress=second)
     assert report.bulk is None and any("transactional path is used" in line and "not empty" in line
                                        for line in second.lines)
+
+
+def test_exact_name_lookup_seeks_an_index_after_a_large_load(clean_store, neo4j_uri, tmp_path):
+    from neo4j import GraphDatabase
+
+    load_files(clean_store, [tricky_ntriples(tmp_path / "fb.nt", entities=2000)])  # indexes deferred, then built
+    with GraphDatabase.driver(neo4j_uri) as driver, driver.session() as session:  # the plan: no label scan
+        plan = session.run("EXPLAIN MATCH (e:Entity) WHERE e.name = $n RETURN e.id", n="Entity 7").consume().plan
+    ops = []
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        ops.append(node["operatorType"].split("@")[0])
+        stack.extend(node.get("children", []))
+    assert "NodeIndexSeek" in ops and "NodeByLabelScan" not in ops
+    assert clean_store.read("MATCH (e:Entity) WHERE e.name = 'Entity 7' RETURN e.id AS id")[0]["id"] == "m.e7"
