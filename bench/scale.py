@@ -439,6 +439,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 os.environ["SGR_HOME"] = str(home)
                 info = server.status() or server.start(data_dir=home / "neo4j" / "dbms", heap="2g", pagecache="1g")
                 try:
+                    from sgr.graph.store import GraphStore
+
+                    with GraphStore(info.uri) as store:  # the current code's schema (a graph loaded earlier may lack an index)
+                        store.ensure_schema()
                     qs = generated_questions(args.questions, size_of(size), args.seed)
                     return {**measure_ask(qs, info.uri), "graph": f"bulk:{size}"}
                 finally:
