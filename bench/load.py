@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from loaders.api import load_files, parse_file  # noqa: E402
+from loaders.spill import edge_rows  # noqa: E402
 from loaders.writer import GraphBatch, write_graph  # noqa: E402
 from sgr.core.config import Neo4jSettings  # noqa: E402
 from sgr.graph.store import GraphStore, quote_identifier  # noqa: E402
@@ -121,8 +122,12 @@ def bench_sgr(store: GraphStore, cpu: ServerCpu, path: Path, fmt: str, reps: int
 
 
 def sample_triples(path: Path, n: int, seed: int) -> list[tuple[str, str, str]]:
-    batch, _ = parse_file(path, "triples")
-    ordered = sorted(batch.triples)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="sgr-bench-") as tmp:
+        spill, _ = parse_file(path, "triples", Path(tmp))
+        batch_triples = set(edge_rows(spill.edges))
+    ordered = sorted(batch_triples)
     rng = random.Random(seed)
     return rng.sample(ordered, min(n, len(ordered)))
 
@@ -162,7 +167,7 @@ def bench_langchain(store: GraphStore, uri: str, triples: list[tuple[str, str, s
         docs.append(GraphDocument(nodes=list(nodes.values()), relationships=rels,
                                   source=Document(page_content=key)))
     s = Neo4jSettings()
-    graph = Neo4jGraph(url=uri, username=s.user if s.password else "", password=s.password or "",
+    graph = Neo4jGraph(url=uri, username=s.user if s.resolved_password() else "", password=s.resolved_password(),
                        database=s.database, refresh_schema=False)
     t0 = time.perf_counter()
     graph.add_graph_documents(docs, baseEntityLabel=True)

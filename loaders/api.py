@@ -5,11 +5,15 @@ checks that Neo4j answers, then for each file in turn:
 
 1. skips it when a ``(:Source {path})`` with the same SHA-256 says it is already loaded
    (``force=True`` loads it again; the writer's ``MERGE`` path keeps counts unchanged);
-2. parses it with the parser of its format (:mod:`loaders.detect`) into a :class:`GraphBatch`,
-   counting malformed lines against the run's ``max_errors`` budget: past the budget the load
-   stops with :class:`LoadError` before that file is written (files before it stay loaded);
-3. writes the batch (:func:`loaders.writer.write_graph`) and, once all of it is committed,
-   records the ``(:Source {path, sha256, triples, loaded_at})`` node.
+2. parses it with the parser of its format (:mod:`loaders.detect`) into spill files sorted on
+   disk (:mod:`loaders.spill`: bounded memory whatever the input size), counting malformed lines
+   against the run's ``max_errors`` budget: past the budget the load stops with
+   :class:`LoadError` before that file is written (files before it stay loaded);
+3. streams the sorted entities and triples into Neo4j (:func:`loaders.writer.write_stream`) and,
+   once all of it is committed, records the ``(:Source {path, sha256, triples, loaded_at})`` node.
+
+With ``bulk`` (``sgr load … --bulk``, or chosen for a large input into an empty database) every
+file is parsed first and the whole input imported at once by neo4j-admin (:mod:`loaders.bulk`).
 
 A load killed at any point is completed by running the same command again (see
 :mod:`loaders.writer` for why the counts are then exact).
@@ -18,6 +22,7 @@ A load killed at any point is completed by running the same command again (see
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -27,17 +32,23 @@ from typing import Any
 
 from neo4j.exceptions import Neo4jError
 
+from loaders import bulk as bulk_load
 from loaders import ntriples, rog, triples
 from loaders.detect import detect_format
-from loaders.records import LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file
-from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, GraphBatch, WriteStats, record_source, write_graph
+from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file
+from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups
+from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, WriteStats, record_source, write_stream
 from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
-from sgr.graph.store import GraphStore, is_mid
+from sgr.graph.store import GraphStore
 
 #: Default error budget: malformed lines tolerated in one run before it stops.
 DEFAULT_MAX_ERRORS = 100
 #: Malformed lines kept (and shown) per file; the rest are only counted.
 KEEP_MALFORMED = 20
+#: Input size from which ``bulk=None`` chooses the bulk path (about 1.5M Freebase N-Triples lines).
+BULK_AUTO_MIN_BYTES = 200_000_000
+#: Assumed expansion of a ``.gz`` input when sizing it.
+GZIP_RATIO = 8
 
 
 class LoadProgress:
@@ -48,6 +59,7 @@ class LoadProgress:
     def write_started(self, triples: int) -> None: ...
     def written(self, triples: int) -> None: ...
     def file_done(self, report: "FileReport") -> None: ...
+    def notice(self, message: str) -> None: ...
 
 
 @dataclass
@@ -64,6 +76,7 @@ class FileReport:
     cvts: int = 0
     names: int = 0
     literals: int = 0
+    types: int = 0  # entity-type statements (type.object.type, common.topic.notable_types)
     new_entities: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     malformed_count: int = 0
@@ -90,6 +103,7 @@ class LoadReport:
 
     files: list[FileReport]
     seconds: float
+    bulk: Any = None  # a loaders.bulk.BulkResult when the bulk path ran
 
     @property
     def triples(self) -> int:
@@ -105,7 +119,8 @@ class LoadReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "triples": self.triples, "triples_per_s": self.triples_per_s,
-                "files": [asdict(f) for f in self.files]}
+                "files": [asdict(f) for f in self.files],
+                "bulk": asdict(self.bulk) if self.bulk is not None else None}
 
 
 def sha256_of(path: Path) -> str:
@@ -128,58 +143,64 @@ def iter_records(path: Path, fmt: str, keep_all: bool = False,
     raise InputError(f"unknown format {fmt!r}")
 
 
-def parse_file(path: Path, fmt: str, keep_all: bool = False, error_budget: int | None = None,
-               progress: LoadProgress | None = None) -> tuple[GraphBatch, FileReport]:
-    """Parse one file into a :class:`GraphBatch`; raise :class:`LoadError` past ``error_budget`` bad lines."""
+def parse_file(path: Path, fmt: str, workdir: Path, keep_all: bool = False, error_budget: int | None = None,
+               progress: LoadProgress | None = None) -> tuple[SortedSpill, FileReport]:
+    """Parse one file into sorted spill files under ``workdir`` (:mod:`loaders.spill`, bounded
+    memory); raise :class:`LoadError` past ``error_budget`` bad lines, before anything is written."""
     t0 = time.perf_counter()
     report = FileReport(path=str(path), format=fmt, sha256="")
-    batch = GraphBatch()
+    spill = Spill(workdir)
     skipped: Counter[str] = Counter()
     reader = None if (fmt == "rog" and rog.is_parquet(path)) else LineReader(path)
     records = iter_records(path, fmt, keep_all, reader)
-    add_triple, names = batch.add_triple, batch.names
+    add_triple, add_name, add_literal, add_type = spill.triple, spill.name, spill.literal, spill.entity_type
     n = 0
-    for n, rec in enumerate(records, start=1):
-        kind = type(rec)
-        if kind is Triple:
-            add_triple(rec.head, rec.relation, rec.tail)
-        elif kind is Name:
-            report.names += 1
-            if names.get(rec.entity) is None:
-                names[rec.entity] = rec.name
-        elif kind is Literal:
-            report.literals += 1
-            batch.add_property(rec.entity, rec.key, rec.value)
-        elif kind is Skipped:
-            skipped[rec.what] += 1
-        elif kind is Malformed:
-            report.malformed_count += 1
-            if len(report.malformed) < KEEP_MALFORMED:
-                report.malformed.append(str(rec))
-            if error_budget is not None and report.malformed_count > error_budget:
-                shown = "\n  ".join(report.malformed[:5])
-                raise LoadError(
-                    f"{path}: stopped after {report.malformed_count} malformed lines (over the --max-errors "
-                    f"budget); nothing from this file was written (is it really {fmt}? try --format). "
-                    f"First bad lines:\n  {shown}")
-        if progress is not None and reader is not None and n % 16384 == 0:
-            progress.parsed_bytes(reader.position)
+    try:
+        for n, rec in enumerate(records, start=1):
+            kind = type(rec)
+            if kind is Triple:
+                add_triple(rec.head, rec.relation, rec.tail)
+            elif kind is Name:
+                report.names += 1
+                add_name(rec.entity, rec.name)
+            elif kind is Literal:
+                report.literals += 1
+                add_literal(rec.entity, rec.key, rec.value)
+            elif kind is EntityType:
+                report.types += 1
+                add_type(rec.entity, rec.type)
+            elif kind is Skipped:
+                skipped[rec.what] += 1
+            elif kind is Malformed:
+                report.malformed_count += 1
+                if len(report.malformed) < KEEP_MALFORMED:
+                    report.malformed.append(str(rec))
+                if error_budget is not None and report.malformed_count > error_budget:
+                    shown = "\n  ".join(report.malformed[:5])
+                    raise LoadError(
+                        f"{path}: stopped after {report.malformed_count} malformed lines (over the --max-errors "
+                        f"budget); nothing from this file was written (is it really {fmt}? try --format). "
+                        f"First bad lines:\n  {shown}")
+            if progress is not None and reader is not None and n % 16384 == 0:
+                progress.parsed_bytes(reader.position)
+    finally:
+        spill.close()
     if progress is not None:
         progress.parsed_bytes(path.stat().st_size)
     report.lines = reader_lines(reader, n)
-    report.triples = len(batch.triples)
-    report.entities = len(batch.names)
-    report.cvts = sum(1 for eid, name in batch.names.items() if name is None and is_mid(eid))
     report.skipped = dict(skipped.most_common())
-    report.parse_seconds = time.perf_counter() - t0
-    if not batch.triples and not batch.names:
+    if not spill.wrote_anything:
         if report.malformed_count:
             raise LoadError(f"{path}: no valid line; first bad line: {report.malformed[0]}")
         if skipped:
             raise InputError(f"{path}: every statement is a housekeeping relation "
                              f"({', '.join(list(report.skipped)[:3])} …); use --keep-all to load them")
         raise InputError(f"{path}: no triples found (only blank or comment lines)")
-    return batch, report
+    done = spill.sort()
+    report.triples = done.triples
+    report.entities, report.cvts = count_entities(done.nodes)
+    report.parse_seconds = time.perf_counter() - t0
+    return done, report
 
 
 def reader_lines(reader: LineReader | None, records: int) -> int:
@@ -194,14 +215,21 @@ def already_loaded(store: GraphStore, path: str, sha256: str) -> bool:
 
 def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None = None, keep_all: bool = False,
                max_errors: int = DEFAULT_MAX_ERRORS, batch_size: int = DEFAULT_BATCH_SIZE,
-               workers: int = DEFAULT_WORKERS, force: bool = False,
+               workers: int = DEFAULT_WORKERS, force: bool = False, bulk: bool | None = False,
                progress: LoadProgress | None = None) -> LoadReport:
-    """Load ``paths`` into ``store`` (see module doc) and report what happened per file."""
+    """Load ``paths`` into ``store`` (see module doc) and report what happened per file.
+
+    ``bulk``: True imports through neo4j-admin (:mod:`loaders.bulk`; an empty database served by
+    the embedded server), False writes transactions, None chooses the bulk path for a large input
+    (:data:`BULK_AUTO_MIN_BYTES`) into an empty embedded database, saying so through ``progress``.
+    """
     t0 = time.perf_counter()
     if max_errors < 0:
         raise InputError("--max-errors must be 0 or more")
     if batch_size < 1:
         raise InputError("--batch-size must be at least 1")
+    if workers < 1:
+        raise InputError("--workers must be at least 1")
     if not paths:
         raise InputError("no files given")
     files = [Path(p).expanduser() for p in paths]
@@ -209,43 +237,81 @@ def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None =
         check_file(path)
     formats = [detect_format(path, fmt) for path in files]
     store.verify()
+    if bulk is None:
+        bulk = choose_bulk(store, files, progress)
+    elif bulk:
+        bulk_load.check_bulk_possible(store)
 
     reports: list[FileReport] = []
+    parsed: list[tuple[FileReport, SortedSpill]] = []
     budget_left = max_errors
-    for path, file_fmt in zip(files, formats):
-        key = str(path.resolve())
-        sha = sha256_of(path)
-        if progress:
-            progress.file_started(path, file_fmt, path.stat().st_size)
-        if not force and already_loaded(store, key, sha):
-            rep = FileReport(path=key, format=file_fmt, sha256=sha, status="unchanged")
+    with tempfile.TemporaryDirectory(prefix="sgr-load-") as tmp:
+        for i, (path, file_fmt) in enumerate(zip(files, formats)):
+            key = str(path.resolve())
+            sha = sha256_of(path)
+            if progress:
+                progress.file_started(path, file_fmt, path.stat().st_size)
+            if not force and already_loaded(store, key, sha):
+                rep = FileReport(path=key, format=file_fmt, sha256=sha, status="unchanged")
+                reports.append(rep)
+                if progress:
+                    progress.file_done(rep)
+                continue
+            spill, rep = parse_file(path, file_fmt, Path(tmp) / str(i), keep_all, budget_left, progress)
+            budget_left -= rep.malformed_count
+            rep.path, rep.sha256 = key, sha
             reports.append(rep)
+            if bulk:  # everything is imported at once, after the last file is parsed
+                parsed.append((rep, spill))
+                continue
+            if progress:
+                progress.write_started(rep.triples)
+            stats = _write(store, path, spill, batch_size, workers, progress.written if progress else None)
+            rep.new_entities = stats.new_entities
+            rep.write_seconds = stats.seconds
+            _record(store, rep)
             if progress:
                 progress.file_done(rep)
-            continue
-        batch, rep = parse_file(path, file_fmt, keep_all, budget_left, progress)
-        budget_left -= rep.malformed_count
-        rep.path, rep.sha256 = key, sha
-        if progress:
-            progress.write_started(len(batch.triples))
-        stats = _write(store, path, batch, batch_size, workers, progress.written if progress else None)
-        rep.new_entities = stats.new_entities
-        rep.write_seconds = stats.seconds
-        try:
-            record_source(store, key, sha, rep.triples, format=file_fmt, entities=rep.entities,
-                          literals=rep.literals, malformed=rep.malformed_count)
-        except Neo4jError as exc:
-            raise LoadError(f"{path}: could not record the load ({exc.message or exc})") from exc
-        reports.append(rep)
-        if progress:
-            progress.file_done(rep)
+        if bulk and parsed:
+            result = bulk_load.bulk_import(store, parsed, Path(tmp) / "bulk", batch_size, progress)
+            for rep, _ in parsed:
+                _record(store, rep)
+                if progress:
+                    progress.file_done(rep)
+            return LoadReport(files=reports, seconds=time.perf_counter() - t0, bulk=result)
     return LoadReport(files=reports, seconds=time.perf_counter() - t0)
 
 
-def _write(store: GraphStore, path: Path, batch: GraphBatch, batch_size: int, workers: int,
+def choose_bulk(store: GraphStore, files: Sequence[Path], progress: LoadProgress | None) -> bool:
+    """The automatic choice: bulk for at least :data:`BULK_AUTO_MIN_BYTES` of input (gzip counted
+    ×:data:`GZIP_RATIO`) into an empty database served by the embedded server."""
+    size = sum(p.stat().st_size * (GZIP_RATIO if p.suffix == ".gz" else 1) for p in files)
+    if size < BULK_AUTO_MIN_BYTES:
+        return False
+    why_not = bulk_load.bulk_unavailable(store)
+    if why_not:
+        if progress:
+            progress.notice(f"large input ({size / 1e6:,.0f} MB) but the transactional path is used: {why_not}")
+        return False
+    if progress:
+        progress.notice(f"large input ({size / 1e6:,.0f} MB) into an empty database: using the bulk path "
+                        f"(neo4j-admin import; the embedded server restarts); --no-bulk writes transactions")
+    return True
+
+
+def _record(store: GraphStore, rep: FileReport) -> None:
+    try:
+        record_source(store, rep.path, rep.sha256, rep.triples, format=rep.format, entities=rep.entities,
+                      literals=rep.literals, malformed=rep.malformed_count)
+    except Neo4jError as exc:
+        raise LoadError(f"{rep.path}: could not record the load ({exc.message or exc})") from exc
+
+
+def _write(store: GraphStore, path: Path, spill: SortedSpill, batch_size: int, workers: int,
            progress: Callable[[int], None] | None) -> WriteStats:
     try:
-        return write_graph(store, batch, batch_size=batch_size, progress=progress, workers=workers)
+        return write_stream(store, entity_groups(spill.nodes), edge_rows(spill.edges), spill.triples,
+                            batch_size=batch_size, workers=workers, progress=progress)
     except Neo4jUnavailable:
         raise
     except Neo4jError as exc:

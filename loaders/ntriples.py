@@ -12,6 +12,9 @@ Mapping to the graph model (W3C RDF 1.1 N-Triples grammar, restricted to what Fr
   int, ``float``/``double``/``decimal`` → float, ``boolean`` → bool, anything else (dates, strings)
   → the unescaped lexical form; literals tagged with a language other than English are skipped.
 * An IRI object → a :class:`~loaders.records.Triple`.
+* ``type.object.type`` and ``common.topic.notable_types`` with an IRI object → an
+  :class:`~loaders.records.EntityType` (the entity's ``types`` list property), and with
+  ``keep_all`` also the triple.
 * Housekeeping relations are skipped unless ``keep_all``: the Freebase schema domain ``type.*``
   (``type.object.type``, ``type.type.instance``, ``type.object.key`` …, but not
   ``type.object.name``), ``common.*``, ``freebase.*``, ``kg.*`` and the W3C rdf/rdfs/owl
@@ -25,11 +28,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from loaders.records import LineReader, Literal, Malformed, Name, Record, Skipped, Triple
+from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple
 
 FORMAT = "ntriples"
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 NAME_RELATION = "type.object.name"
+#: Relations whose objects are stored in the subject's ``types`` list property.
+TYPE_RELATIONS = frozenset({"type.object.type", "common.topic.notable_types"})
 W3C_PREFIXES = {
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:",
     "http://www.w3.org/2000/01/rdf-schema#": "rdfs:",
@@ -120,6 +125,11 @@ def parse_line(text: str, keep_all: bool = False) -> Record | str | None:
         return "empty subject IRI"
     if not relation:
         return "empty predicate IRI"
+    if relation in TYPE_RELATIONS and lexical is None:
+        obj = shorten(o_iri) if o_iri is not None else o_bnode
+        if not obj:
+            return "empty object IRI"
+        return EntityType(subject, obj, relation)
     if not keep_all and is_housekeeping(relation):
         return Skipped(relation, "housekeeping relation")
     if lexical is not None:  # literal object
@@ -150,5 +160,7 @@ def parse(path: Path, keep_all: bool = False, reader: LineReader | None = None) 
             continue
         if isinstance(res, str):
             yield Malformed(label, n, res)
-        else:
-            yield res
+            continue
+        yield res
+        if keep_all and type(res) is EntityType:  # the types list and, with --keep-all, the triple
+            yield Triple(res.entity, res.relation, res.type)

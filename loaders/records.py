@@ -1,7 +1,7 @@
 """What the format parsers yield, and the line reader they share.
 
 A parser turns one file into a stream of records: :class:`Triple` (an edge), :class:`Name` (an
-entity's name), :class:`Literal` (a literal property), :class:`Skipped` (a line dropped on
+entity's name), :class:`Literal` (a literal property), :class:`EntityType` (the entity's type), :class:`Skipped` (a line dropped on
 purpose, e.g. a Freebase housekeeping relation) and :class:`Malformed` (a line that could not be
 read, with ``file:line`` and the reason). Malformed lines never stop a parser: the loader counts
 them against the ``--max-errors`` budget and loads the rest.
@@ -58,6 +58,16 @@ class Literal:
 
 
 @dataclass(frozen=True, slots=True)
+class EntityType:
+    """``entity`` is an instance of ``type`` (Freebase: ``type.object.type`` or
+    ``common.topic.notable_types``); stored in the entity's ``types`` list."""
+
+    entity: str
+    type: str
+    relation: str = "type.object.type"
+
+
+@dataclass(frozen=True, slots=True)
 class Skipped:
     """A well-formed line left out on purpose (``what``: e.g. the housekeeping relation's name)."""
 
@@ -77,7 +87,7 @@ class Malformed:
         return f"{self.path}:{self.line}: {self.reason}"
 
 
-Record = Union[Triple, Name, Literal, Skipped, Malformed]
+Record = Union[Triple, Name, Literal, EntityType, Skipped, Malformed]
 
 
 def check_file(path: Path) -> None:

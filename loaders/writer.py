@@ -1,32 +1,36 @@
-"""Batched, idempotent, resumable writes of entities and triples into Neo4j.
+"""Batched, idempotent, resumable transactional writes of entities and triples into Neo4j.
 
-Every format parser in ``loaders/`` fills a :class:`GraphBatch` (entities with names and literal
-properties, plus de-duplicated ``(head, relation, tail)`` triples); :func:`write_graph` puts it
-into the graph model of :mod:`sgr.store` with as few round trips and as little server work as
-possible, while staying exact when a load is repeated or resumed after ``kill -9``:
+The writers take streams, never a whole graph: :class:`~loaders.spill.EntityFacts` one per entity
+(each entity once, with all its facts) and ``(head, relation, tail)`` rows without repeats, grouped
+by relation. :mod:`loaders.spill` produces both from files of any size with bounded memory;
+:func:`write_graph` produces them from an in-memory :class:`GraphBatch` (tests, small graphs).
+The counts stay exact when a load is repeated or resumed after ``kill -9``:
 
-0. **Bulk mode.** When the store holds no ``:Entity`` yet and the batch is large
-   (``BULK_MIN_ENTITIES``), the full-text index ``entity_name`` is dropped first and built once
-   after the load (``ensure_schema`` waits until it is online, inside the timed write): Lucene
-   updates per transaction cost about as much server CPU as creating the nodes. A load killed in
-   bulk mode leaves the index missing until the next ``ensure_schema`` (every load starts with one).
-1. **Which entities exist?** One ``UNWIND $ids … MATCH (e:Entity {id})`` per 50k ids (index seeks)
-   returns the internal ids of the entities already stored.
-2. **New entities** are written with ``CREATE`` (``:Entity`` or ``:Entity:CVT``), returning their
-   internal ids; the ``entity_id`` uniqueness constraint still guards them: should another writer
-   have created one of those ids in the meantime, the batch fails as a whole and is re-run with
-   ``MERGE``. **Existing entities** get a name only if they had none (``coalesce``), and lose
-   ``:CVT`` once they have a name ("names that arrive later remove :CVT").
-3. **Relationships** are matched by internal id (``NodeByIdSeek``, cheaper than an index seek) and
-   written with Neo4j 5.26 dynamic types (``CREATE (h)-[:$(type)]->(t)``), so a graph with a
-   thousand relation types (the WebQSP slice has 1,157) needs no more round trips than one with
-   nine. A type that has no relationship yet when the load starts (``db.relationshipTypes()``
-   lists only types in use) is written with ``CREATE`` — the triples are de-duplicated in
-   :class:`GraphBatch`, so this is exact; a type that already has some (a second load, or a load
-   resumed after a kill) is written with ``MERGE``, so nothing is ever duplicated.
-   Batches are spread over ``workers`` threads (one session each); a deadlock between them is a
-   transient error that the driver retries, and a retried transaction was rolled back first.
-4. The ``(:Relation {name, text})`` vocabulary is merged last. ``record_source`` writes the
+0. **Deferred name indexes.** When the store holds no ``:Entity`` yet and the input is large
+   (``DEFER_INDEX_MIN_TRIPLES``), the full-text index ``entity_name`` and the range index
+   ``entity_name_exact`` are dropped first and built once after the load (``ensure_schema`` waits until it is online, inside the timed write): Lucene
+   updates per transaction cost about as much server CPU as creating the nodes. A load killed then
+   leaves the index missing until the next ``ensure_schema`` (every load starts with one).
+1. **Entities**, ``batch_size`` per transaction, ``workers`` transactions at a time (entities are
+   distinct across chunks, so concurrent chunks never lock the same node): unless the store had no
+   entity when the load began, one ``UNWIND $ids … MATCH (e:Entity {id})`` (index seeks) finds
+   those already stored; new ones are
+   created with ``CREATE`` (``:Entity`` or ``:Entity:CVT``, with name, ``types`` and literal
+   properties in one ``SET e = row``). The ``entity_id`` uniqueness constraint still guards them:
+   should another writer have created one meanwhile, the chunk fails as a whole and is re-run with
+   the existing entities treated as existing. **Existing entities** get a name only if they had
+   none (``coalesce``), the new types appended to their ``types``, the literal properties set, and
+   lose ``:CVT`` once they have a name ("names that arrive later remove :CVT").
+2. **Relationships** are written with Neo4j 5.26 dynamic types (``CREATE (h)-[:$(type)]->(t)``),
+   the end nodes matched by internal node id (``NodeByIdSeek``) when step 1 remembered both
+   (:class:`NodeIds`, bounded), else by the static ``:Entity(id)`` index (the label is never
+   dynamic, so the planner seeks; only the relationship type is dynamic, resolved per row). A type
+   that has no relationship yet when the file's load starts (``db.relationshipTypes()`` lists only
+   types in use) is written with ``CREATE`` — the rows are de-duplicated, so this is exact; a type
+   that already has some (a second load, or one resumed after a kill) with ``MERGE``, so nothing is
+   ever duplicated. With ``workers > 1`` the rows are partitioned so that concurrent transactions
+   never touch the same node (:mod:`loaders.schedule`), so they cannot deadlock on dense nodes.
+3. The ``(:Relation {name, text})`` vocabulary is merged last. ``record_source`` writes the
    ``(:Source)`` record once a file is completely in, so a load that died half-way leaves none.
 
 Each batch is its own transaction: a load killed mid-way keeps what it committed, and running it
@@ -37,43 +41,44 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 from neo4j.exceptions import ConstraintError
 
-from sgr.graph.store import GraphStore, is_mid, quote_identifier, relation_text
+from loaders.schedule import partition_rounds
+from loaders.spill import EntityFacts
+from sgr.graph.store import GraphStore, is_mid, relation_text
 
 ProgressFn = Callable[[int], None]
 
 #: Rows per write transaction (nodes and relationships).
 DEFAULT_BATCH_SIZE = 20_000
-#: Threads writing relationship batches concurrently. 1 by default: with 2, transactions that touch
-#: the same dense nodes deadlock (Neo4j detects it; the driver retries after ~1 s), which on the
-#: WebQSP slice cost more than the second thread saved.
+#: Transactions in flight at once. 1 by default: on a 2-core machine the server is the bottleneck.
 DEFAULT_WORKERS = 1
-#: A load of at least this many entities into a store without entities builds the full-text
+#: A load of at least this many triples into a store without entities builds the full-text
 #: index after the load instead of updating it per transaction (about 2x faster node writes).
-BULK_MIN_ENTITIES = 5_000
-FULLTEXT_INDEX = "entity_name"
+DEFER_INDEX_MIN_TRIPLES = 5_000
+#: Indexes on ``Entity.name`` built once after a large load into an empty store.
+DEFERRED_INDEXES = ("entity_name", "entity_name_exact")
 #: Property keys a literal may not overwrite (they are the graph model's own).
-RESERVED_KEYS = frozenset({"id", "name"})
+RESERVED_KEYS = frozenset({"id", "name", "types"})
 
 
 @dataclass
 class GraphBatch:
-    """Entities and triples parsed from one or more files, de-duplicated.
+    """A small graph held in memory, de-duplicated (tests and callers with a few thousand triples).
 
     ``names[id]`` is the entity's name (``None`` for a MID without a name so far: a CVT unless a
-    name arrives later); ``props[id]`` its literal properties; ``triples`` the distinct triples.
+    name arrives later); ``props[id]`` its literal properties; ``types[id]`` its types;
+    ``triples`` the distinct triples. Files are loaded through :mod:`loaders.spill` instead.
     """
 
     names: dict[str, str | None] = field(default_factory=dict)
     props: dict[str, dict[str, Any]] = field(default_factory=dict)
+    types: dict[str, list[str]] = field(default_factory=dict)
     triples: set[tuple[str, str, str]] = field(default_factory=set)
 
     def add_entity(self, entity_id: str, name: str | None = None) -> None:
@@ -83,23 +88,30 @@ class GraphBatch:
 
     def add_triple(self, head: str, relation: str, tail: str) -> None:
         """Add ``(head, relation, tail)``; non-MID ids are their own names."""
-        if head not in self.names or self.names[head] is None:
-            self.add_entity(head, None if is_mid(head) else head)
-        if tail not in self.names or self.names[tail] is None:
-            self.add_entity(tail, None if is_mid(tail) else tail)
+        for eid in (head, tail):
+            if self.names.get(eid) is None:
+                self.add_entity(eid, None if is_mid(eid) else eid)
         self.triples.add((head, relation, tail))
 
     def add_property(self, entity_id: str, key: str, value: Any) -> None:
         """Add a literal property; several values of one key become a list (no repeats)."""
         self.add_entity(entity_id, None if is_mid(entity_id) else entity_id)
-        bag = self.props.setdefault(entity_id, {})
-        if key not in bag:
-            bag[key] = value
-            return
-        old = bag[key]
-        values = old if isinstance(old, list) else [old]
-        if value not in values:
-            bag[key] = values + [value]
+        facts = EntityFacts(entity_id, props=self.props.setdefault(entity_id, {}))
+        facts.add_property(key, value)
+
+    def add_type(self, entity_id: str, type_: str) -> None:
+        self.add_entity(entity_id, None if is_mid(entity_id) else entity_id)
+        bag = self.types.setdefault(entity_id, [])
+        if type_ not in bag:
+            bag.append(type_)
+
+    def entities(self) -> Iterator[EntityFacts]:
+        for eid, name in self.names.items():
+            yield EntityFacts(eid, name, self.props.get(eid, {}), self.types.get(eid, []))
+
+    def sorted_triples(self) -> list[tuple[str, str, str]]:
+        """The triples grouped by relation, then head (the order the spill files give)."""
+        return sorted(self.triples, key=lambda t: (t[1], t[0], t[2]))
 
     def __len__(self) -> int:
         return len(self.triples)
@@ -107,14 +119,14 @@ class GraphBatch:
 
 @dataclass
 class WriteStats:
-    """What :func:`write_graph` did."""
+    """What a write did."""
 
-    entities: int
-    new_entities: int
-    cvts: int
-    triples: int
-    relation_types: int
-    seconds: float
+    entities: int = 0
+    new_entities: int = 0
+    cvts: int = 0
+    triples: int = 0
+    relation_types: int = 0
+    seconds: float = 0.0
     created_with: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -124,26 +136,36 @@ class WriteStats:
 
 # -- Cypher ----------------------------------------------------------------------------------
 EXISTING_QUERY = "UNWIND $ids AS k MATCH (e:Entity {id: k}) RETURN collect(k) AS ks, collect(id(e)) AS ids"
-CREATE_NAMED_QUERY = "UNWIND $rows AS row CREATE (e:Entity {id: row[0], name: row[1]}) RETURN collect(row[0]) AS ks, collect(id(e)) AS ids"
-CREATE_CVT_QUERY = "UNWIND $rows AS row CREATE (e:Entity:CVT {id: row[0]}) RETURN collect(row[0]) AS ks, collect(id(e)) AS ids"
-MERGE_NAMED_QUERY = ("UNWIND $rows AS row MERGE (e:Entity {id: row[0]}) "
-                     "SET e.name = coalesce(e.name, row[1]) REMOVE e:CVT RETURN collect(row[0]) AS ks, collect(id(e)) AS ids")
-MERGE_CVT_QUERY = ("UNWIND $rows AS row MERGE (e:Entity {id: row[0]}) "
-                   "ON CREATE SET e:CVT RETURN collect(row[0]) AS ks, collect(id(e)) AS ids")
-UPDATE_NAME_QUERY = ("UNWIND $rows AS row MATCH (e) WHERE id(e) = row[0] "
-                     "SET e.name = coalesce(e.name, row[1]) REMOVE e:CVT")
-PROPS_QUERY = "UNWIND $rows AS row MATCH (e) WHERE id(e) = row[0] SET e += row[1]"
+CREATE_NAMED_QUERY = "UNWIND $rows AS row CREATE (e:Entity) SET e = row RETURN collect(row.id) AS ks, collect(id(e)) AS ids"
+CREATE_CVT_QUERY = "UNWIND $rows AS row CREATE (e:Entity:CVT) SET e = row RETURN collect(row.id) AS ks, collect(id(e)) AS ids"
+UPDATE_QUERY = ("UNWIND $rows AS row MATCH (e:Entity {id: row.id}) "
+                "SET e.name = coalesce(e.name, row.name), e += row.props "
+                "SET e.types = CASE WHEN row.types IS NULL THEN e.types "
+                "ELSE coalesce(e.types, []) + [x IN row.types WHERE NOT x IN coalesce(e.types, [])] END "
+                "WITH e WHERE e.name IS NOT NULL REMOVE e:CVT")
 RELATION_QUERY = "UNWIND $rows AS row MERGE (r:Relation {name: row.name}) SET r.text = row.text"
-REL_CREATE_QUERY = ("UNWIND $rows AS row MATCH (h) WHERE id(h) = row[0] MATCH (t) WHERE id(t) = row[2] "
-                    "CREATE (h)-[:$(row[1])]->(t)")
-REL_MERGE_QUERY = ("UNWIND $rows AS row MATCH (h) WHERE id(h) = row[0] MATCH (t) WHERE id(t) = row[2] "
-                   "MERGE (h)-[:$(row[1])]->(t)")
+_BY_KEY = "UNWIND $rows AS row MATCH (h:Entity {id: row[0]}) MATCH (t:Entity {id: row[2]}) "
+_BY_NODE_ID = "UNWIND $rows AS row MATCH (h) WHERE id(h) = row[0] MATCH (t) WHERE id(t) = row[2] "
+#: (verb, rows keyed by internal node id?) -> query
+REL_QUERIES = {
+    ("CREATE", False): _BY_KEY + "CREATE (h)-[:$(row[1])]->(t)",
+    ("MERGE", False): _BY_KEY + "MERGE (h)-[:$(row[1])]->(t)",
+    ("CREATE", True): _BY_NODE_ID + "CREATE (h)-[:$(row[1])]->(t)",
+    ("MERGE", True): _BY_NODE_ID + "MERGE (h)-[:$(row[1])]->(t)",
+}
+#: Entities whose internal node id is remembered during a load (about 110 bytes each): a
+#: relationship whose two ends are remembered is matched by node id (``NodeByIdSeek``, about 5×
+#: cheaper than the two unique-index seeks), the others by the ``:Entity(id)`` index.
+NODE_ID_CACHE = 4_000_000
 
 
-def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    """Consecutive slices of at most ``size`` items."""
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
+class NodeIds(dict):
+    """Entity id → internal node id of the entities written in this load, up to ``NODE_ID_CACHE``."""
+
+    def remember(self, keys: Sequence[str], ids: Sequence[int]) -> None:
+        room = NODE_ID_CACHE - len(self)
+        if room > 0:
+            self.update(zip(keys[:room], ids[:room]))
 
 
 def iter_chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -158,9 +180,20 @@ def iter_chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
-def existing_relationship_count(store: GraphStore, rel_type: str) -> int:
-    """Relationships of one type (count store, no scan)."""
-    return store.read(f"MATCH ()-[r:{quote_identifier(rel_type)}]->() RETURN count(r) AS n")[0]["n"]
+def run_bounded(fn: Callable[[Any], Any], jobs: Iterable[Any], workers: int) -> list[Any]:
+    """``fn`` over ``jobs`` on ``workers`` threads with at most ``2 × workers`` jobs pulled ahead
+    (so a streamed input is never read whole); results in order. One thread runs them inline."""
+    if workers <= 1:
+        return [fn(job) for job in jobs]
+    results: list[Any] = []
+    pending: list[Future[Any]] = []
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sgr-load") as pool:
+        for job in jobs:
+            pending.append(pool.submit(fn, job))
+            if len(pending) >= 2 * workers:
+                results.append(pending.pop(0).result())
+        results.extend(f.result() for f in pending)
+    return results
 
 
 def types_in_use(store: GraphStore) -> set[str]:
@@ -168,8 +201,14 @@ def types_in_use(store: GraphStore) -> set[str]:
     return {r["t"] for r in store.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS t")}
 
 
-def _clean_props(props: dict[str, Any]) -> dict[str, Any]:
-    """Neo4j stores scalars or homogeneous lists; a mixed list becomes a list of strings."""
+def entity_count(store: GraphStore) -> int:
+    """Number of ``:Entity`` nodes (count store, no scan)."""
+    return store.read("MATCH (e:Entity) RETURN count(e) AS n")[0]["n"]
+
+
+def clean_props(props: dict[str, Any]) -> dict[str, Any]:
+    """Neo4j stores scalars or homogeneous lists; a mixed list becomes a list of strings; a literal
+    named like one of the graph model's own keys gets a ``_`` suffix (``name`` → ``name_``)."""
     out: dict[str, Any] = {}
     for key, value in props.items():
         if key in RESERVED_KEYS:
@@ -180,109 +219,142 @@ def _clean_props(props: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _write_entities(store: GraphStore, batch: GraphBatch, batch_size: int) -> tuple[dict[str, int], int]:
-    """Steps 1 and 2 of the module doc; returns (entity id -> internal id, entities created)."""
-    ids = list(batch.names)
-    internal: dict[str, int] = {}
-    for part in chunks(ids, 50_000):
-        res = store.read(EXISTING_QUERY, {"ids": list(part)})[0]
-        internal.update(zip(res["ks"], res["ids"]))
+def node_row(facts: EntityFacts) -> dict[str, Any]:
+    """All properties of a new entity node (what ``SET e = row`` writes)."""
+    row = clean_props(facts.props)
+    row["id"] = facts.id
+    name = facts.display_name
+    if name is not None:
+        row["name"] = name
+    if facts.types:
+        row["types"] = list(facts.types)
+    return row
 
-    named_new: list[list[Any]] = []
-    cvt_new: list[list[Any]] = []
-    named_old: list[list[Any]] = []
-    for eid, name in batch.names.items():
-        if name is None and not is_mid(eid):
-            name = eid
-        if eid in internal:
-            if name is not None:
-                named_old.append([internal[eid], name])
-        elif name is None:
-            cvt_new.append([eid])
-        else:
-            named_new.append([eid, name])
 
-    def create(rows: Sequence[list[Any]], create_q: str, merge_q: str) -> None:
-        for part in chunks(rows, batch_size):
-            try:
-                res = store.write(create_q, {"rows": list(part)})
-            except ConstraintError:  # another writer created some of them meanwhile
-                res = store.write(merge_q, {"rows": list(part)})
-            internal.update(zip(res[0]["ks"], res[0]["ids"]))
+def _existing(store: GraphStore, chunk: list[EntityFacts], node_ids: NodeIds) -> set[str]:
+    res = store.read(EXISTING_QUERY, {"ids": [f.id for f in chunk]})[0]
+    node_ids.remember(res["ks"], res["ids"])
+    return set(res["ks"])
 
-    create(named_new, CREATE_NAMED_QUERY, MERGE_NAMED_QUERY)
-    create(cvt_new, CREATE_CVT_QUERY, MERGE_CVT_QUERY)
-    for part in chunks(named_old, batch_size):
-        store.write(UPDATE_NAME_QUERY, {"rows": list(part)})
-    prop_rows = [[internal[eid], _clean_props(p)] for eid, p in batch.props.items() if p]
-    for part in chunks(prop_rows, batch_size):
-        store.write(PROPS_QUERY, {"rows": list(part)})
-    return internal, len(named_new) + len(cvt_new)
+
+def _write_entity_chunk(store: GraphStore, chunk: list[EntityFacts], node_ids: NodeIds, fresh: bool) -> tuple[int, int]:
+    """Step 1 of the module doc for one chunk; returns (entities created, of which CVTs).
+    ``fresh``: the store had no entity when this load began, so none of these can exist yet
+    (the uniqueness constraint still catches a concurrent writer)."""
+    existing = set() if fresh else _existing(store, chunk, node_ids)
+    while True:
+        named = [node_row(f) for f in chunk if f.id not in existing and not f.is_cvt]
+        cvts = [node_row(f) for f in chunk if f.id not in existing and f.is_cvt]
+        try:
+            for query, rows in ((CREATE_NAMED_QUERY, named), (CREATE_CVT_QUERY, cvts)):
+                if rows:
+                    res = store.write(query, {"rows": rows})[0]
+                    node_ids.remember(res["ks"], res["ids"])
+            break
+        except ConstraintError:  # another writer created some of them meanwhile: they exist now
+            existing = _existing(store, chunk, node_ids)
+    old = [{"id": f.id, "name": f.display_name, "props": clean_props(f.props), "types": f.types or None}
+           for f in chunk if f.id in existing]
+    if old:
+        store.write(UPDATE_QUERY, {"rows": old})
+    return len(named) + len(cvts), len(cvts)
+
+
+def write_entities(store: GraphStore, entities: Iterable[EntityFacts], batch_size: int = DEFAULT_BATCH_SIZE,
+                   workers: int = DEFAULT_WORKERS, node_ids: NodeIds | None = None,
+                   fresh: bool = False) -> WriteStats:
+    """Write a stream of entities (each id once); their node ids go to ``node_ids``."""
+    stats = WriteStats()
+    lock = threading.Lock()
+    ids = node_ids if node_ids is not None else NodeIds()
+
+    def run(chunk: list[EntityFacts]) -> None:
+        created, _ = _write_entity_chunk(store, chunk, ids, fresh)
+        with lock:
+            stats.entities += len(chunk)
+            stats.cvts += sum(1 for f in chunk if f.is_cvt)
+            stats.new_entities += created
+
+    run_bounded(run, iter_chunks(entities, batch_size), workers)
+    return stats
+
+
+def write_relationships(store: GraphStore, rows: Iterable[tuple[str, str, str]], in_use: set[str],
+                        batch_size: int = DEFAULT_BATCH_SIZE, workers: int = DEFAULT_WORKERS,
+                        progress: ProgressFn | None = None, node_ids: NodeIds | None = None) -> WriteStats:
+    """Write distinct ``(head, relation, tail)`` rows (step 2 of the module doc)."""
+    stats = WriteStats()
+    lock = threading.Lock()
+    ids = node_ids or {}
+
+    def commit(part: Sequence[tuple[str, str, str]]) -> None:
+        groups: dict[tuple[str, bool], list[list[Any]]] = {}
+        for h, r, t in part:
+            verb = "MERGE" if r in in_use else "CREATE"
+            hi, ti = ids.get(h), ids.get(t)
+            if hi is not None and ti is not None:
+                groups.setdefault((verb, True), []).append([hi, r, ti])
+            else:
+                groups.setdefault((verb, False), []).append([h, r, t])
+        for key, sel in groups.items():
+            store.write(REL_QUERIES[key], {"rows": sel})
+        with lock:
+            for _, r, _ in part:
+                if r not in stats.created_with:
+                    stats.created_with[r] = "MERGE" if r in in_use else "CREATE"
+            stats.triples += len(part)
+        if progress:
+            progress(len(part))
+
+    if workers <= 1:
+        for part in iter_chunks(rows, batch_size):
+            commit(part)
+    else:
+        # a window of rows at a time, split into rounds of jobs that share no node
+        for window in iter_chunks(rows, batch_size * workers * 4):
+            for round_jobs in partition_rounds(window, workers):
+                run_bounded(lambda job: [commit(p) for p in iter_chunks(job, batch_size)], round_jobs, workers)
+    stats.relation_types = len(stats.created_with)
+    return stats
+
+
+def write_relation_vocabulary(store: GraphStore, relations: Iterable[str]) -> None:
+    """Merge ``(:Relation {name, text})`` for each relation name."""
+    rows = [{"name": r, "text": relation_text(r)} for r in sorted(set(relations))]
+    for part in iter_chunks(rows, DEFAULT_BATCH_SIZE):
+        store.write(RELATION_QUERY, {"rows": part})
+
+
+def write_stream(store: GraphStore, entities: Iterable[EntityFacts], rows: Iterable[tuple[str, str, str]],
+                 triples_hint: int, batch_size: int = DEFAULT_BATCH_SIZE, workers: int = DEFAULT_WORKERS,
+                 progress: ProgressFn | None = None) -> WriteStats:
+    """Steps 0–3 of the module doc: entities, then relationships, then the vocabulary."""
+    t0 = time.perf_counter()
+    store.ensure_schema()
+    defer = triples_hint >= DEFER_INDEX_MIN_TRIPLES and entity_count(store) == 0
+    if defer:
+        for index in DEFERRED_INDEXES:
+            store.write(f"DROP INDEX {index} IF EXISTS")
+    try:
+        in_use = types_in_use(store)
+        node_ids = NodeIds()
+        ent = write_entities(store, entities, batch_size, workers, node_ids, fresh=entity_count(store) == 0)
+        rel = write_relationships(store, rows, in_use, batch_size, workers, progress, node_ids)
+        node_ids.clear()
+        write_relation_vocabulary(store, rel.created_with)
+    finally:
+        if defer:
+            store.ensure_schema()  # re-creates the full-text index and waits until it is online
+    return WriteStats(entities=ent.entities, new_entities=ent.new_entities, cvts=ent.cvts, triples=rel.triples,
+                      relation_types=rel.relation_types, seconds=time.perf_counter() - t0,
+                      created_with=rel.created_with)
 
 
 def write_graph(store: GraphStore, batch: GraphBatch, batch_size: int = DEFAULT_BATCH_SIZE,
                 progress: ProgressFn | None = None, workers: int = DEFAULT_WORKERS) -> WriteStats:
-    """Write ``batch`` into Neo4j (schema ensured first). ``progress(n)`` is called per committed triples."""
-    t0 = time.perf_counter()
-    store.ensure_schema()
-    bulk = len(batch.names) >= BULK_MIN_ENTITIES and entity_count(store) == 0
-    if bulk:  # step 0: an empty store gets its full-text index built once, after the load
-        store.write(f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS")
-    try:
-        stats = _write_all(store, batch, batch_size, progress, workers)
-    finally:
-        if bulk:
-            store.ensure_schema()  # re-creates the full-text index and waits until it is online
-    stats.seconds = time.perf_counter() - t0
-    return stats
-
-
-def entity_count(store: GraphStore) -> int:
-    """Number of ``:Entity`` nodes (count store, no scan)."""
-    return store.read("MATCH (e:Entity) RETURN count(e) AS n")[0]["n"]
-
-
-def _write_all(store: GraphStore, batch: GraphBatch, batch_size: int, progress: ProgressFn | None,
-               workers: int) -> WriteStats:
-    in_use = types_in_use(store)
-    internal, new_entities = _write_entities(store, batch, batch_size)
-
-    by_type: dict[str, list[list[Any]]] = defaultdict(list)
-    for h, r, t in batch.triples:
-        by_type[r].append([internal[h], r, internal[t]])
-    created_with = {r: ("MERGE" if r in in_use else "CREATE") for r in by_type}
-    # one job = one transaction of rows of the same verb; big types are split, small ones packed
-    jobs: list[tuple[str, list[list[Any]]]] = []
-    for verb in ("CREATE", "MERGE"):
-        rows: list[list[Any]] = []
-        for r in sorted(by_type, key=lambda r: -len(by_type[r])):
-            if created_with[r] == verb:
-                rows.extend(sorted(by_type[r], key=itemgetter(0)))
-        jobs.extend((verb, list(part)) for part in chunks(rows, batch_size))
-
-    lock = threading.Lock()
-
-    def run(job: tuple[str, list[list[Any]]]) -> None:
-        verb, rows = job
-        store.write(REL_CREATE_QUERY if verb == "CREATE" else REL_MERGE_QUERY, {"rows": rows})
-        if progress:
-            with lock:
-                progress(len(rows))
-
-    if workers > 1 and len(jobs) > 1:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sgr-load") as pool:
-            for _ in pool.map(run, jobs):
-                pass
-    else:
-        for job in jobs:
-            run(job)
-
-    if by_type:
-        store.write(RELATION_QUERY, {"rows": [{"name": r, "text": relation_text(r)} for r in sorted(by_type)]})
-    cvts = sum(1 for eid, name in batch.names.items() if name is None and is_mid(eid))
-    return WriteStats(entities=len(batch.names), new_entities=new_entities, cvts=cvts,
-                      triples=len(batch.triples), relation_types=len(by_type),
-                      seconds=0.0, created_with=created_with)
+    """Write an in-memory :class:`GraphBatch` (schema ensured first)."""
+    return write_stream(store, batch.entities(), batch.sorted_triples(), len(batch.triples),
+                        batch_size, workers, progress)
 
 
 def record_source(store: GraphStore, path: str, sha256: str, triples: int, **extra: Any) -> None:

@@ -127,10 +127,12 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
 
 def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format: str | None = None,
          keep_all: bool = False, max_errors: int = 100, batch_size: int = 20_000, force: bool = False,
-         progress: "LoadProgress | None" = None) -> "LoadReport":
+         bulk: bool | None = None, workers: int = 1, progress: "LoadProgress | None" = None) -> "LoadReport":
     """Load Freebase-style files into Neo4j (``sgr load``): batched, idempotent, resumable; a file already loaded
     unchanged (same sha256) is skipped unless ``force``.
 
+    ``bulk``: neo4j-admin import into an empty embedded database (None: chosen for a large input into an empty
+    one); ``workers``: concurrent write transactions on the transactional path.
     ``format``: ``rog`` | ``ntriples`` | ``triples`` (default: from the extension, else the first lines). ``store``
     defaults to :meth:`GraphStore.from_settings` (opened and closed here). Returns the per-file
     :class:`loaders.api.LoadReport`; malformed lines beyond ``max_errors`` raise LoadError naming file and line.
@@ -139,10 +141,10 @@ def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format
 
     if store is not None:
         return load_files(store, paths, fmt=format, keep_all=keep_all, max_errors=max_errors, batch_size=batch_size,
-                          force=force, progress=progress)
+                          force=force, bulk=bulk, workers=workers, progress=progress)
     with GraphStore.from_settings() as own:
         return load_files(own, paths, fmt=format, keep_all=keep_all, max_errors=max_errors, batch_size=batch_size,
-                          force=force, progress=progress)
+                          force=force, bulk=bulk, workers=workers, progress=progress)
 
 
 def evaluate(dataset: str, *, method: str, out: Path | str | None = None, split: str | None = None,

@@ -14,12 +14,12 @@ FORMAT_HELP = "rog | ntriples | triples (default: from the extension, else the f
 
 
 def _load(paths: list[Path], fmt: Optional[str], keep_all: bool, max_errors: int, batch_size: int,
-          force: bool) -> None:
+          force: bool, bulk: Optional[bool] = False, workers: int = 1) -> None:
     from sgr.api import load
 
     with load_progress() as progress:
         report = load(paths, format=fmt, keep_all=keep_all, max_errors=max_errors, batch_size=batch_size, force=force,
-                      progress=progress)
+                      bulk=bulk, workers=workers, progress=progress)
     show_load_report(report, max_errors)
 
 
@@ -35,9 +35,12 @@ def register(app: typer.Typer) -> None:
         max_errors: int = typer.Option(100, "--max-errors", help="malformed lines tolerated before the load stops"),
         batch_size: int = typer.Option(20_000, "--batch-size", help="rows per write transaction"),
         force: bool = typer.Option(False, "--force", help="load files again even if already loaded unchanged"),
+        bulk: Optional[bool] = typer.Option(None, "--bulk/--no-bulk", help="neo4j-admin import into an empty "
+                                            "embedded database (default: chosen for a large input into an empty one)"),
+        workers: int = typer.Option(1, "--workers", help="concurrent write transactions (transactional path)"),
     ) -> None:
         """Load Freebase-style data: RoG question graphs, Freebase N-Triples, or plain triples."""
-        _load(paths, fmt, keep_all, max_errors, batch_size, force)
+        _load(paths, fmt, keep_all, max_errors, batch_size, force, bulk, workers)
 
     @load_app.command("triples")
     def load_triples(

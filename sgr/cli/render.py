@@ -161,6 +161,9 @@ def load_progress():  # noqa: ANN201
         def file_done(self, report: Any) -> None:
             self.p.update(self.task, completed=self.p.tasks[self.task].total)
 
+        def notice(self, message: str) -> None:
+            self.p.console.print(message, highlight=False)
+
     @contextmanager
     def _ctx():  # noqa: ANN202
         columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,}"),

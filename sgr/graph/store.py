@@ -2,9 +2,10 @@
 
 Graph model (see README):
 
-* ``(:Entity {id, name})`` — ``id`` is the Freebase MID when there is one, else the name;
-  unique constraint on ``id``, full-text index ``entity_name`` on ``name``. Compound-value nodes
-  (MIDs without a name) also carry ``:CVT``.
+* ``(:Entity {id, name, types})`` — ``id`` is the Freebase MID when there is one, else the name;
+  unique constraint on ``id``, full-text index ``entity_name`` and range index ``entity_name_exact``
+  on ``name``; ``types``: the Freebase ``type.object.type`` / ``common.topic.notable_types`` objects.
+  Compound-value nodes (MIDs without a name) also carry ``:CVT``.
 * one relationship type per relation, named as in Freebase (``location.country.languages_spoken``).
 * ``(:Relation {name, text})`` — the relation vocabulary, ``text`` a readable form of ``name``.
 * ``(:Source {path, sha256, triples, loaded_at})`` — what was loaded from which file.
@@ -46,6 +47,8 @@ SCHEMA_STATEMENTS = (
     "CREATE CONSTRAINT relation_name IF NOT EXISTS FOR (r:Relation) REQUIRE r.name IS UNIQUE",
     "CREATE CONSTRAINT source_path IF NOT EXISTS FOR (s:Source) REQUIRE s.path IS UNIQUE",
     "CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON EACH [e.name]",
+    # exact-name lookups (entity linking) seek instead of scanning every :Entity
+    "CREATE INDEX entity_name_exact IF NOT EXISTS FOR (e:Entity) ON (e.name)",
 )
 
 # EXPLAIN's notifications are returned to the caller; keep the driver from also logging them.

@@ -9,13 +9,34 @@ from pathlib import Path
 import pytest
 
 from loaders import ntriples, rog, triples
-from loaders.api import parse_file
+from loaders import api
+from loaders.spill import edge_rows, entity_groups
 from loaders.detect import detect_format
-from loaders.records import Literal, Malformed, Name, Skipped, Triple
+from loaders.records import EntityType, Literal, Malformed, Name, Skipped, Triple
 from sgr.core.errors import InputError, LoadError
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "loaders"
 NS = "http://rdf.freebase.com/ns/"
+
+
+class Parsed:
+    """What the spill files of one parsed file hold, read back (names, props, types, triples)."""
+
+    def __init__(self, spill) -> None:
+        groups = list(entity_groups(spill.nodes))
+        self.names = {g.id: g.display_name for g in groups}
+        self.props = {g.id: g.props for g in groups if g.props}
+        self.types = {g.id: g.types for g in groups if g.types}
+        self.triples = set(edge_rows(spill.edges))
+        assert len(self.triples) == spill.triples
+
+
+def parse_file(path, fmt, **kw):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        spill, rep = api.parse_file(path, fmt, Path(tmp), **kw)
+        return Parsed(spill), rep
 
 
 def kinds(records):
@@ -118,10 +139,11 @@ def test_ntriples_names_literals_cvts_and_housekeeping():
     assert props["location.country.iso_alpha_3"] == "JAM"
     assert props["base.schemastaging.motto"] == "Out of Many, One People"  # @de one skipped
     assert rep.skipped == {
-        "type.object.name@fr": 1, "base.schemastaging.motto@de": 1, "type.object.type": 1,
-        "common.topic.notable_types": 1, "rdf:type": 1, "freebase.valuenotation.is_reviewed": 1,
-        "kg.object_profile.prominent_type": 1,
+        "type.object.name@fr": 1, "base.schemastaging.motto@de": 1, "rdf:type": 1,
+        "freebase.valuenotation.is_reviewed": 1, "kg.object_profile.prominent_type": 1,
     }
+    # type.object.type and common.topic.notable_types become the entity's types, in input order
+    assert batch.types == {"m.03_r3": ["location.country", "m.01mp"]} and rep.types == 2
     assert rep.malformed_count == 1 and "expected <subject> <predicate> <object>" in rep.malformed[0]
     assert rep.malformed[0].startswith(f"{FIX / 'freebase_small.nt'}:22: ")
 
@@ -148,6 +170,8 @@ def test_ntriples_line_level_details():
     assert ntriples.parse_line("   ") is None
     assert "subject" in ntriples.parse_line(f'"lit" <{NS}x> <{NS}m.2> .')
     assert ntriples.is_housekeeping("type.object.key") and not ntriples.is_housekeeping("type.object.name")
+    assert ntriples.parse_line(f"<{NS}m.1> <{NS}type.object.type> <{NS}film.actor> .") \
+        == EntityType("m.1", "film.actor", "type.object.type")
 
 
 def test_ntriples_gzip_reads_like_plain(tmp_path):
