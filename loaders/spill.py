@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.store import is_mid
 
 #: Memory GNU sort may use per call (it spills sorted runs beyond that).
-SORT_MEMORY = os.environ.get("SGR_SORT_MEMORY", "256M")
 #: Recently spilled entity ids remembered to skip repeated ``a`` lines (cleared when full).
 RECENT_IDS = 200_000
 
@@ -168,7 +168,7 @@ def run_sort(options: Sequence[str], inputs: Sequence[Path], output: Path, tmp: 
     exe = shutil.which("sort")
     if exe is None:
         raise LoadError("GNU `sort` was not found on PATH (coreutils); the loader sorts its spill files with it")
-    cmd = [exe, *options, "-S", SORT_MEMORY, "-T", str(tmp), "-o", str(output), *map(str, inputs)]
+    cmd = [exe, *options, "-S", read_settings(LoadSettings).sort_memory, "-T", str(tmp), "-o", str(output), *map(str, inputs)]
     proc = subprocess.run(cmd, env={**os.environ, "LC_ALL": "C"}, capture_output=True, text=True)
     if proc.returncode != 0:
         raise LoadError(f"sorting the spill file {output} failed: {proc.stderr.strip()[:300]} "

@@ -23,6 +23,7 @@ say "installing Python dependencies (torch is large: the first install takes a f
 
 say "resolving Neo4j 5.26 + APOC from Maven Central and building the launcher"
 mvn -q -B -f java/pom.xml package -DskipTests
+mvn -q -B -f java/import/pom.xml package   # neo4j-admin's importer, for `sgr load --bulk`
 
 if [ "${SGR_SKIP_LLM:-0}" != 1 ]; then
   say "installing the local LLM (llama-cpp-python server + SmolLM2-135M-Instruct)"

@@ -55,6 +55,17 @@ class PathSettings(BaseSettings):
     shared_data: Path | None = None
 
 
+class LoadSettings(BaseSettings):
+    """Large loads: ``SGR_SORT_MEMORY`` (GNU sort's buffer for the on-disk de-duplication, default 256M),
+    ``SGR_IMPORT_HEAP`` / ``SGR_IMPORT_OFF_HEAP`` (neo4j-admin importer heap 1g, off-heap cache 1500m)."""
+
+    model_config = SettingsConfigDict(env_prefix="SGR_", extra="ignore")
+
+    sort_memory: str = "256M"
+    import_heap: str = "1g"
+    import_off_heap: str = "1500m"
+
+
 class ModelFileSettings(BaseSettings):
     """Trained model files chosen by environment instead of by the newest one on disk:
     ``SGR_RELATION_MODEL``, ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT``."""

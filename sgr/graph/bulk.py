@@ -19,13 +19,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError, Neo4jServerError
 from sgr.graph import server
 
 DATABASE = "neo4j"
 #: Heap and off-heap memory the importer may use (it sizes its caches from these).
-IMPORT_HEAP = os.environ.get("SGR_IMPORT_HEAP", "1g")
-IMPORT_OFF_HEAP = os.environ.get("SGR_IMPORT_OFF_HEAP", "1500m")
 
 
 @dataclass
@@ -86,9 +85,9 @@ def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: 
     (conf / "neo4j.conf").write_text("")
     report = workdir / "import.report"
     log = workdir / "import.log"
-    cmd = [java, f"-Xmx{IMPORT_HEAP}", *server.JVM_FLAGS, "-cp", import_tool_classpath(), "org.neo4j.cli.AdminTool",
+    cmd = [java, f"-Xmx{read_settings(LoadSettings).import_heap}", *server.JVM_FLAGS, "-cp", import_tool_classpath(), "org.neo4j.cli.AdminTool",
            "database", "import", "full", DATABASE, "--overwrite-destination=true", "--id-type=string",
-           f"--report-file={report}", f"--max-off-heap-memory={IMPORT_OFF_HEAP}",
+           f"--report-file={report}", f"--max-off-heap-memory={read_settings(LoadSettings).import_off_heap}",
            f"--threads={threads or max(os.cpu_count() or 1, 1)}", f"--multiline-fields={str(multiline).lower()}",
            "--bad-tolerance=0", *[f"--nodes={n}" for n in nodes], *[f"--relationships={r}" for r in relationships]]
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(conf)}

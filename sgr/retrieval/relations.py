@@ -20,7 +20,6 @@ RRA@k (§5.1) of several retrievers on a dataset.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from sgr.core.config import relation_model
 from sgr.core.errors import ConfigError
 from sgr.graph.store import GraphStore, relation_text
 from sgr.retrieval.training import (DEFAULT_ENCODER, RRA_KS, RelationExample, RelationHeads, embed,
@@ -189,7 +189,7 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
     """
     version = store.graph_version()
     if model == "auto":
-        model = os.environ.get("SGR_RELATION_MODEL") or find_model(version)
+        model = relation_model() or find_model(version)
     label = "cosine" if model in (None, "cosine") else f"{model}@{_mtime(Path(model))}"
     key = (store.uri, version, encoder, label)
     with _SHARED_LOCK:
@@ -213,7 +213,7 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
 def trained_model_for(store: GraphStore) -> str | None:
     """The heads ``load_retriever(store, "auto")`` would load (``SGR_RELATION_MODEL`` or the newest for this graph
     version), or None when it would fall back to cosine."""
-    model = os.environ.get("SGR_RELATION_MODEL") or find_model(store.graph_version())
+    model = relation_model() or find_model(store.graph_version())
     return str(model) if model else None
 
 

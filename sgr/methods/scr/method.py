@@ -23,7 +23,6 @@ bfloat16 autocast on CPUs with native bf16, ``fp32`` never). ``scr+llm``'s LLM c
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -59,9 +58,11 @@ def resolve_checkpoint(kind: str = STEPWISE, explicit: str | Path | None = None)
     """The checkpoint to use (see module docstring); ConfigError with the fix when there is none."""
     if explicit:
         return Path(explicit).expanduser()
-    env = os.environ.get("SGR_SCR_SINGLE_CHECKPOINT" if kind == SINGLE_STEP else "SGR_SCR_CHECKPOINT")
+    from sgr.core.config import scr_checkpoint
+
+    env = scr_checkpoint(single_step=kind == SINGLE_STEP)
     if env:
-        return Path(env).expanduser()
+        return env
     from sgr.methods.scr.train import latest_checkpoint_file
 
     f = latest_checkpoint_file()
