@@ -68,8 +68,8 @@ class AskResult:
             "route": pred.route,
             "error": pred.error,
             "answers": [{"text": a.text, "id": a.id, "score": round(a.score, 4),
-                         "paths": [_path_dict(p) for p in a.paths]} for a in pred.answers],
-            "top_paths": [_path_dict(p) for p in pred.paths],
+                         "paths": [p.summary() for p in a.paths]} for a in pred.answers],
+            "top_paths": [p.summary() for p in pred.paths],
             "cypher": pred.cypher,
             "topic_ids": self.topic_ids,
             "usage": asdict(pred.usage),
@@ -81,11 +81,6 @@ class AskResult:
                 "lines": self.evidence.lines()},
             "detail": None if self.detail is None else self.detail.to_dict(),
         }
-
-
-def _path_dict(p: Any) -> dict[str, Any]:
-    return {"text": p.render(), "score": round(p.score, 4), "nodes": p.nodes, "relations": p.relations,
-            "directions": p.directions}
 
 
 def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str = "sgr", hops: int = 2,

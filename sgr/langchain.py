@@ -68,8 +68,7 @@ def to_documents(result: AskResult, k: int | None = None) -> list[Document]:
     ev = result.evidence
     docs = []
     for rank, answer in enumerate(pred.answers[:k] if k is not None else pred.answers, 1):
-        paths = [{"text": p.render(), "score": p.score, "nodes": list(p.nodes), "relations": list(p.relations),
-                  "directions": list(p.directions)} for p in answer.paths]
+        paths = [p.summary() for p in answer.paths]
         lines = [answer.text] + [f"  supported by: {p['text']}" for p in paths]
         docs.append(Document(page_content="\n".join(lines), metadata={
             "answer": answer.text, "answer_id": answer.id, "score": answer.score, "rank": rank,

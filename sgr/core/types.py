@@ -70,6 +70,11 @@ class ReasoningPath:
             parts.append(labels[i + 1])
         return " ".join(parts)
 
+    def summary(self) -> dict[str, Any]:
+        """The JSON view used by ``sgr ask --json`` and the LangChain metadata: text, score, nodes, relations."""
+        return {"text": self.render(), "score": round(self.score, 4), "nodes": self.nodes, "relations": self.relations,
+                "directions": self.directions}
+
 
 @dataclass
 class Answer:

@@ -91,8 +91,7 @@ class SGRResult:
             "route": pred.route,
             "error": pred.error,
             "answers": [{"text": a.text, "id": a.id, "score": round(a.score, 4),
-                         "paths": [{"text": p.render(), "score": round(p.score, 4), "nodes": p.nodes,
-                                    "relations": p.relations, "directions": p.directions} for p in a.paths]}
+                         "paths": [p.summary() for p in a.paths]}
                         for a in pred.answers],
             "entities": [dataclasses.asdict(e) | {"relation_types": e.relation_types[:10]} for e in self.entities],
             "schema": None if self.schema is None else {
