@@ -109,6 +109,14 @@ class Usage:
     def add_stage(self, stage: str, seconds: float) -> None:
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
 
+    def merge(self, other: "Usage") -> None:
+        """Add ``other`` (a later stage measured apart, e.g. ``scr+llm``'s answer call) to this usage."""
+        for f in ("llm_calls", "prompt_tokens", "completion_tokens", "llm_cached_calls", "cached_prompt_tokens",
+                  "cached_completion_tokens", "llm_seconds", "neo4j_queries", "neo4j_seconds", "total_seconds"):
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+        for k, v in other.stage_seconds.items():
+            self.add_stage(k, v)
+
 
 @dataclass
 class Prediction:

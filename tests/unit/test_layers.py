@@ -34,17 +34,6 @@ LAYERS: list[tuple[str, float]] = [
 #: cypher/ and loaders/ sit beside each other on top of the graph layer and may use nothing else
 ONLY_CORE_AND_GRAPH = ("cypher", "loaders")
 
-# Known violations on this branch, fixed in parallel by the engineers who own those modules (issue #13). Each entry
-# is "importer -> imported" (layer rule), a frozenset of the modules on one cycle, or a file over 600 lines. Remove an
-# entry when its fix lands; the tests below fail when an entry no longer occurs, so the list cannot go stale.
-KNOWN_LAYER_VIOLATIONS: set[str] = set()
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"sgr.methods.baselines", "sgr.methods.registry"}),  # baselines → registry → "baselines:factory"
-}
-KNOWN_LONG_MODULES: set[str] = {
-    "sgr/retrieval/relations.py",
-}
-
 _REGISTRY_STRING = re.compile(r"^((?:sgr|cypher|loaders)(?:\.\w+)+):\w+$")
 
 
@@ -186,26 +175,17 @@ def test_a_cycle_and_an_upward_import_are_found() -> None:
 # -- the rules --------------------------------------------------------------------------------------------------------
 def test_imports_point_down_the_layers() -> None:
     found = layer_violations()
-    new = found - KNOWN_LAYER_VIOLATIONS
-    assert not new, "imports that point up a layer (or out of cypher/loaders):\n  " + "\n  ".join(sorted(new))
-    fixed = KNOWN_LAYER_VIOLATIONS - found
-    assert not fixed, f"fixed, remove from KNOWN_LAYER_VIOLATIONS: {sorted(fixed)}"
+    assert not found, "imports that point up a layer (or out of cypher/loaders):\n  " + "\n  ".join(sorted(found))
 
 
 def test_no_import_cycles() -> None:
     found = cycles()
-    new = found - KNOWN_CYCLES
-    assert not new, "import cycles:\n  " + "\n  ".join(" ↔ ".join(sorted(c)) for c in new)
-    fixed = KNOWN_CYCLES - found
-    assert not fixed, f"fixed, remove from KNOWN_CYCLES: {[sorted(c) for c in fixed]}"
+    assert not found, "import cycles:\n  " + "\n  ".join(" ↔ ".join(sorted(c)) for c in found)
 
 
 def test_no_module_over_600_lines() -> None:
     found = long_modules()
-    new = found - KNOWN_LONG_MODULES
-    assert not new, f"modules over {MAX_LINES} lines: {sorted(new)}"
-    fixed = KNOWN_LONG_MODULES - found
-    assert not fixed, f"fixed, remove from KNOWN_LONG_MODULES: {sorted(fixed)}"
+    assert not found, f"modules over {MAX_LINES} lines: {sorted(found)}"
 
 
 def test_at_most_8_modules_directly_under_sgr() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sgr.datasets import metaqa_relation_path, record_to_question
 from sgr.methods.registry import MethodContext, create_method, method_names
 from sgr.core.types import Prediction, Question

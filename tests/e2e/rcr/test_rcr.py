@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from loaders.writer import GraphBatch, write_graph
 from sgr.methods.rcr.method import (RELATION_PATH_PROMPT, RCRAnswerer, RCRConfig, generate_relation_paths, parse_relation_paths,
                      path_guided_subgraph, path_messages, relation_path_grammar)
 from sgr.retrieval.relations import CosineRelationRetriever
 from sgr.core.types import Question
+from sgr.llm.client import LLM
 from tests.helpers import scripted_llm
 
 TRIPLES = [
