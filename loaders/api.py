@@ -143,6 +143,12 @@ def iter_records(path: Path, fmt: str, keep_all: bool = False,
     raise InputError(f"unknown format {fmt!r}")
 
 
+def _printable(text: str, limit: int = 300) -> str:
+    """``text`` on one line: control and other non-printable characters escaped, cut at ``limit`` characters."""
+    out = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    return out if len(out) <= limit else out[:limit] + "…"
+
+
 def parse_file(path: Path, fmt: str, workdir: Path, keep_all: bool = False, error_budget: int | None = None,
                progress: LoadProgress | None = None) -> tuple[SortedSpill, FileReport]:
     """Parse one file into sorted spill files under ``workdir`` (:mod:`loaders.spill`, bounded
@@ -176,11 +182,10 @@ def parse_file(path: Path, fmt: str, workdir: Path, keep_all: bool = False, erro
                 if len(report.malformed) < KEEP_MALFORMED:
                     report.malformed.append(str(rec))
                 if error_budget is not None and report.malformed_count > error_budget:
-                    shown = "\n  ".join(report.malformed[:5])
                     raise LoadError(
                         f"{path}: stopped after {report.malformed_count} malformed lines (over the --max-errors "
-                        f"budget); nothing from this file was written (is it really {fmt}? try --format). "
-                        f"First bad lines:\n  {shown}")
+                        f"budget); nothing from this file was written (is it really {fmt}? try --format); "
+                        f"first: {_printable(report.malformed[0])}")
             if progress is not None and reader is not None and n % 16384 == 0:
                 progress.parsed_bytes(reader.position)
     finally:

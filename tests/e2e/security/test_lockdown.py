@@ -20,7 +20,7 @@ from sgr.core.config import Neo4jSettings, neo4j_password_file
 from sgr.core.errors import CypherError
 from sgr.graph.store import check_read_query
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.neo4j
 
 
