@@ -41,7 +41,7 @@ def test_neo4j_browser_runs_the_redraw_query(webqsp_graph, gold, record, qid, ch
 
         page.locator('[data-testid="password"]').fill(Neo4jSettings().resolved_password())
         page.locator('[data-testid="connect"]').click()
-        page.get_by_text("You have a working connection").wait_for(timeout=90_000)
+        page.get_by_text("You are connected as user").wait_for(timeout=90_000)
         editor = page.locator('[data-testid="activeEditor"]')
         shown = editor.inner_text().replace("\xa0", " ")
         for line in ins.query.splitlines():  # the editor holds the redraw query, line by line
