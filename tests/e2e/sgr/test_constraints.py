@@ -28,7 +28,8 @@ def ohio(clean_store):
         b.add_entity(person, name)
         b.add_triple("m.ohio", REPS, cvt)
         b.add_triple(cvt, HOLDER, person)
-        b.add_property(person, "types", ["people.person", "government.politician"])
+        for type_ in ("people.person", "government.politician"):
+            b.add_type(person, type_)
     b.add_property("m.c1", FROM, "2007-01-08")
     b.add_property("m.c1", TO, "2011-01-10")
     b.add_entity("d.2011", "2011-01-10")
@@ -39,7 +40,7 @@ def ohio(clean_store):
     b.add_property("m.c3", TO, "2007-01-08")
     b.add_entity("m.osu", "Ohio State")
     b.add_triple("m.ohio", "location.location.contains", "m.osu")
-    b.add_property("m.osu", "types", ["education.university"])
+    b.add_type("m.osu", "education.university")
     write_graph(clean_store, b)
     return clean_store
 
