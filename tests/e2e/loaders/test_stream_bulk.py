@@ -164,8 +164,12 @@ def test_large_input_into_an_empty_database_chooses_the_bulk_path(clean_store, t
 def test_exact_name_lookup_seeks_an_index_after_a_large_load(clean_store, neo4j_uri, tmp_path):
     from neo4j import GraphDatabase
 
+    from sgr.core.config import Neo4jSettings
+
     load_files(clean_store, [tricky_ntriples(tmp_path / "fb.nt", entities=2000)])  # indexes deferred, then built
-    with GraphDatabase.driver(neo4j_uri) as driver, driver.session() as session:  # the plan: no label scan
+    password = Neo4jSettings().resolved_password()
+    with GraphDatabase.driver(neo4j_uri, auth=("neo4j", password) if password else None) as driver, \
+            driver.session() as session:  # the plan: no label scan
         plan = session.run("EXPLAIN MATCH (e:Entity) WHERE e.name = $n RETURN e.id", n="Entity 7").consume().plan
     ops = []
     stack = [plan]
