@@ -58,11 +58,47 @@ def graph_dump(store) -> dict:
     sources = store.read("MATCH (s:Source) RETURN s.path AS path, s.sha256 AS sha, s.triples AS n, "
                          "s.format AS f, s.entities AS e, s.literals AS lit, s.malformed AS bad")
     indexes = store.read("SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state "
-                         "WHERE type <> 'LOOKUP' RETURN name, type, labelsOrTypes, properties, state ORDER BY name")
+                         "WHERE type <> 'LOOKUP' AND name IN $own "
+                         "RETURN name, type, labelsOrTypes, properties, state ORDER BY name",
+                         {"own": ["entity_id", "relation_name", "source_path", "entity_name", "entity_name_exact"]})
     key = lambda d: repr(sorted(d.items()))  # noqa: E731
     return {"nodes": sorted((sorted(n["l"]), key(n["p"])) for n in nodes),
             "rels": sorted((r["h"], r["r"], r["t"]) for r in rels),
             "sources": sources, "indexes": indexes}
+
+
+
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory):
+    """A store on an embedded server of its own (its own SGR_HOME): the bulk path stops and restarts the server it
+    imports into, which must not be the one the rest of the suite shares."""
+    import os
+
+    from sgr.graph import server
+    from sgr.graph.store import GraphStore
+
+    saved = {k: os.environ.get(k) for k in ("SGR_HOME", "NEO4J_URI")}
+    os.environ["SGR_HOME"] = str(tmp_path_factory.mktemp("bulk-home"))
+    os.environ.pop("NEO4J_URI", None)
+    info = server.start(heap="768m", pagecache="128m")
+    store = GraphStore(info.uri)
+    try:
+        yield store
+    finally:
+        store.close()
+        server.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture()
+def bulk_store(own_server):
+    own_server.clear()
+    own_server.ensure_schema()
+    return own_server
 
 
 def test_chunk_boundaries_and_late_names_give_one_graph(clean_store, tmp_path, monkeypatch):
@@ -113,16 +149,16 @@ def test_round_robin_schedule_never_shares_a_node():
     assert bucket("m.1", 4) == bucket("m.1", 4)
 
 
-def test_bulk_path_gives_the_transactional_graph(clean_store, tmp_path):
+def test_bulk_path_gives_the_transactional_graph(bulk_store, tmp_path):
     path = tricky_ntriples(tmp_path / "fb.nt")
-    load_files(clean_store, [path], bulk=False)
-    tx_graph, tx_stats = graph_dump(clean_store), graph_stats(clean_store).to_dict()
-    clean_store.clear()
-    clean_store.write("MATCH (n) DETACH DELETE n")
-    report = load_files(clean_store, [path], bulk=True)
+    load_files(bulk_store, [path], bulk=False)
+    tx_graph, tx_stats = graph_dump(bulk_store), graph_stats(bulk_store).to_dict()
+    bulk_store.clear()
+    bulk_store.write("MATCH (n) DETACH DELETE n")
+    report = load_files(bulk_store, [path], bulk=True)
     assert report.bulk is not None and "neo4j-admin import" in report.bulk.summary
     assert report.bulk.fixups > 0  # the mixed, multi-valued and empty literals went through Cypher
-    bulk_graph, bulk_stats = graph_dump(clean_store), graph_stats(clean_store).to_dict()
+    bulk_graph, bulk_stats = graph_dump(bulk_store), graph_stats(bulk_store).to_dict()
     assert bulk_graph == tx_graph
     for s in (tx_stats, bulk_stats):
         for src in s["sources"]:
@@ -131,16 +167,16 @@ def test_bulk_path_gives_the_transactional_graph(clean_store, tmp_path):
     assert report.files[0].malformed_count == 1
 
 
-def test_bulk_refuses_a_database_that_is_not_empty(clean_store, tmp_path):
+def test_bulk_refuses_a_database_that_is_not_empty(bulk_store, tmp_path):
     from sgr.core.errors import LoadError
 
     path = tricky_ntriples(tmp_path / "fb.nt", entities=10)
-    load_files(clean_store, [path])
+    load_files(bulk_store, [path])
     with pytest.raises(LoadError, match="not empty"):
-        load_files(clean_store, [path], bulk=True, force=True)
+        load_files(bulk_store, [path], bulk=True, force=True)
 
 
-def test_large_input_into_an_empty_database_chooses_the_bulk_path(clean_store, tmp_path, monkeypatch):
+def test_large_input_into_an_empty_database_chooses_the_bulk_path(bulk_store, tmp_path, monkeypatch):
     from loaders import api
     from loaders.api import LoadProgress
 
@@ -153,22 +189,22 @@ def test_large_input_into_an_empty_database_chooses_the_bulk_path(clean_store, t
 
     monkeypatch.setattr(api, "BULK_AUTO_MIN_BYTES", 1)  # every input counts as large
     first = Notices()
-    report = load_files(clean_store, [tricky_ntriples(tmp_path / "a.nt", entities=10)], bulk=None, progress=first)
+    report = load_files(bulk_store, [tricky_ntriples(tmp_path / "a.nt", entities=10)], bulk=None, progress=first)
     assert report.bulk is not None and any("using the bulk path" in line for line in first.lines)
     second = Notices()
-    report = load_files(clean_store, [FIX_TRIPLES], bulk=None, progress=second)
+    report = load_files(bulk_store, [FIX_TRIPLES], bulk=None, progress=second)
     assert report.bulk is None and any("transactional path is used" in line and "not empty" in line
                                        for line in second.lines)
 
 
-def test_exact_name_lookup_seeks_an_index_after_a_large_load(clean_store, neo4j_uri, tmp_path):
+def test_exact_name_lookup_seeks_an_index_after_a_large_load(bulk_store, tmp_path):
     from neo4j import GraphDatabase
 
     from sgr.core.config import Neo4jSettings
 
-    load_files(clean_store, [tricky_ntriples(tmp_path / "fb.nt", entities=2000)])  # indexes deferred, then built
+    load_files(bulk_store, [tricky_ntriples(tmp_path / "fb.nt", entities=2000)])  # indexes deferred, then built
     password = Neo4jSettings().resolved_password()
-    with GraphDatabase.driver(neo4j_uri, auth=("neo4j", password) if password else None) as driver, \
+    with GraphDatabase.driver(bulk_store.uri, auth=("neo4j", password) if password else None) as driver, \
             driver.session() as session:  # the plan: no label scan
         plan = session.run("EXPLAIN MATCH (e:Entity) WHERE e.name = $n RETURN e.id", n="Entity 7").consume().plan
     ops = []
@@ -178,4 +214,4 @@ def test_exact_name_lookup_seeks_an_index_after_a_large_load(clean_store, neo4j_
         ops.append(node["operatorType"].split("@")[0])
         stack.extend(node.get("children", []))
     assert "NodeIndexSeek" in ops and "NodeByLabelScan" not in ops
-    assert clean_store.read("MATCH (e:Entity) WHERE e.name = 'Entity 7' RETURN e.id AS id")[0]["id"] == "m.e7"
+    assert bulk_store.read("MATCH (e:Entity) WHERE e.name = 'Entity 7' RETURN e.id AS id")[0]["id"] == "m.e7"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,6 +44,12 @@ def raw_driver(neo4j_uri):
         yield d
 
 
+def wait_out_the_auth_lock() -> None:
+    """After failed logins Neo4j locks the user for ``dbms.security.auth_lock_time`` (5 s) once three fail in a row;
+    the tests after these ones log in with the right password."""
+    time.sleep(6)
+
+
 def _raw(driver, query: str) -> list[dict]:
     with driver.session(default_access_mode="READ") as ses:
         return ses.run(query).data()
@@ -57,12 +64,14 @@ def test_server_requires_the_password(neo4j_uri):
         with GraphDatabase.driver(neo4j_uri, auth=auth) as d:
             with pytest.raises(AuthError):
                 d.verify_connectivity()
+    wait_out_the_auth_lock()
 
 
 def test_wrong_password_is_one_line_naming_the_fix(neo4j_uri):
     out = run_sgr(["query", "RETURN 1"], NEO4J_URI=neo4j_uri, NEO4J_PASSWORD="not-the-password")
     assert out.returncode == 3 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "NEO4J_PASSWORD" in out.stderr
+    wait_out_the_auth_lock()
 
 
 def test_sgr_query_cannot_read_etc_passwd(neo4j_uri):

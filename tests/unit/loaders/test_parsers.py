@@ -243,11 +243,11 @@ def test_format_detection(tmp_path):
         detect_format(sniffed, forced="csv")
 
 
-def test_error_budget_stops_with_first_bad_lines():
+def test_error_budget_stops_with_the_first_bad_line_on_one_line():
     with pytest.raises(LoadError) as err:
         parse_file(FIX / "triples_bad.txt", "triples", error_budget=2)
     msg = str(err.value)
     assert "over the --max-errors budget" in msg
-    assert f"{FIX / 'triples_bad.txt'}:2:" in msg and f"{FIX / 'triples_bad.txt'}:3:" in msg
+    assert f"first: {FIX / 'triples_bad.txt'}:2:" in msg and "\n" not in msg
     batch, rep = parse_file(FIX / "triples_bad.txt", "triples", error_budget=4)
     assert rep.malformed_count == 4 and len(batch.triples) == 2
