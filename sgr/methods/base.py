@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import types
 import typing
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ def _coerce(value: Any, hint: Any, key: str, method: str) -> Any:
     """``value`` (often a string from ``-o KEY=VALUE``) as the type ``hint`` names."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
-    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+    if origin in (typing.Union, types.UnionType):
         if value is None or (isinstance(value, str) and value.lower() in ("none", "null", "")):
             if type(None) in args:
                 return None
