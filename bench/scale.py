@@ -207,6 +207,18 @@ def generate(path: Path, lines: int, seed: int = 0, stop_at: int | None = None) 
     return facts
 
 
+def generated_file(path: Path, lines: int, seed: int = 0) -> dict[str, Any]:
+    """:func:`generate`, unless ``path`` was already written with these arguments (its ``.json`` sidecar says)."""
+    sidecar = path.with_suffix(".json")
+    if path.exists() and sidecar.exists():
+        facts = json.loads(sidecar.read_text())
+        if facts.get("args") == [lines, seed]:
+            return facts
+    facts = {**generate(path, lines, seed), "args": [lines, seed]}
+    sidecar.write_text(json.dumps(facts))
+    return facts
+
+
 def generated_questions(count: int, lines: int, seed: int = 0) -> list[dict[str, Any]]:
     """Questions over a generated file: the name of a topic, a direct (non-CVT) relation of it, and
     its answers, found by replaying the generator's draws for the first topics (no graph needed)."""
@@ -395,8 +407,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {}
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.generate_only:
-        path = args.out_dir / f"fb-{args.generate_only}.nt"
-        print(generate(path, size_of(args.generate_only), args.seed))
+        print(generated_file(args.out_dir / f"fb-{args.generate_only}.nt", size_of(args.generate_only), args.seed))
         return {}
 
     results = load_results(args.results)
@@ -422,7 +433,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     def file_of(size: str) -> Path:
         path = args.out_dir / f"fb-{size}.nt"
-        step(f"generate:{size}", lambda: {**generate(path, size_of(size), args.seed), "path": str(path)})
+        step(f"generate:{size}", lambda: {**generated_file(path, size_of(size), args.seed), "path": str(path)})
         return path
 
     sizes = [s for s in args.sizes.split(",") if s]
