@@ -123,7 +123,8 @@ def _count_lines(path: Path) -> int:
 
 def offline_import(uri: str, nodes: list[str], relationships: list[str], workdir: Path,
                    multiline: bool = False) -> ImportSummary:
-    """Stop the embedded server on ``uri``, import, start it again on the same port and store."""
+    """Stop the embedded server on ``uri``, import, start it again on the same port and store, with the
+    heap and page cache it was started with."""
     info = embedded_server_for(uri)
     if info is None:
         raise LoadError(f"the bulk path imports into the embedded server's store, and {uri} is not the embedded "
@@ -132,4 +133,5 @@ def offline_import(uri: str, nodes: list[str], relationships: list[str], workdir
     try:
         return run_import(Path(info.home), nodes, relationships, workdir, multiline)
     finally:
-        server.start(port=info.port, data_dir=Path(info.home), auth=info.auth)
+        server.start(port=info.port, data_dir=Path(info.home), heap=info.heap, pagecache=info.pagecache,
+                     auth=info.auth)

@@ -70,6 +70,8 @@ class ServerInfo:
     browser_url: str | None = None
     browser_pid: int | None = None
     auth: bool = True
+    heap: str = "1g"
+    pagecache: str = "512m"
 
 
 def state_dir() -> Path:
@@ -222,7 +224,7 @@ def _start(port: int | None, data_dir: Path | None, heap: str, pagecache: str, w
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
     info = ServerInfo(pid=proc.pid, port=port, uri=f"bolt://127.0.0.1:{port}", home=str(home),
-                      log=str(log), started_at=time.time(), auth=auth)
+                      log=str(log), started_at=time.time(), auth=auth, heap=heap, pagecache=pagecache)
     deadline = time.time() + wait_s
     while time.time() < deadline:
         if proc.poll() is not None:

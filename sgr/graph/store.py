@@ -59,6 +59,9 @@ logging.getLogger("neo4j").addHandler(logging.NullHandler())
 #: Longest query text accepted on the read path (characters); generated queries are far shorter.
 MAX_QUERY_CHARS = 100_000
 
+#: Neo4j's answer to any login while a user is locked after repeated failures (the driver has no class for it).
+AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
+
 _MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 
 
@@ -138,6 +141,12 @@ def first_line(message: str) -> str:
     return lines[0] if lines else "unknown error"
 
 
+#: Edges read per node where sgr samples the relationship types around a node: a Freebase hub has
+#: hundreds of thousands, and expanding them all takes seconds. Far above any node of the MetaQA KB
+#: (largest degree 4,016) or the WebQSP slice (2,555), whose answers therefore do not depend on it.
+HUB_EDGE_SAMPLE = 5000
+
+
 def quote_identifier(name: str) -> str:
     """Backtick-quote a label or relationship type for Cypher."""
     return "`" + name.replace("`", "``") + "`"
@@ -199,7 +208,13 @@ class GraphStore:
             self._driver.verify_connectivity()
         except AuthError as exc:
             raise self._auth_error(exc) from exc
-        except (ServiceUnavailable, OSError, Neo4jError) as exc:
+        except Neo4jError as exc:
+            if exc.code == AUTH_RATE_LIMIT:
+                raise self._rate_limited() from exc
+            raise Neo4jUnavailable(
+                f"Neo4j is not reachable at {self.uri}: start it with `sgr neo4j start` "
+                f"(or set NEO4J_URI to a running server)") from exc
+        except (ServiceUnavailable, OSError) as exc:
             raise Neo4jUnavailable(
                 f"Neo4j is not reachable at {self.uri}: start it with `sgr neo4j start` "
                 f"(or set NEO4J_URI to a running server)") from exc
@@ -219,10 +234,15 @@ class GraphStore:
 
     def _auth_error(self, exc: Exception) -> Neo4jUnavailable:
         """One line for a refused login: which server, and where the right password comes from."""
-        reason = "refused the login" if "rate" not in str(exc).lower() else "is locking out repeated wrong logins"
         return Neo4jUnavailable(
-            f"Neo4j at {self.uri} {reason} for user {self._user!r}: unset NEO4J_PASSWORD to use the embedded "
+            f"Neo4j at {self.uri} refused the login for user {self._user!r}: unset NEO4J_PASSWORD to use the embedded "
             f"server's password (SGR_HOME/neo4j/password), or set NEO4J_USER/NEO4J_PASSWORD to this server's")
+
+    def _rate_limited(self) -> Neo4jUnavailable:
+        """One line for Neo4j's lock after repeated failed logins (it refuses even the right password meanwhile)."""
+        return Neo4jUnavailable(
+            f"Neo4j at {self.uri} is locking user {self._user!r} out for a few seconds after repeated failed logins "
+            f"(authentication rate limit): wait and run the command again; if it keeps failing, check NEO4J_PASSWORD")
 
     # -- queries -----------------------------------------------------------------------------
     def _session(self, access: str) -> neo4j.Session:
@@ -246,6 +266,10 @@ class GraphStore:
                 rows = work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
         except AuthError as exc:
             raise self._auth_error(exc) from exc
+        except ClientError as exc:
+            if exc.code == AUTH_RATE_LIMIT:
+                raise self._rate_limited() from exc
+            raise
         except (ServiceUnavailable, SessionExpired) as exc:
             raise self._lost(exc) from exc
         finally:
@@ -287,6 +311,8 @@ class GraphStore:
         except (ServiceUnavailable, SessionExpired) as exc:
             raise self._dropped(exc) from exc
         except (ClientError, Neo4jError) as exc:
+            if exc.code == AUTH_RATE_LIMIT:
+                raise self._rate_limited() from exc
             raise CypherError(f"Neo4j rejected the query: {first_line(exc.message or str(exc))}") from exc
         finally:
             dt = time.perf_counter() - t0
@@ -310,6 +336,8 @@ class GraphStore:
         except (ServiceUnavailable, SessionExpired) as exc:
             raise self._dropped(exc) from exc
         except (ClientError, Neo4jError) as exc:
+            if exc.code == AUTH_RATE_LIMIT:
+                raise self._rate_limited() from exc
             raise CypherError(first_line(exc.message or str(exc))) from exc
         finally:
             self.query_seconds += time.perf_counter() - t0
@@ -349,6 +377,11 @@ class GraphStore:
         """Relationship types used by the data (sgr's own bookkeeping types excluded)."""
         rows = self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS t")
         return sorted(r["t"] for r in rows if not r["t"].startswith("SGR_"))
+
+    def bookkeeping_types(self) -> list[str]:
+        """sgr's own relationship types present in the store (``SGR_*``: saved evidence)."""
+        rows = self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS t")
+        return sorted(r["t"] for r in rows if r["t"].startswith("SGR_"))
 
     def relation_vocabulary(self) -> list[dict[str, str]]:
         """The ``(:Relation {name, text})`` nodes, sorted by name."""

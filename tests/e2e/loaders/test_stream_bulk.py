@@ -165,6 +165,11 @@ def test_bulk_path_gives_the_transactional_graph(bulk_store, tmp_path):
             src.pop("loaded_at")
     assert bulk_stats == tx_stats
     assert report.files[0].malformed_count == 1
+    from sgr.graph import server
+
+    # restarted after the import with the heap and page cache the fixture started it with, not the defaults
+    args = Path(f"/proc/{server.status().pid}/cmdline").read_bytes().decode().split("\0")
+    assert "-Xmx768m" in args and args[args.index("--pagecache") + 1] == "128m"
 
 
 def test_bulk_refuses_a_database_that_is_not_empty(bulk_store, tmp_path):
