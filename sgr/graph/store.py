@@ -41,6 +41,8 @@ RELATION = "Relation"
 SOURCE = "Source"
 #: Labels that sgr itself writes next to the data; ``sgr stats`` leaves them out of data counts.
 BOOKKEEPING_LABELS = ("Relation", "Source", "SgrQuestion", "SgrMeta")
+#: The one relationship type sgr writes next to the data (saved evidence: ``(:SgrQuestion)-[:SGR_EVIDENCE]->(e)``).
+EVIDENCE_REL = "SGR_EVIDENCE"
 
 SCHEMA_STATEMENTS = (
     "CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (e:Entity) REQUIRE e.id IS UNIQUE",
@@ -377,11 +379,6 @@ class GraphStore:
         """Relationship types used by the data (sgr's own bookkeeping types excluded)."""
         rows = self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS t")
         return sorted(r["t"] for r in rows if not r["t"].startswith("SGR_"))
-
-    def bookkeeping_types(self) -> list[str]:
-        """sgr's own relationship types present in the store (``SGR_*``: saved evidence)."""
-        rows = self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS t")
-        return sorted(r["t"] for r in rows if r["t"].startswith("SGR_"))
 
     def relation_vocabulary(self) -> list[dict[str, str]]:
         """The ``(:Relation {name, text})`` nodes, sorted by name."""
