@@ -4,10 +4,11 @@ For an empty database served by the embedded server, the parsed input (every fil
 de-duplicated on disk by :mod:`loaders.spill`) becomes the importer's CSV, streamed, in bounded
 memory:
 
-* ``nodes.header.csv`` + ``nodes.csv``: ``id:ID`` (the entity id, also stored as ``id``), ``name``,
-  ``:LABEL`` (``Entity`` or ``Entity;CVT``), ``types:string[]`` and one typed column per literal
-  property key whose values all have one scalar type (``:long``, ``:double``, ``:boolean``,
-  ``:string``). The header is written after the body, so the columns come from the whole input.
+* ``nodes.<i>.header.csv`` + ``nodes.<i>.csv``: ``id:ID`` (the entity id, also stored as ``id``),
+  ``name``, ``:LABEL`` (``Entity`` or ``Entity;CVT``), ``types:string[]`` and a typed column for
+  each literal property key of the file's rows whose values all have one scalar type in the whole
+  input (``:long``, ``:double``, ``:boolean``, ``:string``; the spill records the kinds seen). Each
+  file holds the rows with one set of literal columns (:class:`NodeFiles`).
 * ``rels.header.csv`` + ``rels.csv``: ``:START_ID,:END_ID,:TYPE``, one line per distinct triple.
 * ``fixups.jsonl``: what a CSV column cannot carry exactly (a key with values of several types, a
   multi-valued literal, an empty string, a list element holding the array delimiter, a key the
@@ -26,8 +27,8 @@ import csv
 import json
 import math
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,10 @@ from sgr.graph.store import GraphStore
 
 ARRAY_DELIMITER = ";"
 CSV_TYPES = {"int": "long", "float": "double", "bool": "boolean", "str": "string"}
+#: The columns every node file starts with (then the literal columns of its rows).
+NODE_COLUMNS = ("id:ID", "name", ":LABEL", "types:string[]")
+#: Node files with their own literal columns (:class:`NodeFiles`); rows with further column sets share one.
+MAX_NODE_FILES = 500
 FIXUP_QUERY = "UNWIND $rows AS row MATCH (e:Entity {id: row.id}) SET e += row.props"
 
 
@@ -102,43 +107,85 @@ class NodeCsvStats:
     cvts: int = 0
     fixups: int = 0
     multiline: bool = False
+    #: the importer's node file groups, ``"Entity=<header>,<body>"``
+    groups: list[str] = field(default_factory=list)
+
+
+class NodeFiles:
+    """One node CSV per set of literal columns used (``nodes.<i>.csv`` + ``nodes.<i>.header.csv``), so a row
+    carries only its own columns: one file with a column per literal key (hundreds of keys in a Freebase
+    extract) spent most of the CSV and node-import time on empty cells. Past :data:`MAX_NODE_FILES` column
+    sets, the remaining rows share one file with every column."""
+
+    def __init__(self, folder: Path, plan: dict[str, str]) -> None:
+        self.folder = folder
+        self.plan = plan
+        self.files: dict[tuple[str, ...], tuple[Any, Any]] = {}  # column set -> (file, csv writer)
+        self.order = {k: i for i, k in enumerate(plan)}
+
+    def writer(self, columns: tuple[str, ...]) -> tuple[tuple[str, ...], Any]:
+        """(the columns the row's file has, its CSV writer)."""
+        if columns not in self.files and len(self.files) >= MAX_NODE_FILES:
+            columns = tuple(self.plan)  # the wide file
+        if columns not in self.files:
+            i = len(self.files)
+            header = [*NODE_COLUMNS, *[f"{k}:{self.plan[k]}" for k in columns]]
+            with open(self.folder / f"nodes.{i}.header.csv", "w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh, lineterminator="\n").writerow(header)
+            body = open(self.folder / f"nodes.{i}.csv", "w", newline="", encoding="utf-8", buffering=1 << 15)
+            self.files[columns] = (body, csv.writer(body, lineterminator="\n").writerow)
+        return columns, self.files[columns][1]
+
+    def groups(self) -> list[str]:
+        return [f"Entity={self.folder / f'nodes.{i}.header.csv'},{self.folder / f'nodes.{i}.csv'}"
+                for i in range(len(self.files))]
+
+    def close(self) -> None:
+        for body, _ in self.files.values():
+            body.close()
+
+
+def _spans_lines(texts: Iterable[str | None]) -> bool:
+    return any(t is not None and ("\n" in t or "\r" in t) for t in texts)
 
 
 def write_node_csv(groups: Iterator[EntityFacts], plan: dict[str, str], folder: Path) -> NodeCsvStats:
-    """``nodes.header.csv``, ``nodes.csv`` and ``fixups.jsonl`` (see module doc)."""
+    """The node CSV files (:class:`NodeFiles`) and ``fixups.jsonl`` (see module doc)."""
     stats = NodeCsvStats()
-    keys = list(plan)
-    column = {k: i for i, k in enumerate(keys)}
-    with open(folder / "nodes.csv", "w", newline="", encoding="utf-8") as body, \
-            open(folder / "fixups.jsonl", "w", encoding="utf-8") as fix:
-        out = csv.writer(body, lineterminator="\n")
-        for facts in groups:
-            stats.entities += 1
-            stats.cvts += facts.is_cvt
-            name = facts.display_name
-            props = clean_props(facts.props)
-            cells: list[str | None] = [None] * len(keys)
-            later: dict[str, Any] = {}
-            for key, value in props.items():
-                i = column.get(key)
-                cell = _cell(value, plan[key]) if i is not None else None
-                if cell is None:
-                    later[key] = value
-                else:
-                    cells[i] = cell
-            types = ARRAY_DELIMITER.join(facts.types) if facts.types else None
-            if facts.types and any(ARRAY_DELIMITER in t or t == "" for t in facts.types):
-                later["types"], types = list(facts.types), None
-            row = [facts.id, name, "Entity;CVT" if facts.is_cvt else "Entity", types, *cells]
-            if not stats.multiline and any(c is not None and ("\n" in c or "\r" in c) for c in row):
-                stats.multiline = True
-            out.writerow(["" if c is None else c for c in row])
-            if later:
-                stats.fixups += 1
-                fix.write(json.dumps({"id": facts.id, "props": later}, ensure_ascii=False) + "\n")
-    header = ["id:ID", "name", ":LABEL", "types:string[]", *[f"{k}:{plan[k]}" for k in keys]]
-    with open(folder / "nodes.header.csv", "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh, lineterminator="\n").writerow(header)
+    files = NodeFiles(folder, plan)
+    try:
+        with open(folder / "fixups.jsonl", "w", encoding="utf-8") as fix:
+            for facts in groups:
+                stats.entities += 1
+                stats.cvts += facts.is_cvt
+                name = facts.display_name
+                cells: dict[str, str] = {}
+                later: dict[str, Any] = {}
+                if facts.props:
+                    for key, value in clean_props(facts.props).items():
+                        cell = _cell(value, plan[key]) if key in plan else None
+                        if cell is None:
+                            later[key] = value
+                        else:
+                            cells[key] = cell
+                types = ARRAY_DELIMITER.join(facts.types) if facts.types else None
+                if facts.types and any(ARRAY_DELIMITER in t or t == "" for t in facts.types):
+                    later["types"], types = list(facts.types), None
+                columns, write = files.writer(tuple(sorted(cells, key=files.order.__getitem__)))
+                texts = [facts.id, name, types, *cells.values()]
+                if not stats.multiline and _spans_lines(texts):
+                    stats.multiline = True
+                write([facts.id, name or "", "Entity;CVT" if facts.is_cvt else "Entity", types or "",
+                       *[cells.get(k, "") for k in columns]])
+                if later:
+                    stats.fixups += 1
+                    fix.write(json.dumps({"id": facts.id, "props": later}, ensure_ascii=False) + "\n")
+    finally:
+        files.close()
+    if not files.files:
+        files.writer(())  # an input without entities still gives the importer a node file
+        files.close()
+    stats.groups = files.groups()
     return stats
 
 
@@ -188,7 +235,7 @@ def bulk_import(store: GraphStore, parsed: list[tuple[Any, SortedSpill]], folder
         progress.notice(f"bulk: wrote import CSV for {nodes.entities:,} entities and {merged.triples:,} triples "
                         f"in {t1 - t0:.1f} s; stopping the embedded server for neo4j-admin import")
     summary: ImportSummary = offline_import(
-        store.uri, [f"Entity={folder / 'nodes.header.csv'},{folder / 'nodes.csv'}"],
+        store.uri, nodes.groups,
         [f"{folder / 'rels.header.csv'},{folder / 'rels.csv'}"], folder / "import",
         multiline=nodes.multiline or rel_multiline)
     t2 = time.perf_counter()

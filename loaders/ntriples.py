@@ -52,6 +52,9 @@ _IRI = r"<([^<>\"{}|^`\\\s]*)>"
 _BNODE = r"(_:[A-Za-z0-9_][A-Za-z0-9_.\-]*)"
 _LITERAL = r"\"((?:[^\"\\\n\r]|\\.)*)\"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^" + _IRI + r")?"
 _LINE = re.compile(rf"^\s*(?:{_IRI}|{_BNODE})\s+{_IRI}\s+(?:{_IRI}|{_BNODE}|{_LITERAL})\s*\.\s*(?:#.*)?$")
+#: The common Freebase line, three namespace IRIs of word characters and dots: read without the full grammar.
+_FAST_TRIPLE = re.compile(r"<http://rdf\.freebase\.com/ns/([\w.]+)> <http://rdf\.freebase\.com/ns/([\w.]+)> "
+                          r"<http://rdf\.freebase\.com/ns/([\w.]+)> \.")
 _ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
@@ -151,10 +154,17 @@ def parse(path: Path, keep_all: bool = False, reader: LineReader | None = None) 
     """Yield the records of an N-Triples file (see module doc)."""
     reader = reader or LineReader(path)
     label = reader.label
+    fast = _FAST_TRIPLE.fullmatch
     for n, text in reader:
         if isinstance(text, Malformed):
             yield text
             continue
+        m = fast(text)
+        if m is not None:  # the common shape: an edge, unless a type or housekeeping relation (parse_line's job)
+            subject, relation, obj = m.groups()
+            if relation not in TYPE_RELATIONS and (keep_all or not relation.startswith(HOUSEKEEPING_PREFIXES)):
+                yield Triple(subject, relation, obj)
+                continue
         res = parse_line(text, keep_all)
         if res is None:
             continue

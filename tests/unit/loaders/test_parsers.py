@@ -174,6 +174,33 @@ def test_ntriples_line_level_details():
         == EntityType("m.1", "film.actor", "type.object.type")
 
 
+@pytest.mark.parametrize("keep_all", [False, True])
+def test_ntriples_fast_path_reads_like_the_full_grammar(tmp_path, keep_all):
+    lines = [f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .",  # the fast path
+             f"<{NS}m.1> <{NS}type.object.type> <{NS}film.actor> .",  # a type: the full grammar
+             f"<{NS}m.1> <{NS}common.topic.notable_types> <{NS}m.0t> .",
+             f"<{NS}m.1> <{NS}type.object.key> <{NS}m.3> .",  # housekeeping
+             f"<{NS}m.1> <{NS}kg.x.y> <{NS}m.3> .",
+             f"<{NS}m.1> <{NS}type.object.name> <{NS}m.4> .",  # a name relation with an IRI object is an edge
+             f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .  ",  # trailing blanks
+             f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2>.",  # no blank before the dot
+             f"<{NS}m.é> <{NS}film.actor.film> <{NS}m.ü> .",
+             f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2 x> .",  # malformed
+             f"<{NS}m.1> <{NS}film.actor.film> <{NS}> .",  # empty object id
+             f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> . # comment"]
+    path = tmp_path / "fb.nt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = [r if not isinstance(r, Malformed) else r.reason for r in ntriples.parse(path, keep_all)]
+    want = []
+    for line in lines:
+        res = ntriples.parse_line(line, keep_all)
+        want.append(res)
+        if keep_all and isinstance(res, EntityType):
+            want.append(Triple(res.entity, res.relation, res.type))
+    assert got == want
+    assert got[0] == Triple("m.1", "film.actor.film", "m.2") and isinstance(got[-3], str)
+
+
 def test_ntriples_gzip_reads_like_plain(tmp_path):
     gz = tmp_path / "fb.nt.gz"
     gz.write_bytes(gzip.compress((FIX / "freebase_small.nt").read_bytes()))
