@@ -15,8 +15,8 @@ memory:
   header syntax cannot name); set with Cypher after the import, so the graph is the same as the
   transactional path's.
 
-:func:`sgr.graph.bulk.offline_import` stops the server, runs the importer and restarts it. Then
-the same schema (constraints, full-text index), ``(:Relation)`` vocabulary and ``(:Source)``
+:func:`sgr.graph.bulk.server_stopped` stops the server (while the CSV is written), the importer runs,
+the server starts again. Then the same schema (constraints, full-text index), ``(:Relation)`` vocabulary and ``(:Source)``
 records as the transactional path are written (the caller records the sources), so ``sgr stats``
 reads the same either way.
 """
@@ -35,7 +35,7 @@ from typing import Any
 from loaders.spill import EntityFacts, SortedSpill, entity_groups, merge_sorted, unescape
 from loaders.writer import clean_props, entity_count, iter_chunks, write_relation_vocabulary
 from sgr.core.errors import LoadError
-from sgr.graph.bulk import ImportSummary, embedded_server_for, offline_import
+from sgr.graph.bulk import ImportSummary, embedded_server_for, run_import, server_stopped
 from sgr.graph.store import GraphStore
 
 ARRAY_DELIMITER = ";"
@@ -226,18 +226,19 @@ def bulk_import(store: GraphStore, parsed: list[tuple[Any, SortedSpill]], folder
     check_bulk_possible(store)
     folder.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    merged = merge_sorted([spill for _, spill in parsed], folder)
-    plan = column_plan(merged.prop_kinds)
-    nodes = write_node_csv(entity_groups(merged.nodes), plan, folder)
-    rel_types, rel_multiline = write_relationship_csv(merged, folder)
-    t1 = time.perf_counter()
-    if progress:
-        progress.notice(f"bulk: wrote import CSV for {nodes.entities:,} entities and {merged.triples:,} triples "
-                        f"in {t1 - t0:.1f} s; stopping the embedded server for neo4j-admin import")
-    summary: ImportSummary = offline_import(
-        store.uri, nodes.groups,
-        [f"{folder / 'rels.header.csv'},{folder / 'rels.csv'}"], folder / "import",
-        multiline=nodes.multiline or rel_multiline)
+    with server_stopped(store.uri) as (home, server_down):  # the server shuts down while the CSV is written
+        merged = merge_sorted([spill for _, spill in parsed], folder)
+        plan = column_plan(merged.prop_kinds)
+        nodes = write_node_csv(entity_groups(merged.nodes), plan, folder)
+        rel_types, rel_multiline = write_relationship_csv(merged, folder)
+        t1 = time.perf_counter()
+        if progress:
+            progress.notice(f"bulk: wrote import CSV for {nodes.entities:,} entities and {merged.triples:,} triples "
+                            f"in {t1 - t0:.1f} s; the embedded server is stopped for neo4j-admin import")
+        server_down()
+        summary: ImportSummary = run_import(
+            home, nodes.groups, [f"{folder / 'rels.header.csv'},{folder / 'rels.csv'}"], folder / "import",
+            multiline=nodes.multiline or rel_multiline)
     t2 = time.perf_counter()
     if progress:
         progress.notice(summary.line())

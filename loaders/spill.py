@@ -13,8 +13,9 @@ parser's records are appended to two spill files as they stream in:
   before. A bounded set of recently spilled ids keeps Freebase's subject-grouped lines from writing
   one ``a`` line per triple.
 
-GNU ``sort`` is an external merge sort: its memory is capped (``-S``) and it spills sorted runs
-to the same temporary folder, so the client's memory stays bounded whatever the input size. Tabs,
+GNU ``sort`` is an external merge sort: its memory is capped (``-S``, for each of the two files,
+which are sorted at once) and it spills sorted runs to the same temporary folder, so the client's
+memory stays bounded whatever the input size. Tabs,
 newlines and backslashes inside ids are escaped (``\\t``, ``\\n``, ``\\\\``), so each fact is one
 line and equal ids sort together.
 
@@ -37,7 +38,6 @@ from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.store import is_mid
 
-#: Memory GNU sort may use per call (it spills sorted runs beyond that).
 #: Recently spilled entity ids remembered to skip repeated ``a`` lines (cleared when full).
 RECENT_IDS = 200_000
 
@@ -148,8 +148,8 @@ class Spill:
     def sort(self) -> "SortedSpill":
         """Sort both files in place (edges de-duplicated); returns the sorted pair with its counts."""
         self.close()
-        run_sort(["-u"], [self.edges_path], self.edges_path, self.folder)
-        run_sort(["-s", "-t", "\t", "-k1,1"], [self.nodes_path], self.nodes_path, self.folder)
+        run_sorts([(["-u"], [self.edges_path], self.edges_path),
+                   (["-s", "-t", "\t", "-k1,1"], [self.nodes_path], self.nodes_path)], self.folder)
         return SortedSpill(self.edges_path, self.nodes_path, count_lines(self.edges_path), dict(self.prop_kinds))
 
 
@@ -163,16 +163,22 @@ class SortedSpill:
     prop_kinds: dict[str, set[str]]
 
 
-def run_sort(options: Sequence[str], inputs: Sequence[Path], output: Path, tmp: Path) -> None:
-    """GNU sort in the C locale with bounded memory (``-o`` may name one of the inputs)."""
+def run_sorts(jobs: Sequence[tuple[Sequence[str], Sequence[Path], Path]], tmp: Path) -> None:
+    """GNU sort in the C locale with bounded memory, one process per job ``(options, inputs, output)``, all at
+    once (each within ``SGR_SORT_MEMORY``; ``-o`` may name one of the inputs)."""
     exe = shutil.which("sort")
     if exe is None:
         raise LoadError("GNU `sort` was not found on PATH (coreutils); the loader sorts its spill files with it")
-    cmd = [exe, *options, "-S", read_settings(LoadSettings).sort_memory, "-T", str(tmp), "-o", str(output), *map(str, inputs)]
-    proc = subprocess.run(cmd, env={**os.environ, "LC_ALL": "C"}, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise LoadError(f"sorting the spill file {output} failed: {proc.stderr.strip()[:300]} "
-                        f"(is there room in {tmp}? set TMPDIR to a larger disk)")
+    memory = read_settings(LoadSettings).sort_memory
+    procs = [(output, subprocess.Popen([exe, *options, "-S", memory, "-T", str(tmp), "-o", str(output),
+                                        *map(str, inputs)], env={**os.environ, "LC_ALL": "C"},
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+             for options, inputs, output in jobs]
+    errors = [proc.communicate()[1] for _, proc in procs]
+    for (output, proc), err in zip(procs, errors):
+        if proc.returncode != 0:
+            raise LoadError(f"sorting the spill file {output} failed: {err.strip()[:300]} "
+                            f"(is there room in {tmp}? set TMPDIR to a larger disk)")
 
 
 def merge_sorted(spills: Sequence[SortedSpill], folder: Path) -> SortedSpill:
@@ -180,8 +186,8 @@ def merge_sorted(spills: Sequence[SortedSpill], folder: Path) -> SortedSpill:
     if len(spills) == 1:
         return spills[0]
     edges, nodes = folder / "edges.all", folder / "nodes.all"
-    run_sort(["-m", "-u"], [s.edges for s in spills], edges, folder)
-    run_sort(["-m", "-s", "-t", "\t", "-k1,1"], [s.nodes for s in spills], nodes, folder)
+    run_sorts([(["-m", "-u"], [s.edges for s in spills], edges),
+               (["-m", "-s", "-t", "\t", "-k1,1"], [s.nodes for s in spills], nodes)], folder)
     kinds: dict[str, set[str]] = {}
     for s in spills:
         for key, ks in s.prop_kinds.items():

@@ -4,9 +4,10 @@
 order of magnitude faster than any Bolt client, but only into a database that is not running. The
 importer is ``org.neo4j.cli.AdminTool`` from the Maven Central artifacts ``org.neo4j:neo4j-command-line``
 and ``org.neo4j:neo4j-import-tool`` (same 5.26.x as the server, ``java/import/pom.xml``; no Neo4j
-distribution). :func:`offline_import` stops the embedded server that serves ``uri``, imports into
-its store (``--overwrite-destination``: the database is replaced), and starts it again on the same
-port and store, whatever happened; :class:`ImportSummary` is the tool's report in a few numbers.
+distribution). :func:`server_stopped` stops the embedded server that serves
+``uri`` while the caller writes its CSV, :func:`run_import` imports into its store
+(``--overwrite-destination``: the database is replaced), and the server starts again on the same port
+and store, whatever happened; :class:`ImportSummary` is the tool's report in a few numbers.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,17 +125,36 @@ def _count_lines(path: Path) -> int:
         return sum(1 for _ in fh)
 
 
-def offline_import(uri: str, nodes: list[str], relationships: list[str], workdir: Path,
-                   multiline: bool = False) -> ImportSummary:
-    """Stop the embedded server on ``uri``, import, start it again on the same port and store, with the
-    heap and page cache it was started with."""
+@contextmanager
+def server_stopped(uri: str) -> Iterator[tuple[Path, Callable[[], None]]]:
+    """Stop the embedded server on ``uri`` in the background (a clean shutdown takes seconds that the caller
+    spends writing its CSV) and yield its store folder and a ``wait()`` that returns once it is down; on exit
+    start it again on the same port and store with the heap and page cache it was started with, whatever
+    happened."""
     info = embedded_server_for(uri)
     if info is None:
         raise LoadError(f"the bulk path imports into the embedded server's store, and {uri} is not the embedded "
                         f"server of this SGR_HOME (`sgr neo4j status`); load without --bulk")
-    server.stop()
+    failed: list[BaseException] = []
+
+    def stop() -> None:
+        try:
+            server.stop()
+        except BaseException as exc:  # noqa: BLE001 - handed to wait()
+            failed.append(exc)
+
+    stopper = threading.Thread(target=stop, name="sgr-server-stop", daemon=True)
+    stopper.start()
+
+    def wait() -> None:
+        stopper.join()
+        if failed:
+            raise failed[0]
+
     try:
-        return run_import(Path(info.home), nodes, relationships, workdir, multiline)
+        yield Path(info.home), wait
     finally:
+        stopper.join()
         server.start(port=info.port, data_dir=Path(info.home), heap=info.heap, pagecache=info.pagecache,
                      auth=info.auth)
+
