@@ -51,3 +51,20 @@ def test_ties_are_broken_by_relation_match(webqsp_graph):
     assert e.id == "Jamaica"  # the node with the question's relations, not the isolated duplicate
     e2 = linker.link_mention("Jamaica", {})
     assert e2.id == "Jamaica"  # without relation scores: degree decides
+
+
+def test_relation_profile_samples_a_hub_and_counts_its_degree(clean_store, monkeypatch):
+    from sgr.retrieval import entities
+
+    b = GraphBatch()
+    b.add_entity("m.hub", "Hub")
+    for i in range(6):
+        b.add_triple("m.hub", f"x.y.r{i}", f"m.n{i}")
+    write_graph(clean_store, b)
+    clean_store.write("MATCH (e:Entity {id: 'm.hub'}) CREATE (:SgrQuestion {id: 'q'})-[:SGR_EVIDENCE]->(e)")
+    linker = EntityLinker(clean_store)
+    types, degree = linker.relation_profile(["m.hub"])["m.hub"]
+    assert sorted(types) == [f"x.y.r{i}" for i in range(6)] and degree == 6  # the evidence link is not data
+    monkeypatch.setattr(entities, "HUB_EDGE_SAMPLE", 4)
+    types, degree = linker.relation_profile(["m.hub"])["m.hub"]
+    assert len(types) == 4 and set(types) < {f"x.y.r{i}" for i in range(6)} and degree == 6
