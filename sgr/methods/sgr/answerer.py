@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cypher.compile import compile_schema_path
+from cypher.conditions import QueryConstraints
 from cypher.repair import CypherGeneration, generate_cypher
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
 from sgr.core.errors import EntityNotFound, SgrError
@@ -34,7 +35,7 @@ from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter
-from sgr.methods.sgr.constraints import apply_constraints
+from sgr.methods.sgr.constraints import apply_constraints, query_constraints
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
 from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_messages,
                                        delta_decides, select_answers, to_answers, validate_candidates)
@@ -147,10 +148,14 @@ class SGRAnswerer:
         pred.extra["rounds"] = result.rounds
         pred.extra["route_source"] = route_source(result)
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
-            pred.answers, notes = apply_constraints(self.store, pred.answers, result.schema.constraints,
-                                                    question.text)
+            # the compiled routes applied C_q in Cypher already; the rest (and count, over validated answers) here
+            in_cypher = pred.route == "direct" and result.cypher_source in ("compiled", "model")
+            qc = query_constraints(result.schema.constraints, question.text)
+            if in_cypher:
+                qc = QueryConstraints(count=qc.count)
+            pred.answers, notes = apply_constraints(self.store, pred.answers, qc, limit=cfg.max_answers)
             if notes:
-                pred.extra["constraints_applied"] = notes
+                pred.extra.setdefault("constraints_applied", []).extend(notes)
         if cfg.generate_answers and self.llm is not None and pred.answers:
             with meter.stage("generate"):
                 self.generate(question, result)
@@ -328,11 +333,22 @@ class SGRAnswerer:
                      score: float, origin: str) -> list[Candidate]:
         """Candidates of one compiled relation path from ``seed``, each with its own walks."""
         cfg = self.config
-        compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer)
-        if result.compiled is None or origin == "compiled":
-            result.compiled = compiled
+        qc = None
+        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher (not count:
+            qc = query_constraints(result.schema.constraints, result.question.text, count=False,  # it counts the
+                                   second_id=self.second_entity(result, seed))  # validated answers, in _stages)
+        compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
+                                       constraints=qc)
         rows = self.store.run_generated(compiled.cypher, compiled.params).rows
         result.prediction.cypher.append(compiled.inline())
+        if not rows and qc is not None and not qc.empty:  # a constraint never empties the answer
+            result.prediction.extra.setdefault("constraints_applied", []).append(
+                f"{', '.join(qc.kinds)}: the constrained query returned nothing; unconstrained query used")
+            compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer)
+            rows = self.store.run_generated(compiled.cypher, compiled.params).rows
+            result.prediction.cypher.append(compiled.inline())
+        if result.compiled is None or origin == "compiled":
+            result.compiled = compiled
         out = []
         for r in rows:
             paths = [ReasoningPath(nodes=ids, relations=list(relations), score=score, names=names,
@@ -352,6 +368,12 @@ class SGRAnswerer:
                 else:
                     out[c.key] = c
         return list(out.values())
+
+    @staticmethod
+    def second_entity(result: SGRResult, seed: str) -> str | None:
+        """A linked entity other than the seed (conjunctions: the answer must touch it), when there is one."""
+        others = [e.id for e in result.entities if e.id != seed]
+        return others[0] if others else None
 
     def llm_cypher(self, question: Question, schema: QuestionSchema | None,
                    entities: list[LinkedEntity]) -> CypherGeneration:

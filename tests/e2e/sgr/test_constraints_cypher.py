@@ -1,0 +1,148 @@
+"""C_q acting in Cypher (cypher/compile.py, cypher/conditions.py) on hand-built graphs: each constraint kind changes
+the compiled query's answer, a CVT two-relation question is answered end to end, and the model's constrained
+NL→Cypher reply parses and EXPLAINs."""
+
+import pytest
+
+from cypher.compile import compile_schema_path, compile_walk_filter
+from cypher.conditions import QueryConstraints
+
+pytestmark = pytest.mark.neo4j
+
+SPOUSE = "people.person.spouse_s"
+MARRIED = "people.marriage.spouse"
+FROM = "people.marriage.from"
+TO = "people.marriage.to"
+BORN = "people.person.place_of_birth"
+STEPS = [(SPOUSE, "out"), (MARRIED, "out")]
+
+
+@pytest.fixture()
+def marriages(clean_store):
+    """Ann married three times through CVTs (dates as CVT properties, or as sibling date nodes for one marriage);
+    a CVT also links Ann back to herself (Freebase lists both spouses). Only Carl is typed a person; Bob and Carl
+    were born in Paris."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    b.add_entity("m.ann", "Ann")
+    for cvt, pid, name in [("m.w1", "m.bob", "Bob"), ("m.w2", "m.carl", "Carl"), ("m.w3", "m.dan", "Dan")]:
+        b.add_entity(pid, name)
+        b.add_triple("m.ann", SPOUSE, cvt)
+        b.add_triple(cvt, MARRIED, pid)
+        b.add_triple(cvt, MARRIED, "m.ann")
+    b.add_property("m.w1", FROM, "1980-06-01")
+    b.add_property("m.w1", TO, "1985-02-01")
+    b.add_entity("d.1986", "1986-03-01")
+    b.add_entity("d.1999", "1999-09-09")
+    b.add_triple("m.w2", FROM, "d.1986")
+    b.add_triple("m.w2", TO, "d.1999")
+    b.add_property("m.w3", FROM, "2001-01-01")
+    b.add_type("m.carl", "people.person")
+    b.add_entity("m.paris", "Paris")
+    b.add_triple("m.bob", BORN, "m.paris")
+    b.add_triple("m.carl", BORN, "m.paris")
+    write_graph(clean_store, b)
+    return clean_store
+
+
+def names(store, query):
+    return sorted(r["name"] for r in store.run_generated(query.cypher, query.params).rows)
+
+
+def run(store, **kw):
+    return names(store, compile_schema_path("m.ann", STEPS, constraints=QueryConstraints(**kw)))
+
+
+def test_without_constraints_the_walk_reaches_every_spouse(marriages):
+    plain = compile_schema_path("m.ann", STEPS)
+    assert names(marriages, plain) == ["Bob", "Carl", "Dan"]
+    assert compile_schema_path("m.ann", STEPS, constraints=QueryConstraints()).cypher == plain.cypher
+
+
+def test_a_date_filter_keeps_the_marriage_of_that_year(marriages):
+    assert run(marriages, year=1990) == ["Carl"]  # sibling date nodes of the CVT
+    assert run(marriages, year=1982) == ["Bob"]  # CVT literal properties
+    assert run(marriages, year=2010) == ["Dan"]  # no end: still married
+    assert run(marriages, year=1984, year_op="after") == ["Carl", "Dan"]
+    assert run(marriages, year=1984, year_op="before") == ["Bob"]
+
+
+def test_an_ordinal_picks_the_earliest_or_latest_walk(marriages):
+    assert run(marriages, ordinal="earliest") == ["Bob"]
+    assert run(marriages, ordinal="latest") == ["Dan"]
+    assert run(marriages, ordinal="latest", year=1999, year_op="before") == ["Carl"]
+
+
+def test_count_returns_the_number_with_the_counted_walks(marriages):
+    rows = marriages.run_generated(*_q(compile_schema_path("m.ann", STEPS,
+                                                           constraints=QueryConstraints(count=True)))).rows
+    assert len(rows) == 1 and rows[0]["name"] == "3" and rows[0]["id"] is None
+    assert sorted(w[-1] for w in rows[0]["path_ids"]) == ["m.bob", "m.carl", "m.dan"]
+    assert all(w[0] == "m.ann" for w in rows[0]["path_ids"])
+    assert run(marriages, count=True, year=1990) == ["1"]
+
+
+def test_a_type_keeps_typed_answers_and_is_soft_when_nothing_matches(marriages):
+    assert run(marriages, type_name="person") == ["Carl"]
+    assert run(marriages, type_name="university") == ["Bob", "Carl", "Dan"]  # nothing to decide by: all kept
+
+
+def test_a_second_entity_joins_the_answer(marriages):
+    assert run(marriages, second_id="m.paris") == ["Bob", "Carl"]
+    assert run(marriages, second_id="m.paris", ordinal="latest") == ["Carl"]
+
+
+def test_rows_keep_each_answers_own_walk(marriages):
+    rows = marriages.run_generated(*_q(compile_schema_path("m.ann", STEPS,
+                                                           constraints=QueryConstraints(year=1990)))).rows
+    assert rows[0]["path_ids"] == [["m.ann", "m.w2", "m.carl"]] and rows[0]["path_names"] == [["Ann", None, "Carl"]]
+
+
+def test_walk_filter_applies_the_same_conditions_to_given_walks(marriages):
+    walks = [("m.bob", ["m.ann", "m.w1", "m.bob"]), ("m.carl", ["m.ann", "m.w2", "m.carl"]), ("m.paris", ["m.paris"])]
+    q = compile_walk_filter(walks, QueryConstraints(year=1990))
+    assert names(marriages, q) == ["Carl"]
+    assert names(marriages, compile_walk_filter(walks, QueryConstraints(ordinal="earliest"))) == ["Bob"]
+
+
+def _q(query):
+    return query.cypher, query.params
+
+
+@pytest.fixture()
+def languages(clean_store):
+    """A WebQSP-style CVT fact: a country's languages only through (:CVT) nodes of two relations, and a direct
+    relation that leads elsewhere."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    b.add_entity("m.nz", "New Zealand")
+    for cvt, lid, lang, year in [("m.l1", "m.en", "English", "1840"), ("m.l2", "m.mi", "Maori", "1987")]:
+        b.add_entity(lid, lang)
+        b.add_triple("m.nz", "location.country.official_language_s", cvt)
+        b.add_triple(cvt, "location.official_language.language", lid)
+        b.add_property(cvt, "location.official_language.from", year)
+    b.add_entity("m.wel", "Wellington")
+    b.add_triple("m.nz", "location.country.capital", "m.wel")
+    write_graph(clean_store, b)
+    return clean_store
+
+
+def test_a_cvt_two_relation_question_end_to_end(languages):
+    """Only the CVT two-relation path reaches the answer, and the ordinal of the question picks it in Cypher."""
+    from sgr.core.types import Question
+    from sgr.methods.sgr.answerer import SGRAnswerer
+    from sgr.methods.sgr.config import config_from_options
+
+    q = Question(id="q", text="what was the first official language of new zealand?", topic_entities=["New Zealand"])
+    res = SGRAnswerer(languages, None, config_from_options("sgr-compiled", {"hops": 1})).run(q)
+    assert res.subgraph.schema_paths[0].relations == ["location.country.official_language_s",
+                                                      "location.official_language.language"]
+    assert res.prediction.answer_texts == ["English"], res.prediction.extra
+    assert res.prediction.answers[0].paths[0].nodes == ["m.nz", "m.l1", "m.en"]
+    assert "reduce(" in res.prediction.cypher[-1]  # the ordinal acted in the compiled query
+    q2 = Question(id="q2", text="what official language did new zealand adopt after 1900?",
+                  topic_entities=["New Zealand"])
+    assert SGRAnswerer(languages, None, config_from_options("sgr-compiled", {"hops": 1})).run(
+        q2).prediction.answer_texts == ["Maori"]
