@@ -8,8 +8,8 @@ each with the endpoint labels observed in the graph and its stored direction, e.
 plus the linked topic entity and the question, after a system message and one worked example in the query
 shape that :func:`cypher.grammar.cypher_grammar` admits (``MATCH (e:Entity {name: …})-[…]->(x:Entity) RETURN
 DISTINCT x.name AS answer``). When the LLM supports constrained decoding the reply is also constrained by that
-grammar, built from the same relation types and entity names, so the model cannot name a relation the graph
-lacks. :func:`no_schema_messages` is the ablation without schema guidance (no relation list, no grammar).
+grammar, built from the same relation types and entity names (and C_q: finite conditions, the ordinal's
+ORDER BY … LIMIT 1), so the model cannot name a relation the graph lacks. :func:`no_schema_messages` is the ablation without schema guidance (no relation list, no grammar).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from cypher.compile import compile_answer_query
+from cypher.conditions import QueryConstraints
 from sgr.graph.store import GraphStore, quote_identifier
 
 SYSTEM = (
@@ -131,24 +132,26 @@ def no_schema_messages(question: str, entity: str | None) -> list[BaseMessage]:
 
 
 def grammar_for(relations: Sequence[str], entity_names: Sequence[str], max_hops: int,
-                conditions: bool = False) -> str | None:
-    """The GBNF of :func:`cypher.grammar.cypher_grammar` for these relations and names (None without relations).
+                constraints: QueryConstraints | None = None, *, cvt: bool = False,
+                has_types: bool = False) -> str | None:
+    """The GBNF of :func:`cypher.grammar.cypher_grammar` for these relations, names and C_q (None without relations).
 
-    ``conditions=False`` keeps only the path alternatives of its ``body`` rule (no ``WHERE`` with free strings):
-    measured on the local model, the same query came out about 7× faster (16 s instead of 114 s for 70 tokens on
-    the shared 2-core machine), because llama.cpp checks candidate tokens against every open ``char{0,80}``
-    alternative; the small model never used the conditions.
+    ``cvt``: some relation meets CVT nodes, so each hop may take two relationships (``2·max_hops`` in all).
+    The conditions are finite alternatives from ``constraints`` (no free strings: free-string conditions made
+    constrained decoding about 7× slower on the local model, 114 s instead of 16 s for 70 tokens).
     """
-    import re
-
     from cypher.grammar import cypher_grammar
 
     rels = [r for r in relations if r]
     if not rels:
         return None
+    return cypher_grammar(rels, [n for n in entity_names if n], relationships(max_hops, cvt), constraints,
+                          has_types=has_types)
+
+
+def relationships(max_hops: int, cvt: bool) -> int:
+    """Relationships a query of ``max_hops`` hops may take: two per hop when relations meet CVT nodes."""
+    from cypher.grammar import MAX_RELATIONSHIPS
+
     hops = max(1, min(5, max_hops))
-    grammar = cypher_grammar(rels, [n for n in entity_names if n], hops)
-    if not conditions:
-        paths = " | ".join(f"(path{i})" for i in range(1, hops + 1))
-        grammar = re.sub(r"^body ::= .*$", f"body ::= {paths}", grammar, count=1, flags=re.M)
-    return grammar
+    return min(MAX_RELATIONSHIPS, 2 * hops if cvt else hops)

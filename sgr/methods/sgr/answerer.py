@@ -27,7 +27,9 @@ from typing import Any
 from cypher.compile import compile_schema_path
 from cypher.conditions import QueryConstraints
 from cypher.repair import CypherGeneration, generate_cypher
-from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
+from cypher.grammar import extra_chars
+from cypher.translate import (example_for, grammar_for, no_schema_messages, relation_endpoints, relationships,
+                              translate_messages)
 from sgr.core.errors import EntityNotFound, SgrError
 from sgr.core.text import normalize, parse_answer_lines
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
@@ -35,7 +37,7 @@ from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter
-from sgr.methods.sgr.constraints import apply_constraints, query_constraints
+from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
 from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_messages,
                                        delta_decides, select_answers, to_answers, validate_candidates)
@@ -389,13 +391,19 @@ class SGRAnswerer:
                 near = self.exemplars.nearest(question.text, 1, entity)
                 ex = near[0][0] if near else None
             msgs = translate_messages(question.text, entity, endpoints, example_for(rels, ex))
-            grammar = (grammar_for(rels, names, max(1, min(5, cfg.hops))) if getattr(self.llm, "constrained", False)
-                       else None)
+            grammar, budget = None, cfg.cypher_max_tokens
+            if getattr(self.llm, "constrained", False):  # C_q as the grammar's finite conditions / ordinal form
+                qc = (query_constraints(schema.constraints, question.text, count=False,
+                                        second_name=names[1] if len(names) > 1 else None)
+                      if cfg.answer_constraints else None)
+                cvt, typed = any("CVT" in (e.head, e.tail) for e in endpoints), stores_types(self.store)
+                grammar = grammar_for(rels, names, cfg.hops, qc, cvt=cvt, has_types=typed)
+                budget += extra_chars(qc, relationships(cfg.hops, cvt), has_types=typed) // 2  # forced text
             allowed = rels
         else:
-            msgs, grammar, allowed = no_schema_messages(question.text, entity), None, None
+            msgs, grammar, allowed, budget = no_schema_messages(question.text, entity), None, None, cfg.cypher_max_tokens
         return generate_cypher(self.llm, msgs, store=self.store, vocabulary=self.vocabulary, grammar=grammar,
-                               max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=cfg.cypher_max_tokens)
+                               max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=budget)
 
     def candidates_from_values(self, values: list[tuple[str | None, str]], result: SGRResult) -> list[Candidate]:
         """Map Cypher result values to nodes and attach their paths (from G_q, else a shortest path)."""

@@ -41,6 +41,12 @@ AFTER = {"after", "since"}
 GENERIC = {"person": "person", "place": "location"}
 
 
+def stores_types(store: GraphStore) -> bool:
+    """Whether the graph knows the ``types`` property (a condition on it would otherwise be an EXPLAIN warning)."""
+    rows = store.read("CALL db.propertyKeys() YIELD propertyKey WHERE propertyKey = 'types' RETURN count(*) AS n")
+    return bool(rows and rows[0]["n"])
+
+
 def query_constraints(constraints: Sequence[Any], question: str = "", *, count: bool = True,
                       second_id: str | None = None, second_name: str | None = None) -> QueryConstraints:
     """The conditions Cypher can apply for SGR's ``constraints`` (module docstring); ``count=False`` leaves the

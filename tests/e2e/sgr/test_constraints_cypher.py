@@ -146,3 +146,62 @@ def test_a_cvt_two_relation_question_end_to_end(languages):
                   topic_entities=["New Zealand"])
     assert SGRAnswerer(languages, None, config_from_options("sgr-compiled", {"hops": 1})).run(
         q2).prediction.answer_texts == ["Maori"]
+
+
+QC = QueryConstraints(type_name="person", year=1990, ordinal="latest", second_name="Paris")
+
+
+def _forms(grammar_qc, hops):
+    """Every query the constrained grammar admits for a CVT walk of ``hops`` relationships, one condition each."""
+    from cypher.conditions import date_key
+    from cypher.grammar import conditions
+
+    walk = [f"x{i}" for i in range(1, hops)] + ["x"]
+    path = 'MATCH (e:Entity {name: "Ann"})-[:`people.person.spouse_s`]->(x1:Entity)-[:`people.marriage.spouse`]->(x:Entity)'
+    plain = " RETURN DISTINCT x.name AS answer"
+    conds = conditions(grammar_qc, walk, has_types=True)
+    assert conds[0] == "x <> e"
+    out = [path + " WHERE " + " AND ".join(dict.fromkeys(["x <> e", c])) + plain for c in conds]
+    out.append(path + " WHERE " + " AND ".join(conds) + plain)
+    out.append(path + f" WHERE x <> e RETURN x.name AS answer ORDER BY {date_key('latest', '[x1, x]')} DESC LIMIT 1")
+    return out
+
+
+def test_every_admitted_form_explains_and_acts(marriages):
+    from cypher.validate import validate
+
+    got = []
+    for q in _forms(QC, 2):
+        check = validate(marriages, q, set(marriages.relation_types()))
+        assert check.ok, (q, check.problems)
+        got.append(sorted(r["answer"] for r in marriages.run_generated(q).rows))
+    assert got == [["Bob", "Carl", "Dan"], ["Carl"], ["Carl"], ["Bob", "Carl"], ["Carl"], ["Dan"]]
+
+
+def test_llama_cpp_parses_the_constrained_grammar(local_llm_server):
+    from tests.helpers import check_gbnf
+
+    from cypher.grammar import cypher_grammar
+
+    check_gbnf(cypher_grammar([SPOUSE, MARRIED], ["Ann", "Paris"], 4, QC, has_types=True))
+    check_gbnf(cypher_grammar([SPOUSE, MARRIED], [], 2, QueryConstraints(year=1990, year_op="before",
+                                                                        ordinal="earliest")))
+
+
+def test_the_models_constrained_reply_parses_and_explains(local_llm, marriages):
+    from cypher.extract import extract_cypher
+    from cypher.grammar import extra_chars
+    from cypher.translate import example_for, grammar_for, relation_endpoints, translate_messages
+    from cypher.validate import validate
+
+    rels = [SPOUSE, MARRIED, BORN]
+    endpoints = relation_endpoints(marriages, rels, marriages.graph_version())
+    msgs = translate_messages("who was Ann married to in 1990?", "Ann", endpoints, example_for(rels))
+    qc = QueryConstraints(year=1990, ordinal="latest")
+    grammar = grammar_for(rels, ["Ann"], 1, qc, cvt=True)
+    reply = local_llm.complete(msgs, stage="cypher", grammar=grammar, max_tokens=90 + extra_chars(qc, 2) // 2)
+    query = extract_cypher(reply)
+    assert query.startswith('MATCH (e:Entity {name: "Ann"})'), reply
+    check = validate(marriages, query, set(marriages.relation_types()))
+    assert check.ok, (query, check.problems)
+    marriages.run_generated(query)
