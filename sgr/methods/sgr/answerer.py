@@ -336,9 +336,9 @@ class SGRAnswerer:
         """Candidates of one compiled relation path from ``seed``, each with its own walks."""
         cfg = self.config
         qc = None
-        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher (not count:
-            qc = query_constraints(result.schema.constraints, result.question.text, count=False,  # it counts the
-                                   second_id=self.second_entity(result, seed))  # validated answers, in _stages)
+        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher; count is
+            second = next((e.id for e in result.entities if e.id != seed), None)  # taken over validated answers
+            qc = query_constraints(result.schema.constraints, result.question.text, count=False, second_id=second)
         compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
                                        constraints=qc)
         rows = self.store.run_generated(compiled.cypher, compiled.params).rows
@@ -370,12 +370,6 @@ class SGRAnswerer:
                 else:
                     out[c.key] = c
         return list(out.values())
-
-    @staticmethod
-    def second_entity(result: SGRResult, seed: str) -> str | None:
-        """A linked entity other than the seed (conjunctions: the answer must touch it), when there is one."""
-        others = [e.id for e in result.entities if e.id != seed]
-        return others[0] if others else None
 
     def llm_cypher(self, question: Question, schema: QuestionSchema | None,
                    entities: list[LinkedEntity]) -> CypherGeneration:
