@@ -9,7 +9,8 @@ plus the linked topic entity and the question, after a system message and one wo
 shape that :func:`cypher.grammar.cypher_grammar` admits (``MATCH (e:Entity {name: …})-[…]->(x:Entity) RETURN
 DISTINCT x.name AS answer``). When the LLM supports constrained decoding the reply is also constrained by that
 grammar, built from the same relation types and entity names (and C_q: finite conditions, the ordinal's
-ORDER BY … LIMIT 1), so the model cannot name a relation the graph lacks. :func:`no_schema_messages` is the ablation without schema guidance (no relation list, no grammar).
+ORDER BY … LIMIT 1), so the model cannot name a relation the graph lacks. :func:`no_schema_messages` is the
+ablation without schema guidance (no relation list, no grammar).
 """
 
 from __future__ import annotations
@@ -132,26 +133,18 @@ def no_schema_messages(question: str, entity: str | None) -> list[BaseMessage]:
 
 
 def grammar_for(relations: Sequence[str], entity_names: Sequence[str], max_hops: int,
-                constraints: QueryConstraints | None = None, *, cvt: bool = False,
+                constraints: QueryConstraints | None = None, *, cvt_relations: Sequence[str] = (),
                 has_types: bool = False) -> str | None:
     """The GBNF of :func:`cypher.grammar.cypher_grammar` for these relations, names and C_q (None without relations).
 
-    ``cvt``: some relation meets CVT nodes, so each hop may take two relationships (``2·max_hops`` in all).
-    The conditions are finite alternatives from ``constraints`` (no free strings: free-string conditions made
-    constrained decoding about 7× slower on the local model, 114 s instead of 16 s for 70 tokens).
+    ``cvt_relations``: those that meet CVT nodes (a hop may pass a ``(c:CVT)`` node over two of them). The conditions
+    are finite alternatives from ``constraints`` (no free strings: free-string conditions made constrained decoding
+    about 7× slower on the local model, 114 s instead of 16 s for 70 tokens).
     """
     from cypher.grammar import cypher_grammar
 
     rels = [r for r in relations if r]
     if not rels:
         return None
-    return cypher_grammar(rels, [n for n in entity_names if n], relationships(max_hops, cvt), constraints,
-                          has_types=has_types)
-
-
-def relationships(max_hops: int, cvt: bool) -> int:
-    """Relationships a query of ``max_hops`` hops may take: two per hop when relations meet CVT nodes."""
-    from cypher.grammar import MAX_RELATIONSHIPS
-
-    hops = max(1, min(5, max_hops))
-    return min(MAX_RELATIONSHIPS, 2 * hops if cvt else hops)
+    return cypher_grammar(rels, [n for n in entity_names if n], max(1, min(5, max_hops)), constraints,
+                          cvt_relations=cvt_relations, has_types=has_types)

@@ -8,7 +8,7 @@ import pytest
 from cypher.compile import compile_schema_path, compile_walk_filter
 from cypher.conditions import QueryConstraints, date_key, year_condition
 from cypher.grammar import cypher_grammar, extra_chars
-from cypher.translate import grammar_for, relationships
+from cypher.translate import grammar_for
 
 STEPS = [("people.person.spouse_s", "out"), ("people.marriage.spouse", "out")]
 PLAIN = ("MATCH p = (s:Entity {id: $seed})-[:`people.person.spouse_s`]->(n1:Entity)-[:`people.marriage.spouse`]->"
@@ -91,9 +91,16 @@ def test_grammar_offers_exactly_the_constraints_conditions():
     assert extra_chars(qc, 2) > len(rule(g, "ret2")) // 2 and extra_chars(None, 2) == 0
 
 
-def test_grammar_for_doubles_the_relationships_over_cvts():
-    assert relationships(1, cvt=True) == 2 and relationships(2, cvt=False) == 2 and relationships(9, cvt=True) == 10
-    g = grammar_for(RELS, ["Ann"], 1, cvt=True)
-    assert "path2 ::=" in g and "path3 ::=" not in g
-    assert "path2 ::=" not in grammar_for(RELS, ["Ann"], 1)
+def test_a_cvt_hop_takes_two_relationships_over_cvt_relations_only():
+    g = grammar_for(RELS + ["people.person.place_of_birth"], ["Ann"], 1, cvt_relations=RELS)
+    assert rule(g, "path1") == 'path1 ::= "(e:Entity {name: " entity "})" rel "(x:Entity)"'
+    assert rule(g, "path2") == 'path2 ::= "(e:Entity {name: " entity "})" crel "(c1:CVT)" crel "(x:Entity)"'
+    assert "path3 ::=" not in g
+    assert re.findall(r"`([^`]+)`", rule(g, "ctype")) == RELS
+    assert "people.person.place_of_birth" in rule(g, "type")
+    g2 = grammar_for(RELS, ["Ann"], 2, cvt_relations=RELS)
+    assert sum(line.startswith("path") for line in g2.splitlines()) == 6  # 2 one-hop shapes, 4 two-hop shapes
+    assert "crel" not in grammar_for(RELS, ["Ann"], 2) and "path3 ::=" not in grammar_for(RELS, ["Ann"], 2)
     assert grammar_for([], ["Ann"], 1) is None
+    qc = QueryConstraints(year=1990, ordinal="earliest")
+    assert extra_chars(qc, 2, cvt=True) > extra_chars(qc, 2)

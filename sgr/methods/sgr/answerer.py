@@ -28,8 +28,7 @@ from cypher.compile import compile_schema_path
 from cypher.conditions import QueryConstraints
 from cypher.repair import CypherGeneration, generate_cypher
 from cypher.grammar import extra_chars
-from cypher.translate import (example_for, grammar_for, no_schema_messages, relation_endpoints, relationships,
-                              translate_messages)
+from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
 from sgr.core.errors import EntityNotFound, SgrError
 from sgr.core.text import normalize, parse_answer_lines
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
@@ -390,12 +389,13 @@ class SGRAnswerer:
                 qc = (query_constraints(schema.constraints, question.text, count=False,
                                         second_name=names[1] if len(names) > 1 else None)
                       if cfg.answer_constraints else None)
-                cvt, typed = any("CVT" in (e.head, e.tail) for e in endpoints), stores_types(self.store)
-                grammar = grammar_for(rels, names, cfg.hops, qc, cvt=cvt, has_types=typed)
-                budget += extra_chars(qc, relationships(cfg.hops, cvt), has_types=typed) // 2  # forced text
+                cvt, typed = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)], stores_types(self.store)
+                grammar = grammar_for(rels, names, cfg.hops, qc, cvt_relations=cvt, has_types=typed)
+                budget += extra_chars(qc, cfg.hops, cvt=bool(cvt), has_types=typed) // 2  # forced text
             allowed = rels
         else:
-            msgs, grammar, allowed, budget = no_schema_messages(question.text, entity), None, None, cfg.cypher_max_tokens
+            msgs, grammar, allowed = no_schema_messages(question.text, entity), None, None
+            budget = cfg.cypher_max_tokens
         return generate_cypher(self.llm, msgs, store=self.store, vocabulary=self.vocabulary, grammar=grammar,
                                max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=budget)
 

@@ -151,19 +151,20 @@ def test_a_cvt_two_relation_question_end_to_end(languages):
 QC = QueryConstraints(type_name="person", year=1990, ordinal="latest", second_name="Paris")
 
 
-def _forms(grammar_qc, hops):
-    """Every query the constrained grammar admits for a CVT walk of ``hops`` relationships, one condition each."""
+def _forms(grammar_qc):
+    """Queries the constrained grammar admits for the CVT walk Ann → marriage → spouse: each condition, all of them,
+    the ordinal."""
     from cypher.conditions import date_key
     from cypher.grammar import conditions
 
-    walk = [f"x{i}" for i in range(1, hops)] + ["x"]
-    path = 'MATCH (e:Entity {name: "Ann"})-[:`people.person.spouse_s`]->(x1:Entity)-[:`people.marriage.spouse`]->(x:Entity)'
+    walk = ["c1", "x"]
+    path = f'MATCH (e:Entity {{name: "Ann"}})-[:`{SPOUSE}`]->(c1:CVT)-[:`{MARRIED}`]->(x:Entity)'
     plain = " RETURN DISTINCT x.name AS answer"
     conds = conditions(grammar_qc, walk, has_types=True)
     assert conds[0] == "x <> e"
     out = [path + " WHERE " + " AND ".join(dict.fromkeys(["x <> e", c])) + plain for c in conds]
     out.append(path + " WHERE " + " AND ".join(conds) + plain)
-    out.append(path + f" WHERE x <> e RETURN x.name AS answer ORDER BY {date_key('latest', '[x1, x]')} DESC LIMIT 1")
+    out.append(path + f" WHERE x <> e RETURN x.name AS answer ORDER BY {date_key('latest', '[c1, x]')} DESC LIMIT 1")
     return out
 
 
@@ -171,7 +172,7 @@ def test_every_admitted_form_explains_and_acts(marriages):
     from cypher.validate import validate
 
     got = []
-    for q in _forms(QC, 2):
+    for q in _forms(QC):
         check = validate(marriages, q, set(marriages.relation_types()))
         assert check.ok, (q, check.problems)
         got.append(sorted(r["answer"] for r in marriages.run_generated(q).rows))
@@ -183,7 +184,8 @@ def test_llama_cpp_parses_the_constrained_grammar(local_llm_server):
 
     from cypher.grammar import cypher_grammar
 
-    check_gbnf(cypher_grammar([SPOUSE, MARRIED], ["Ann", "Paris"], 4, QC, has_types=True))
+    check_gbnf(cypher_grammar([SPOUSE, MARRIED, BORN], ["Ann", "Paris"], 3, QC, cvt_relations=[SPOUSE, MARRIED],
+                              has_types=True))
     check_gbnf(cypher_grammar([SPOUSE, MARRIED], [], 2, QueryConstraints(year=1990, year_op="before",
                                                                         ordinal="earliest")))
 
@@ -198,8 +200,10 @@ def test_the_models_constrained_reply_parses_and_explains(local_llm, marriages):
     endpoints = relation_endpoints(marriages, rels, marriages.graph_version())
     msgs = translate_messages("who was Ann married to in 1990?", "Ann", endpoints, example_for(rels))
     qc = QueryConstraints(year=1990, ordinal="latest")
-    grammar = grammar_for(rels, ["Ann"], 1, qc, cvt=True)
-    reply = local_llm.complete(msgs, stage="cypher", grammar=grammar, max_tokens=90 + extra_chars(qc, 2) // 2)
+    cvt = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)]
+    assert cvt == [SPOUSE, MARRIED]
+    grammar = grammar_for(rels, ["Ann"], 1, qc, cvt_relations=cvt)
+    reply = local_llm.complete(msgs, stage="cypher", grammar=grammar, max_tokens=90 + extra_chars(qc, 1, cvt=True) // 2)
     query = extract_cypher(reply)
     assert query.startswith('MATCH (e:Entity {name: "Ann"})'), reply
     check = validate(marriages, query, set(marriages.relation_types()))
