@@ -148,12 +148,13 @@ def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
             "LIMIT $limit")
 
 
-def compile_answer_query(seed_name: str, steps: Sequence[Step]) -> str:
+def compile_answer_query(seed_name: str, steps: Sequence[Step], cvt: Sequence[int] = ()) -> str:
     """The same walk as a self-contained query in the shape the NL→Cypher prompt teaches
-    (``MATCH (e:Entity {name: "…"})-[:`r`]->(x) RETURN DISTINCT x.name AS answer``): used for worked examples."""
+    (``MATCH (e:Entity {name: "…"})-[:`r`]->(x) RETURN DISTINCT x.name AS answer``): used for worked examples.
+    ``cvt``: the steps (1-based) that end on a CVT node, written ``(c{i}:CVT)`` as the grammar's CVT hop form."""
     parts = [f"(e:Entity {{name: {cypher_literal(seed_name)}}})"]
     for i, (rel, direction) in enumerate(steps, start=1):
         rel_q = f"[:{quote_identifier(rel)}]"
-        var = "x" if i == len(steps) else f"n{i}"
+        var = "x" if i == len(steps) else (f"c{i}:CVT" if i in cvt else f"n{i}")
         parts.append((f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-") + f"({var})")
     return f"MATCH {''.join(parts)} RETURN DISTINCT x.name AS answer"

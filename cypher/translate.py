@@ -44,6 +44,7 @@ STATIC_EXAMPLES = {
                    "(:Entity)-[:`location.location.containedby`]->(:Entity)"],
         "steps": [("government.political_district.representatives", "out"),
                   ("government.government_position_held.office_holder", "out")],
+        "cvt": [1],
     },
     "plain": {
         "question": "who directed the films starred by Tom Hanks", "entity": "Tom Hanks",
@@ -116,7 +117,7 @@ def example_for(relations: Sequence[str], exemplar=None) -> dict:  # noqa: ANN00
 def translate_messages(question: str, entity: str | None, endpoints: Sequence[Endpoint],
                        example: dict) -> list[BaseMessage]:
     """System message, one worked example, then the question with its compact schema."""
-    answer = compile_answer_query(example["entity"], example["steps"])
+    answer = compile_answer_query(example["entity"], example["steps"], example.get("cvt", ()))
     return [SystemMessage(SYSTEM),
             HumanMessage(_user(example["question"], example["entity"], example["schema"])),
             AIMessage(answer),
@@ -128,7 +129,7 @@ def no_schema_messages(question: str, entity: str | None) -> list[BaseMessage]:
     ex = STATIC_EXAMPLES["freebase"]
     return [SystemMessage(SYSTEM_NO_SCHEMA),
             HumanMessage(_user(ex["question"], ex["entity"], [])),
-            AIMessage(compile_answer_query(ex["entity"], ex["steps"])),
+            AIMessage(compile_answer_query(ex["entity"], ex["steps"], ex["cvt"])),
             HumanMessage(_user(question, entity, []))]
 
 

@@ -17,7 +17,9 @@ Cypher (:func:`cypher.compile.compile_schema_path`, called by ``SGRAnswerer.run_
 (:func:`cypher.compile.compile_walk_filter`) — for answers that came from the model's own Cypher or the
 collaborative votes, and for ``count``, which counts the validated answers (so each counted answer was validated on
 its own walk first). Numeric comparisons (more than, over …) and numeric superlatives (largest …) have no graph
-reading here and act nowhere. Every condition is soft: when no answer satisfies it, it keeps them all.
+reading here and act nowhere. In these two queries every condition is soft: when no answer satisfies it, it keeps
+them all. The model's NL→Cypher grammar offers the same condition texts as ``WHERE`` alternatives (and the ordinal as
+``ORDER BY … LIMIT 1``), which act as written when the model chooses them (:mod:`cypher.grammar`).
 """
 
 from __future__ import annotations
