@@ -8,6 +8,18 @@ supporting walks (node ids and names), so each answer stays grounded.
 
 This is both the fallback of the direct route when the model's Cypher cannot be used and the
 ``sgr-compiled`` baseline (no LLM at all).
+
+**With C_q** (:class:`cypher.conditions.QueryConstraints`) the same walk is filtered in the query itself: the walks
+are collected and each condition keeps the walks that satisfy it — *softly*: when no walk does (the graph has
+nothing to decide by), the condition keeps them all, so a constraint never empties the answer. In order: the
+second-entity join, the type (stored ``types``, else the name for specific words), the year (time or comparison);
+then the ordinal keeps the answers whose walks' start date is the smallest (earliest) or largest (latest), ties
+kept; ``count`` returns one row whose ``name`` is ``count(DISTINCT x)`` and whose walks are the counted answers'
+(their first walk each). The rows keep the shape ``id, name, path_ids, path_names``, so γ is computed on each
+answer's own walks (eq. 10). Without constraints the query text is exactly the plain walk's.
+
+:func:`compile_walk_filter` applies the same conditions to given walks (answers that came from elsewhere: the
+model's own Cypher, collaborative votes), so both routes share one implementation of C_q.
 """
 
 from __future__ import annotations
@@ -16,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cypher.conditions import (GENERIC_TYPES, UNDATED, QueryConstraints, adjacent_condition, date_key,
+                               name_condition, name_year, type_condition, year_condition)
 from sgr.core.text import cypher_literal
 from sgr.graph.store import quote_identifier
 
@@ -50,14 +64,21 @@ def pattern(steps: Sequence[Step], seed_var: str = "s", answer_var: str = "x") -
     return "".join(parts)
 
 
-def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200,
-                        paths_per_answer: int = 3) -> CompiledQuery:
+def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200, paths_per_answer: int = 3,
+                        constraints: QueryConstraints | None = None) -> CompiledQuery:
     """Compile a schema path from ``seed_id`` into a query returning ``id, name, path_ids, path_names``.
 
     Each row is one answer node (never the seed, never a name-less CVT node) with up to
     ``paths_per_answer`` supporting walks; at most ``limit`` answers, ordered by name for determinism.
+    ``constraints``: C_q applied in the query (module docstring).
     """
     match = pattern(steps)
+    params: dict[str, Any] = {"seed": seed_id, "per": paths_per_answer, "limit": limit}
+    if constraints is not None and not constraints.empty:
+        head = (f"MATCH p = {match}\n"
+                "WHERE x.id <> $seed AND NOT x:CVT\n"
+                "WITH x, nodes(p) AS ns\n")
+        return CompiledQuery(head + _constrained_tail(constraints, params), params)
     cypher = (
         f"MATCH p = {match}\n"
         "WHERE x.id <> $seed AND NOT x:CVT\n"
@@ -66,15 +87,74 @@ def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200
         "[q IN ps | [n IN nodes(q) | n.id]] AS path_ids, [q IN ps | [n IN nodes(q) | n.name]] AS path_names\n"
         "ORDER BY coalesce(x.name, x.id)\n"
         "LIMIT $limit")
-    return CompiledQuery(cypher, {"seed": seed_id, "per": paths_per_answer, "limit": limit})
+    return CompiledQuery(cypher, params)
 
 
-def compile_answer_query(seed_name: str, steps: Sequence[Step]) -> str:
+def compile_walk_filter(walks: Sequence[tuple[str, Sequence[str]]], constraints: QueryConstraints, *,
+                        limit: int = 200, paths_per_answer: int = 3) -> CompiledQuery:
+    """C_q over given walks: ``walks`` are ``(answer id, node ids of one walk)`` pairs; the rows are those of
+    :func:`compile_schema_path` with the same constraints (only stored nodes count; a walk may be the answer alone)."""
+    params: dict[str, Any] = {"walks": [{"id": a, "nodes": list(ns) or [a]} for a, ns in walks],
+                              "per": paths_per_answer, "limit": limit}
+    head = ("UNWIND $walks AS wk\n"
+            "MATCH (x:Entity {id: wk.id})\n"
+            "CALL (wk) { UNWIND range(0, size(wk.nodes) - 1) AS i MATCH (n:Entity {id: wk.nodes[i]}) "
+            "WITH i, n ORDER BY i RETURN collect(n) AS ns }\n"
+            "WITH x, ns, wk WHERE size(ns) = size(wk.nodes)\n"
+            "WITH x, ns\n")
+    return CompiledQuery(head + _constrained_tail(constraints, params), params)
+
+
+def _soft(tests: Sequence[str]) -> str:
+    """Keep the rows passing the first test that any row passes; all rows when none does."""
+    hits = ", ".join(f"[w IN rows WHERE {t}] AS hit{i}" for i, t in enumerate(tests))
+    pick = " ".join(f"WHEN size(hit{i}) > 0 THEN hit{i}" for i in range(len(tests)))
+    return f"WITH rows, {hits}\nWITH CASE {pick} ELSE rows END AS rows\n"
+
+
+def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
+    """Everything after ``WITH x, ns`` (one row per walk: answer node, walk nodes) for the constraints ``c``."""
+    out = "WITH collect({x: x, ns: ns, dn: [n IN ns WHERE n:CVT OR n = x]}) AS rows\n"
+    if c.second_id:
+        params["second"] = c.second_id
+        out += _soft([adjacent_condition("w.x", "_s:Entity {id: $second}")])
+    if c.type_name:
+        tests = [type_condition(c.type_name, "w.x")]
+        if c.type_name not in GENERIC_TYPES:
+            tests.append(name_condition(c.type_name, "w.x"))
+        out += _soft(tests)
+    if c.year is not None:
+        out += _soft([year_condition(c.year, c.year_op, "w.dn")])
+    out += "UNWIND rows AS w\nWITH w.x AS x, w.ns AS ns, w.dn AS dn\n"
+    if c.ordinal:
+        agg, cmp = ("min", "<") if c.ordinal == "earliest" else ("max", ">")
+        out += (f"WITH x, collect(ns)[..$per] AS ps, {agg}({date_key(c.ordinal, 'dn')}) AS d\n"
+                f"WITH collect({{x: x, ps: ps, d: CASE WHEN d = {cypher_literal(UNDATED[c.ordinal])} "
+                f"THEN {name_year('x')} ELSE d END}}) AS rows\n"
+                f"WITH rows, reduce(_b = null, w IN rows | CASE WHEN w.d IS NOT NULL AND (_b IS NULL OR w.d {cmp} _b) "
+                "THEN w.d ELSE _b END) AS best\n"
+                "UNWIND [w IN rows WHERE best IS NULL OR w.d = best] AS w\n"
+                "WITH w.x AS x, w.ps AS ps\n")
+    else:
+        out += "WITH x, collect(ns)[..$per] AS ps\n"
+    if c.count:
+        return out + ("WITH x, ps ORDER BY coalesce(x.name, x.id)\n"
+                "WITH count(DISTINCT x) AS total, collect(ps[0])[..$limit] AS ws WHERE total > 0\n"
+                "RETURN null AS id, toString(total) AS name, [q IN ws | [n IN q | n.id]] AS path_ids, "
+                "[q IN ws | [n IN q | n.name]] AS path_names")
+    return out + ("RETURN x.id AS id, x.name AS name, "
+                  "[q IN ps | [n IN q | n.id]] AS path_ids, [q IN ps | [n IN q | n.name]] AS path_names\n"
+            "ORDER BY coalesce(x.name, x.id)\n"
+            "LIMIT $limit")
+
+
+def compile_answer_query(seed_name: str, steps: Sequence[Step], cvt: Sequence[int] = ()) -> str:
     """The same walk as a self-contained query in the shape the NL→Cypher prompt teaches
-    (``MATCH (e:Entity {name: "…"})-[:`r`]->(x) RETURN DISTINCT x.name AS answer``): used for worked examples."""
+    (``MATCH (e:Entity {name: "…"})-[:`r`]->(x) RETURN DISTINCT x.name AS answer``): used for worked examples.
+    ``cvt``: the steps (1-based) that end on a CVT node, written ``(c{i}:CVT)`` as the grammar's CVT hop form."""
     parts = [f"(e:Entity {{name: {cypher_literal(seed_name)}}})"]
     for i, (rel, direction) in enumerate(steps, start=1):
         rel_q = f"[:{quote_identifier(rel)}]"
-        var = "x" if i == len(steps) else f"n{i}"
+        var = "x" if i == len(steps) else (f"c{i}:CVT" if i in cvt else f"n{i}")
         parts.append((f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-") + f"({var})")
     return f"MATCH {''.join(parts)} RETURN DISTINCT x.name AS answer"

@@ -8,8 +8,9 @@ each with the endpoint labels observed in the graph and its stored direction, e.
 plus the linked topic entity and the question, after a system message and one worked example in the query
 shape that :func:`cypher.grammar.cypher_grammar` admits (``MATCH (e:Entity {name: …})-[…]->(x:Entity) RETURN
 DISTINCT x.name AS answer``). When the LLM supports constrained decoding the reply is also constrained by that
-grammar, built from the same relation types and entity names, so the model cannot name a relation the graph
-lacks. :func:`no_schema_messages` is the ablation without schema guidance (no relation list, no grammar).
+grammar, built from the same relation types and entity names (and C_q: finite conditions, the ordinal's
+ORDER BY … LIMIT 1), so the model cannot name a relation the graph lacks. :func:`no_schema_messages` is the
+ablation without schema guidance (no relation list, no grammar).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from cypher.compile import compile_answer_query
+from cypher.conditions import QueryConstraints
 from sgr.graph.store import GraphStore, quote_identifier
 
 SYSTEM = (
@@ -42,6 +44,7 @@ STATIC_EXAMPLES = {
                    "(:Entity)-[:`location.location.containedby`]->(:Entity)"],
         "steps": [("government.political_district.representatives", "out"),
                   ("government.government_position_held.office_holder", "out")],
+        "cvt": [1],
     },
     "plain": {
         "question": "who directed the films starred by Tom Hanks", "entity": "Tom Hanks",
@@ -114,7 +117,7 @@ def example_for(relations: Sequence[str], exemplar=None) -> dict:  # noqa: ANN00
 def translate_messages(question: str, entity: str | None, endpoints: Sequence[Endpoint],
                        example: dict) -> list[BaseMessage]:
     """System message, one worked example, then the question with its compact schema."""
-    answer = compile_answer_query(example["entity"], example["steps"])
+    answer = compile_answer_query(example["entity"], example["steps"], example.get("cvt", ()))
     return [SystemMessage(SYSTEM),
             HumanMessage(_user(example["question"], example["entity"], example["schema"])),
             AIMessage(answer),
@@ -126,29 +129,23 @@ def no_schema_messages(question: str, entity: str | None) -> list[BaseMessage]:
     ex = STATIC_EXAMPLES["freebase"]
     return [SystemMessage(SYSTEM_NO_SCHEMA),
             HumanMessage(_user(ex["question"], ex["entity"], [])),
-            AIMessage(compile_answer_query(ex["entity"], ex["steps"])),
+            AIMessage(compile_answer_query(ex["entity"], ex["steps"], ex["cvt"])),
             HumanMessage(_user(question, entity, []))]
 
 
 def grammar_for(relations: Sequence[str], entity_names: Sequence[str], max_hops: int,
-                conditions: bool = False) -> str | None:
-    """The GBNF of :func:`cypher.grammar.cypher_grammar` for these relations and names (None without relations).
+                constraints: QueryConstraints | None = None, *, cvt_relations: Sequence[str] = (),
+                has_types: bool = False) -> str | None:
+    """The GBNF of :func:`cypher.grammar.cypher_grammar` for these relations, names and C_q (None without relations).
 
-    ``conditions=False`` keeps only the path alternatives of its ``body`` rule (no ``WHERE`` with free strings):
-    measured on the local model, the same query came out about 7× faster (16 s instead of 114 s for 70 tokens on
-    the shared 2-core machine), because llama.cpp checks candidate tokens against every open ``char{0,80}``
-    alternative; the small model never used the conditions.
+    ``cvt_relations``: those that meet CVT nodes (a hop may pass a ``(c:CVT)`` node over two of them). The conditions
+    are finite alternatives from ``constraints`` (no free strings: free-string conditions made constrained decoding
+    about 7× slower on the local model, 114 s instead of 16 s for 70 tokens).
     """
-    import re
-
     from cypher.grammar import cypher_grammar
 
     rels = [r for r in relations if r]
     if not rels:
         return None
-    hops = max(1, min(5, max_hops))
-    grammar = cypher_grammar(rels, [n for n in entity_names if n], hops)
-    if not conditions:
-        paths = " | ".join(f"(path{i})" for i in range(1, hops + 1))
-        grammar = re.sub(r"^body ::= .*$", f"body ::= {paths}", grammar, count=1, flags=re.M)
-    return grammar
+    return cypher_grammar(rels, [n for n in entity_names if n], max(1, min(5, max_hops)), constraints,
+                          cvt_relations=cvt_relations, has_types=has_types)

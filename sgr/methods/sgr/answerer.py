@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from cypher.compile import compile_schema_path
+from cypher.conditions import QueryConstraints
 from cypher.repair import CypherGeneration, generate_cypher
+from cypher.grammar import extra_chars
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
 from sgr.core.errors import EntityNotFound, SgrError
 from sgr.core.text import normalize, parse_answer_lines
@@ -34,7 +36,7 @@ from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter
-from sgr.methods.sgr.constraints import apply_constraints
+from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
 from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_messages,
                                        delta_decides, select_answers, to_answers, validate_candidates)
@@ -147,10 +149,14 @@ class SGRAnswerer:
         pred.extra["rounds"] = result.rounds
         pred.extra["route_source"] = route_source(result)
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
-            pred.answers, notes = apply_constraints(self.store, pred.answers, result.schema.constraints,
-                                                    question.text)
+            # the compiled routes applied C_q in Cypher already; the rest (and count, over validated answers) here
+            in_cypher = pred.route == "direct" and result.cypher_source in ("compiled", "model")
+            qc = query_constraints(result.schema.constraints, question.text)
+            if in_cypher:
+                qc = QueryConstraints(count=qc.count)
+            pred.answers, notes = apply_constraints(self.store, pred.answers, qc, limit=cfg.max_answers)
             if notes:
-                pred.extra["constraints_applied"] = notes
+                pred.extra.setdefault("constraints_applied", []).extend(notes)
         if cfg.generate_answers and self.llm is not None and pred.answers:
             with meter.stage("generate"):
                 self.generate(question, result)
@@ -328,11 +334,22 @@ class SGRAnswerer:
                      score: float, origin: str) -> list[Candidate]:
         """Candidates of one compiled relation path from ``seed``, each with its own walks."""
         cfg = self.config
-        compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer)
-        if result.compiled is None or origin == "compiled":
-            result.compiled = compiled
+        qc = None
+        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher; count is
+            second = next((e.id for e in result.entities if e.id != seed), None)  # taken over validated answers
+            qc = query_constraints(result.schema.constraints, result.question.text, count=False, second_id=second)
+        compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
+                                       constraints=qc)
         rows = self.store.run_generated(compiled.cypher, compiled.params).rows
         result.prediction.cypher.append(compiled.inline())
+        if not rows and qc is not None and not qc.empty:  # a constraint never empties the answer
+            result.prediction.extra.setdefault("constraints_applied", []).append(
+                f"{', '.join(qc.kinds)}: the constrained query returned nothing; unconstrained query used")
+            compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer)
+            rows = self.store.run_generated(compiled.cypher, compiled.params).rows
+            result.prediction.cypher.append(compiled.inline())
+        if result.compiled is None or origin == "compiled":
+            result.compiled = compiled
         out = []
         for r in rows:
             paths = [ReasoningPath(nodes=ids, relations=list(relations), score=score, names=names,
@@ -367,13 +384,20 @@ class SGRAnswerer:
                 near = self.exemplars.nearest(question.text, 1, entity)
                 ex = near[0][0] if near else None
             msgs = translate_messages(question.text, entity, endpoints, example_for(rels, ex))
-            grammar = (grammar_for(rels, names, max(1, min(5, cfg.hops))) if getattr(self.llm, "constrained", False)
-                       else None)
+            grammar, budget = None, cfg.cypher_max_tokens
+            if getattr(self.llm, "constrained", False):  # C_q as the grammar's finite conditions / ordinal form
+                qc = (query_constraints(schema.constraints, question.text, count=False,
+                                        second_name=names[1] if len(names) > 1 else None)
+                      if cfg.answer_constraints else None)
+                cvt, typed = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)], stores_types(self.store)
+                grammar = grammar_for(rels, names, cfg.hops, qc, cvt_relations=cvt, has_types=typed)
+                budget += extra_chars(qc, cfg.hops, cvt=bool(cvt), has_types=typed) // 2  # forced text
             allowed = rels
         else:
             msgs, grammar, allowed = no_schema_messages(question.text, entity), None, None
+            budget = cfg.cypher_max_tokens
         return generate_cypher(self.llm, msgs, store=self.store, vocabulary=self.vocabulary, grammar=grammar,
-                               max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=cfg.cypher_max_tokens)
+                               max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=budget)
 
     def candidates_from_values(self, values: list[tuple[str | None, str]], result: SGRResult) -> list[Candidate]:
         """Map Cypher result values to nodes and attach their paths (from G_q, else a shortest path)."""

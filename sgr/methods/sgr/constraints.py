@@ -1,31 +1,36 @@
-"""C_q that acts on the answers (SGR §3.1.1: constraints "filter candidate reasoning paths"), read from the graph.
+"""C_q that acts (SGR §3.1.1: constraints "filter candidate reasoning paths"): SGR's constraints → the typed
+:class:`cypher.conditions.QueryConstraints` that Cypher applies, and the post-filter for answers whose query did not.
 
-For every answer the graph is asked, in one query, for the facts its own paths carry:
+:func:`query_constraints` is the one translation (values the rules or the model found → conditions):
 
-* **dates** — from each CVT node on the answer's paths (and the answer node itself): literal properties whose key
-  ends in ``from``/``start_date``/``to``/``end_date``/``date``, and the names of neighbours reached over relations
-  whose type ends that way (Freebase keeps dates on CVT siblings); each gives a year range [start, end];
-* **types** — the ``types`` list property of the answer node (stored at load time from ``type.object.type`` /
-  ``common.topic.notable_types``), when present.
+    type T          T the question's type word (``university``); ``who`` → person, ``where`` → location
+                    (those two act through stored ``types`` only); ``when``/time: none
+    time Y          a date range on the walk contains Y — unless a comparison takes the year:
+    comparison      before/until Y: a date on the walk starts before Y; after/since Y: after Y
+    ordinal         first/earliest/oldest → earliest start; last/latest/newest/most recent/recent/current → latest
+    count           the answer is the number of distinct answers
+    second entity   a second linked entity the answer must touch (conjunctions), when the caller names one
 
-Then, per constraint kind (each is a no-op when the graph has nothing to decide by, so it never empties the answer):
-
-    time Y          keep answers with a range containing Y            (start ≤ Y ≤ end; a missing end is open)
-    comparison      before/until Y: start < Y;  after/since Y: start > Y   (Y the question's year)
-    ordinal         first/earliest/oldest: the smallest start; last/latest/newest/current/recent: the largest
-    type T          keep answers whose types name T (``education.university`` for "university")
-    count           the answer is the number of distinct answers (their paths kept as its evidence)
-
-When no answer carries a date, ordinal and time fall back to years written in the answer names.
+Where C_q acts (one way each): the compiled query of a schema path applies every condition but ``count`` in
+Cypher (:func:`cypher.compile.compile_schema_path`, called by ``SGRAnswerer.run_compiled``). The post-filter
+:func:`apply_constraints` runs the SAME conditions in Cypher over the final answers' own walks
+(:func:`cypher.compile.compile_walk_filter`) — for answers that came from the model's own Cypher or the
+collaborative votes, and for ``count``, which counts the validated answers (so each counted answer was validated on
+its own walk first). Numeric comparisons (more than, over …) and numeric superlatives (largest …) have no graph
+reading here and act nowhere. In these two queries every condition is soft: when no answer satisfies it, it keeps
+them all. The model's NL→Cypher grammar offers the same condition texts as ``WHERE`` alternatives (and the ordinal as
+``ORDER BY … LIMIT 1``), which act as written when the model chooses them (:mod:`cypher.grammar`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from cypher.compile import compile_walk_filter
+from cypher.conditions import QueryConstraints
 from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
@@ -34,116 +39,76 @@ LATEST = {"last", "latest", "most recent", "newest", "recent", "current"}
 EARLIEST = {"first", "earliest", "oldest"}
 BEFORE = {"before", "until"}
 AFTER = {"after", "since"}
-_DATE_KEY = re.compile(r"(^|[._])(from|to|start_date|end_date|date|start|end)$")
+#: the question's generic type words → the word stored types carry
+GENERIC = {"person": "person", "place": "location"}
 
 
-@dataclass
-class Facts:
-    """What the graph says about one answer along its own paths."""
-
-    ranges: list[tuple[int, int | None]] = field(default_factory=list)
-    types: list[str] = field(default_factory=list)
-
-    @property
-    def start(self) -> int | None:
-        return min((a for a, _ in self.ranges), default=None)
+def stores_types(store: GraphStore) -> bool:
+    """Whether the graph knows the ``types`` property (a condition on it would otherwise be an EXPLAIN warning)."""
+    rows = store.read("CALL db.propertyKeys() YIELD propertyKey WHERE propertyKey = 'types' RETURN count(*) AS n")
+    return bool(rows and rows[0]["n"])
 
 
-def _year(value: Any) -> int | None:
-    m = _YEAR.search(str(value)) if value is not None else None
-    return int(m.group(1)) if m else None
-
-
-def _range(pairs: list[tuple[str, Any]]) -> tuple[int, int | None] | None:
-    start = end = None
-    for key, value in pairs:
-        y = _year(value)
-        if y is None:
-            continue
-        k = key.lower()
-        if k.endswith(("to", "end_date", "end")):
-            end = y if end is None else max(end, y)
-        else:
-            start = y if start is None else min(start, y)
-    if start is None and end is None:
-        return None
-    return (start if start is not None else end, end)  # type: ignore[return-value]
-
-
-def answer_facts(store: GraphStore, answers: Sequence[Answer]) -> dict[str, Facts]:
-    """Dates and types of each answer (by id) from its paths' CVT nodes and its own node (one read query)."""
-    rows_in = [{"id": a.id, "nodes": sorted({n for p in a.paths for n in p.nodes[1:]} | {a.id})}
-               for a in answers if a.id]
-    if not rows_in:
-        return {}
-    rows = store.read(
-        "UNWIND $rows AS row MATCH (a:Entity {id: row.id}) "
-        "CALL (row) { UNWIND row.nodes AS nid MATCH (n:Entity {id: nid}) WHERE n:CVT OR n.id = row.id "
-        "  OPTIONAL MATCH (n)-[r]-(d:Entity) WHERE type(r) =~ '(?i).*(from|to|start_date|end_date|date)$' "
-        "  RETURN n.id AS node, properties(n) AS props, collect([type(r), d.name]) AS dates } "
-        "RETURN row.id AS id, a.types AS types, collect([node, props, dates]) AS facts",
-        {"rows": rows_in})
-    out: dict[str, Facts] = {}
-    for r in rows:
-        f = Facts(types=[str(t) for t in (r["types"] or [])] if isinstance(r["types"], list)
-                  else ([str(r["types"])] if r["types"] else []))
-        for _node, props, dates in r["facts"]:
-            pairs = [(k, v) for k, v in (props or {}).items() if _DATE_KEY.search(k) and k not in ("id", "name")]
-            pairs += [(t, n) for t, n in dates if t and n]
-            rng = _range(pairs)
-            if rng is not None:
-                f.ranges.append(rng)
-        out[r["id"]] = f
-    return out
-
-
-def apply_constraints(store: GraphStore | None, answers: list[Answer], constraints: Sequence[Any],
-                      question: str = "") -> tuple[list[Answer], list[str]]:
-    """Filter, order or count ``answers`` by C_q (module docstring); returns the answers and one note per
-    constraint that changed something."""
-    notes: list[str] = []
-    if not answers or not constraints:
-        return answers, notes
-    facts = answer_facts(store, answers) if store is not None else {}
-    qyear = _year(question)
+def query_constraints(constraints: Sequence[Any], question: str = "", *, count: bool = True,
+                      second_id: str | None = None, second_name: str | None = None) -> QueryConstraints:
+    """The conditions Cypher can apply for SGR's ``constraints`` (module docstring); ``count=False`` leaves the
+    count out (it is applied after validation)."""
+    type_name = year = ordinal = None
+    op = "in"
+    has_count = False
+    qyear = _YEAR.search(question)
     for c in constraints:
-        value = (getattr(c, "value", None) or "").lower()
-        kind = c.kind
-        if kind == "time" and value.isdigit():
-            y = int(value)
-            keep = [a for a in answers if any(s <= y <= (e if e is not None else 9999)
-                                              for s, e in facts.get(a.id or "", Facts()).ranges)]
-            if keep and len(keep) < len(answers):
-                answers = keep
-                notes.append(f"time {y}: kept {len(keep)} answers whose facts hold then")
-        elif kind == "comparison" and value in BEFORE | AFTER and qyear is not None:
-            dated = [(facts[a.id].start, a) for a in answers if a.id in facts and facts[a.id].start is not None]
-            keep = [a for s, a in dated if (s < qyear if value in BEFORE else s > qyear)]
-            if keep and len(keep) < len(answers):
-                answers = keep
-                notes.append(f"comparison '{value} {qyear}': kept {len(keep)} answers")
-        elif kind == "ordinal" and (value in LATEST or value in EARLIEST) and len(answers) > 1:
-            dated = [(facts[a.id].start, a) for a in answers if a.id in facts and facts[a.id].start is not None]
-            source = "graph"
-            if len(dated) < 2:
-                dated = [(int(m.group(1)), a) for a in answers if (m := _YEAR.search(a.text))]
-                source = "name"
-            if len(dated) >= 2:
-                pick = max(dated, key=lambda x: x[0]) if value in LATEST else min(dated, key=lambda x: x[0])
-                answers = [pick[1]]
-                notes.append(f"ordinal '{value}': kept the answer dated {pick[0]} ({source})")
-        elif kind == "type" and value and value not in ("person", "place", "time") and len(answers) > 1:
-            stem = value[:-1] if value.endswith("s") and len(value) > 4 else value
-            typed = [a for a in answers if any(stem in t.lower() for t in facts.get(a.id or "", Facts()).types)]
-            source = "types"
-            if not typed:
-                typed = [a for a in answers if re.search(rf"\b{re.escape(stem)}", a.text, re.I)]
-                source = "name"
-            if typed and len(typed) < len(answers):
-                answers = typed
-                notes.append(f"type '{value}': kept {len(typed)} answers ({source})")
-        elif kind == "count":
-            paths = [p for a in answers for p in a.paths[:1]]
-            answers = [Answer(text=str(len(answers)), id=None, score=1.0, paths=paths[:10])]
-            notes.append(f"count: {len(paths)} distinct answers")
-    return answers, notes
+        value = (getattr(c, "value", None) or "").lower().strip()
+        if c.kind == "type" and type_name is None and value and value != "time":
+            word = GENERIC.get(value, value)
+            word = word[:-1] if word.endswith("s") and len(word) > 4 and value not in GENERIC else word
+            type_name = word if word.isalpha() else None
+        elif c.kind == "time" and year is None and value.isdigit():
+            year = int(value)
+        elif c.kind == "comparison" and value in BEFORE | AFTER:
+            op = "before" if value in BEFORE else "after"
+        elif c.kind == "ordinal" and ordinal is None and value in EARLIEST | LATEST:
+            ordinal = "earliest" if value in EARLIEST else "latest"
+        elif c.kind == "count":
+            has_count = True
+    if op != "in" and year is None and qyear:
+        year = int(qyear.group(1))
+    if year is None:
+        op = "in"
+    return QueryConstraints(type_name=type_name, year=year, year_op=op, ordinal=ordinal, count=count and has_count,
+                            second_id=second_id, second_name=second_name)
+
+
+def apply_constraints(store: GraphStore | None, answers: list[Answer], constraints: Sequence[Any] | QueryConstraints,
+                      question: str = "", *, limit: int = 200) -> tuple[list[Answer], list[str]]:
+    """Filter, order or count ``answers`` by C_q in Cypher over their own walks (module docstring); returns the
+    answers (their paths cut to the walks that satisfy C_q) and one note when something changed."""
+    qc = constraints if isinstance(constraints, QueryConstraints) else query_constraints(constraints, question)
+    if not answers or qc.empty or store is None:
+        return answers, []
+    walks: list[tuple[str, list[str]]] = []
+    for a in answers:
+        if a.id:
+            walks += [(a.id, list(p.nodes)) for p in a.paths if p.nodes] or [(a.id, [a.id])]
+    if not walks:
+        return answers, []
+    query = compile_walk_filter(walks, qc, limit=max(limit, len(answers)), paths_per_answer=10)
+    rows = store.run_generated(query.cypher, query.params).rows
+    kinds = ", ".join(qc.kinds)
+    if not rows:
+        return answers, [f"{kinds}: the constrained query returned nothing; answers kept"]
+    if qc.count:
+        by_walk = {tuple(p.nodes): p for a in answers for p in a.paths}
+        paths = [by_walk[tuple(ids)] for ids in rows[0]["path_ids"] if tuple(ids) in by_walk]
+        return ([Answer(text=str(rows[0]["name"]), id=None, score=1.0, paths=paths[:10])],
+                [f"{kinds}: {rows[0]['name']} distinct answers"])
+    kept = {r["id"]: {tuple(ids) for ids in r["path_ids"]} for r in rows}
+    with_id = [a for a in answers if a.id]
+    if set(kept) == {a.id for a in with_id}:
+        return answers, []
+    out = []
+    for a in answers:
+        if a.id in kept:
+            own = [p for p in a.paths if tuple(p.nodes) in kept[a.id]]
+            out.append(dataclasses.replace(a, paths=own or a.paths))
+    return out, [f"{kinds} in Cypher: kept {len(out)} of {len(answers)} answers"]

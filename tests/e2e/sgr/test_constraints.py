@@ -88,7 +88,7 @@ def test_type_filters_on_stored_types(ohio):
         nodes=["m.ohio", "m.osu"], relations=["location.location.contains"], names=["Ohio", "Ohio State"])])]
     got, notes = apply_constraints(ohio, mixed, [Constraint("type", "what university", "university")],
                                    "what university is in ohio")
-    assert texts(got) == ["Ohio State"] and "types" in notes[0]
+    assert texts(got) == ["Ohio State"] and notes[0].startswith("type")
 
 
 def test_no_facts_no_change(ohio):

@@ -1,0 +1,125 @@
+"""C_q as Cypher: the typed conditions of a constrained read query and the Cypher text of each one.
+
+:class:`QueryConstraints` is the small, typed form of the question's constraints that Cypher can act on (built from
+SGR's ``Constraint`` list by :func:`sgr.methods.sgr.constraints.query_constraints`). The expressions below are the
+ONE place where their meaning is written; :mod:`cypher.compile` puts them in compiled queries and
+:mod:`cypher.grammar` offers them, as fixed alternatives, to the model's NL→Cypher decoding.
+
+Where the graph keeps dates (Freebase style): on the CVT nodes of a walk and on the answer node — literal
+properties whose key ends in ``from``/``start``/``start_date``/``date`` (a start) or ``to``/``end``/``end_date``
+(an end), and the names of neighbours over relationships whose type ends that way (Freebase keeps dates on CVT
+siblings). A value counts when it starts with a four-digit year; dates compare as ``YYYY[-MM[-DD]]`` strings.
+
+    type T            the answer's ``types`` (stored at load time) name T; else (T specific) its name has a word
+                      starting with T
+    year Y, "in"      a dated node of the walk has a start ≤ Y and no end, or an end ≥ Y
+    year Y, "before"  a dated node of the walk starts before Y;   "after": one starts after Y (and none before)
+    ordinal           earliest: the answers with the smallest start date of their walks; latest: the largest
+                      (a year written in the answer's name stands in when its walks carry no date)
+    count             the answer is the number of distinct answers
+    second entity     the answer is adjacent (directly or through one CVT) to a second linked entity
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sgr.core.text import cypher_literal
+
+DATE_KEY = "(?i)(.*[._])?(from|to|start|end|start_date|end_date|date)$"
+END_KEY = "(?i)(.*[._])?(to|end|end_date)$"
+DATE_VALUE = "[12][0-9]{3}.*"
+YEAR_OPS = ("in", "before", "after")
+ORDINALS = ("earliest", "latest")
+#: type words too general for the name test (they act through stored ``types`` only)
+GENERIC_TYPES = frozenset({"person", "location"})
+#: sentinel sort keys of an undated walk (sort after every date in the ordinal's direction)
+UNDATED = {"earliest": "9999", "latest": "0000"}
+
+
+@dataclass(frozen=True)
+class QueryConstraints:
+    """The conditions one read query applies (module docstring); all None/False: no condition."""
+
+    type_name: str | None = None  # a lower-case word: "university", "person", "location" …
+    year: int | None = None
+    year_op: str = "in"  # "in" | "before" | "after"
+    ordinal: str | None = None  # "earliest" | "latest"
+    count: bool = False
+    second_id: str | None = None  # a second linked entity (the compiler joins on its id …
+    second_name: str | None = None  # … the model's grammar on its name)
+
+    def __post_init__(self) -> None:
+        if self.year_op not in YEAR_OPS:
+            raise ValueError(f"year_op must be one of {YEAR_OPS}, got {self.year_op!r}")
+        if self.ordinal is not None and self.ordinal not in ORDINALS:
+            raise ValueError(f"ordinal must be one of {ORDINALS}, got {self.ordinal!r}")
+        if self.type_name is not None and not self.type_name.isalpha():
+            raise ValueError(f"type_name must be one word of letters, got {self.type_name!r}")
+
+    @property
+    def empty(self) -> bool:
+        return not (self.type_name or self.year is not None or self.ordinal or self.count or self.second_id
+                    or self.second_name)
+
+    @property
+    def kinds(self) -> list[str]:
+        """The constraint kinds present, in the order the compiled query applies them."""
+        out = ["second entity"] if self.second_id or self.second_name else []
+        out += ["type"] if self.type_name else []
+        out += [("time" if self.year_op == "in" else "comparison")] if self.year is not None else []
+        out += ["ordinal"] if self.ordinal else []
+        return out + (["count"] if self.count else [])
+
+
+def dates(node: str) -> str:
+    """``[[is_end, "YYYY-MM-DD"], …]``: the date facts of ``node`` (module docstring)."""
+    return (f"[_p IN [_k IN keys({node}) | [_k, toStringOrNull({node}[_k])]] + "
+            f"[({node})-[_r]-(_m) WHERE type(_r) =~ '{DATE_KEY}' | [type(_r), _m.name]] "
+            f"WHERE _p[0] =~ '{DATE_KEY}' AND _p[1] =~ '{DATE_VALUE}' | [_p[0] =~ '{END_KEY}', left(_p[1], 10)]]")
+
+
+def year_condition(year: int, op: str, nodes: str) -> str:
+    """True when a node of the list ``nodes`` has dates satisfying ``op`` ``year`` (module docstring)."""
+    y = cypher_literal(f"{year:04d}")
+    if op == "in":
+        test = (f"any(_d IN _D WHERE NOT _d[0] AND left(_d[1], 4) <= {y}) AND "
+                f"(none(_d IN _D WHERE _d[0]) OR any(_d IN _D WHERE _d[0] AND left(_d[1], 4) >= {y}))")
+    elif op == "before":
+        test = f"any(_d IN _D WHERE NOT _d[0] AND left(_d[1], 4) < {y})"
+    elif op == "after":
+        test = (f"any(_d IN _D WHERE NOT _d[0]) AND "
+                f"all(_d IN _D WHERE _d[0] OR left(_d[1], 4) > {y})")
+    else:
+        raise ValueError(f"year_op must be one of {YEAR_OPS}, got {op!r}")
+    return f"any(_n IN {nodes} WHERE any(_D IN [{dates('_n')}] WHERE {test}))"
+
+
+def date_key(ordinal: str, nodes: str) -> str:
+    """The sort key of a walk for ``ordinal``: its earliest (or latest) start date, :data:`UNDATED` when none."""
+    if ordinal not in ORDINALS:
+        raise ValueError(f"ordinal must be one of {ORDINALS}, got {ordinal!r}")
+    cmp = "<" if ordinal == "earliest" else ">"
+    return (f"reduce(_a = {cypher_literal(UNDATED[ordinal])}, _n IN {nodes} | reduce(_b = _a, _d IN {dates('_n')} | "
+            f"CASE WHEN NOT _d[0] AND _d[1] {cmp} _b THEN _d[1] ELSE _b END))")
+
+
+def name_year(answer: str) -> str:
+    """The first word of the answer's name that is a four-digit year (null when none)."""
+    return f"head([_w IN split({answer}.name, ' ') WHERE _w =~ '[12][0-9]{{3}}'])"
+
+
+def type_condition(type_name: str, answer: str) -> str:
+    """The answer's stored ``types`` contain ``type_name``."""
+    return f"any(_t IN coalesce({answer}.types, []) WHERE toLower(_t) CONTAINS {cypher_literal(type_name)})"
+
+
+def name_condition(type_name: str, answer: str) -> str:
+    """A word of the answer's name starts with ``type_name`` ("university" in "Ohio State University")."""
+    return (f"any(_w IN split(toLower(coalesce({answer}.name, '')), ' ') "
+            f"WHERE _w STARTS WITH {cypher_literal(type_name)})")
+
+
+def adjacent_condition(answer: str, second: str) -> str:
+    """The answer (an expression) is adjacent to the node pattern ``second``, directly or through one CVT node."""
+    return (f"any(_x IN [{answer}] WHERE EXISTS {{ (_x)--({second}) }} OR EXISTS {{ (_x)--(:CVT)--({second}) }})")
