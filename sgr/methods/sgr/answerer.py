@@ -252,7 +252,9 @@ class SGRAnswerer:
         trie = prefilter(trie, lambda names: self.embedding_retriever.score_of(masked, names), cfg.max_grammar_paths)
         if not len(trie):
             return
-        rec = self.llm.complete_scored(schema_prompt(question.text, [e.label for e in entities]), stage="schema",
+        examples = self.worked_examples(question, entities[0].label)
+        rec = self.llm.complete_scored(schema_prompt(question.text, [e.label for e in entities], examples),
+                                       stage="schema",
                                        grammar=path_grammar(trie, cfg.n_best), max_tokens=cfg.schema_max_tokens)
         paths, constraints = score_reply(rec.text, rec.token_logprobs, trie)
         schema.reply = rec.text
@@ -269,6 +271,16 @@ class SGRAnswerer:
             if grounded and kind not in have:
                 schema.constraints.append(Constraint(kind, value, None if kind == "count" else value.lower()))
                 have.add(kind)
+
+    def worked_examples(self, question: Question, entity: str | None) -> list[Any]:
+        """The ``n_examples`` nearest training questions as worked examples of the schema prompt (``exemplars``)."""
+        from sgr.methods.sgr.prompts import WorkedExample, schema_target
+
+        cfg = self.config
+        if not (cfg.exemplars and self.exemplars is not None and cfg.n_examples > 0):
+            return []
+        return [WorkedExample(ex.question, (ex.entity,) if ex.entity else (), schema_target([ex.relations]))
+                for ex, _ in self.exemplars.nearest(question.text, cfg.n_examples, entity)]
 
     # -- 3. subgraph: G_q ------------------------------------------------------------------------------------------
     def subgraph(self, question: Question, result: SGRResult) -> None:

@@ -16,9 +16,10 @@ Relation names are the graph's relationship types; CVT hops are not written (a p
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 SCHEMA_SYSTEM = (
     "You map a question about a knowledge graph to the relation paths that lead from its topic entity "
@@ -39,9 +40,27 @@ def schema_user(question: str, topics: Sequence[str]) -> str:
     return f"Question: {question.strip()}\nTopic: {' | '.join(t.strip() for t in topics) or '(none)'}"
 
 
-def schema_prompt(question: str, topics: Sequence[str]) -> list[BaseMessage]:
-    """System + user messages of the schema stage (no worked examples: the tuned model needs none)."""
-    return [SystemMessage(SCHEMA_SYSTEM), HumanMessage(schema_user(question, topics))]
+@dataclass(frozen=True)
+class WorkedExample:
+    """A training question (never a test one) with its topics and the reply it should get (:func:`schema_target`)."""
+
+    question: str
+    topics: tuple[str, ...]
+    reply: str
+
+
+def schema_prompt(question: str, topics: Sequence[str],
+                  examples: Sequence[WorkedExample] = ()) -> list[BaseMessage]:
+    """System + user messages of the schema stage, after ``examples`` as user/assistant turns.
+
+    ``sgr llm tune`` trains on the zero-shot form (no examples); at answer time SGR adds the nearest training
+    questions (``SGRConfig.n_examples``) so that an untuned model sees the relation-path format filled in for a
+    question like this one — it copies the shape (how many relations, in which order) under the graph grammar.
+    """
+    msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM)]
+    for ex in examples:
+        msgs += [HumanMessage(schema_user(ex.question, ex.topics)), AIMessage(ex.reply)]
+    return msgs + [HumanMessage(schema_user(question, topics))]
 
 
 def format_path(path: Sequence[str]) -> str:

@@ -85,3 +85,18 @@ def test_worked_example_uses_the_questions_candidates():
     assert [type(m).__name__ for m in msgs] == ["SystemMessage", "HumanMessage", "AIMessage", "HumanMessage"]
     assert "who directed Y" in msgs[1].content and msgs[2].content == '{"relations": [2]}'
     assert "who directed Z" in msgs[3].content
+
+
+def test_schema_prompt_puts_worked_examples_before_the_question() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from sgr.methods.sgr.prompts import (SCHEMA_SYSTEM, WorkedExample, parse_schema_reply, schema_prompt,
+                                         schema_target, schema_user)
+
+    ex = WorkedExample("who directed the films that X starred in", ("X",),
+                       schema_target([["starred_actors", "directed_by"]]))
+    msgs = schema_prompt("which films did Y write", ["Y"], [ex])
+    assert [type(m) for m in msgs] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
+    assert msgs[0].content == SCHEMA_SYSTEM and msgs[-1].content == schema_user("which films did Y write", ["Y"])
+    assert parse_schema_reply(msgs[2].content)[0] == [("starred_actors", "directed_by")]
+    assert schema_prompt("which films did Y write", ["Y"]) == [msgs[0], msgs[-1]]  # zero-shot: what tuning sees
