@@ -34,10 +34,13 @@ def test_direct_route_with_the_models_cypher(webqsp_graph):
     pred = res.prediction
     assert pred.route == "direct" and res.cypher_source == "llm"
     assert set(pred.answer_texts) == GOLD
-    assert pred.cypher == [GOOD_CYPHER]
+    assert pred.cypher[0] == GOOD_CYPHER and res.prediction.extra["route_source"] == "model"
+    # every source was computed: G_q's compiled best path ran too, and its candidates were validated
     for a in pred.answers:  # grounded: every answer carries a path from the topic entity to it
         assert a.paths and a.paths[0].nodes[0] == "Jamaica" and a.paths[0].nodes[-1] == a.id
-    assert all(c.valid and c.gamma == pytest.approx(1.0) for c in res.candidates)
+    llm = [c for c in res.candidates if c.source == "llm"]
+    assert llm and all(c.valid and c.gamma == pytest.approx(1.0) for c in llm)
+    assert {"llm", "compiled"} <= {c.source for c in res.candidates} and res.decision.stage == "llm"
     assert pred.usage.llm_calls == 2 and {"schema", "link", "subgraph", "direct", "validate"} <= set(pred.usage.stage_seconds)
     assert res.schema.source == "llm" and len(res.schema.ordered) == 1
 
@@ -52,12 +55,20 @@ def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
 
 
 def test_collaborative_route_when_nothing_is_valid(webqsp_graph):
-    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    sgr = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False)
+    res = sgr.run(Q)
     pred = res.prediction
     assert pred.route == "collaborative"
     assert set(pred.answer_texts) == GOLD
     assert res.votes[0].support >= res.votes[-1].support
     assert all(a.paths for a in pred.answers)
+    # the decision's inputs are recorded (compact, replayable): the vote decided, nothing was valid
+    rec = pred.extra["decision"]
+    assert rec["outcome"]["stage"] == "vote" and rec["outcome"]["valid"] == 0 and 0 < len(rec["inputs"]["votes"]) <= 50
+    from sgr.methods.sgr.decision import DecisionInputs, decide
+
+    replay = decide(DecisionInputs.from_dict(rec["inputs"]), sgr.decision_params())
+    assert {a.key for a in replay.answers} == {a.id for a in pred.answers}
     direct_only = answerer(webqsp_graph, "sgr-direct", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
     assert direct_only.prediction.answers == [] and direct_only.prediction.route is None
 
