@@ -41,6 +41,7 @@ class SGRResult:
     candidates: list[Candidate] = field(default_factory=list)  # every source's candidates, valid or not (latest round)
     votes: list[Vote] = field(default_factory=list)  # the tally when the vote decided (or A_v voted: integrate)
     inputs: DecisionInputs | None = None  # what decide() read in the latest round
+    round_inputs: list[DecisionInputs] = field(default_factory=list)  # … and in each round (bench/sgr_grid.py)
     decision: Decision | None = None
     scr_paths: list[ReasoningPath] = field(default_factory=list)  # SCR's proposals (path_retriever "scr"…)
     generated_text: str | None = None
@@ -59,6 +60,7 @@ class SGRResult:
         for c, v, ok in zip(cands, decision.v, decision.valid):
             c.v, c.valid = v, ok
         self.candidates, self.inputs, self.decision = cands, inputs, decision
+        self.round_inputs.append(inputs)
 
         def paths_of(a: DecidedAnswer) -> list[ReasoningPath]:
             paths = [p for i in a.candidates for p in cands[i].paths] + [vote_paths[i] for i in a.votes]
