@@ -6,7 +6,7 @@
 1. **Record.** ``sgr`` (the configured LLM — the packaged base model under ``sgr llm serve`` — with its call cache
    on) answers each validation question once; the decision inputs of every round
    (:class:`sgr.methods.sgr.decision.DecisionInputs`: every source's candidates with γ, δ and the voting paths with
-   ρ, η) are appended to ``bench/results/sgr_grid.records.jsonl`` (``--records``), so a rerun skips done questions.
+   ρ, η) are appended to ``$SGR_HOME/bench/sgr_grid.records.jsonl`` (``--records``), so a rerun skips done ones.
    Validation sets: MetaQA **dev** (``{k}hop_dev.tsv``, a seeded sample per hop, topic in brackets, ``hops = k``;
    graph = the MetaQA KB) and WebQSP **train** (``webqsp_train_paths.jsonl``: question + gold relation paths, no
    answers, no topic: the topic is linked from the text; graph = the WebQSP slice). A WebQSP train question is
@@ -44,6 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.errors import EntityNotFound  # noqa: E402
 from sgr.core.text import normalize  # noqa: E402
 from sgr.core.types import Question  # noqa: E402
@@ -228,11 +229,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--per-hop", type=int, default=15)
     ap.add_argument("--webqsp", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--records", type=Path, default=RESULTS / "sgr_grid.records.jsonl")
+    ap.add_argument("--records", type=Path, default=None, help="default: $SGR_HOME/bench/sgr_grid.records.jsonl")
     ap.add_argument("--out", type=Path, default=RESULTS / "sgr_grid.json")
     ap.add_argument("--path-grammar-pass", action="store_true", help="also record with path_grammar=false")
     ap.add_argument("--replay-only", action="store_true", help="no LLM: replay the records there are")
     args = ap.parse_args(argv)
+    if args.records is None:
+        args.records = sgr_home() / "bench" / "sgr_grid.records.jsonl"
+        args.records.parent.mkdir(parents=True, exist_ok=True)
     pw = {args.metaqa_uri: args.metaqa_password_file, args.webqsp_uri: args.webqsp_password_file}
     args.password_for = lambda uri: Path(pw[uri]).read_text().strip() if pw.get(uri) else None
     t0 = time.perf_counter()

@@ -80,26 +80,26 @@ class DecisionInputs:
     model_patterns: list[Pattern] = field(default_factory=list)
     validated: bool = True
 
-    def to_dict(self, max_votes: int | None = 50, lam: float = 0.5) -> dict[str, Any]:
-        """Compact JSON: relation patterns and names once; votes capped at ``max_votes`` by ω (at this λ)."""
-        votes = list(self.votes)
-        if max_votes is not None and len(votes) > max_votes:
-            order = sorted(range(len(votes)), key=lambda i: -reliability(votes[i].rho, votes[i].eta, lam))
-            votes = [votes[i] for i in sorted(order[:max_votes])]
-        patterns: list[Pattern] = list(dict.fromkeys([*self.model_patterns, *(c.relations for c in self.candidates),
+    def to_dict(self, max_votes: int | None = 50, lam: float = 0.5, max_candidates: int | None = None,
+                mu: float = 0.5) -> dict[str, Any]:
+        """Compact JSON: relation patterns and names once; votes capped at ``max_votes`` by ω (at this λ), candidates
+        at ``max_candidates`` by v (at this μ); the order of each list is kept."""
+        votes = _top(self.votes, max_votes, lambda p: reliability(p.rho, p.eta, lam))
+        cands = _top(self.candidates, max_candidates, lambda c: validation_score(c.delta, c.gamma, mu))
+        patterns: list[Pattern] = list(dict.fromkeys([*self.model_patterns, *(c.relations for c in cands),
                                                       *(v.relations for v in votes)]))
         pid = {p: i for i, p in enumerate(patterns)}
         names: dict[str, str] = {}
-        for key, text in [(c.key, c.text) for c in self.candidates] + [(v.answer, v.text) for v in votes]:
+        for key, text in [(c.key, c.text) for c in cands] + [(v.answer, v.text) for v in votes]:
             if text != key:
                 names.setdefault(key, text)
         return {"sources": self.sources, "validated": self.validated, "patterns": [list(p) for p in patterns],
                 "model_patterns": [pid[p] for p in self.model_patterns], "names": names,
                 "candidates": [[c.key, c.source, pid[c.relations], round(c.gamma, _ROUND), round(c.delta, _ROUND),
-                                c.delta_source] for c in self.candidates],
+                                c.delta_source] for c in cands],
                 "votes": [[v.answer, pid[v.relations], round(v.rho, _ROUND), round(v.eta, _ROUND), v.origin,
                            v.rho_source] for v in votes],
-                "votes_total": len(self.votes)}
+                "votes_total": len(self.votes), "candidates_total": len(self.candidates)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DecisionInputs":
@@ -110,6 +110,13 @@ class DecisionInputs:
                    candidates=[CandidateIn(k, names.get(k, k), s, patterns[p], g, dl, ds)
                                for k, s, p, g, dl, ds in d["candidates"]],
                    votes=[VoteIn(a, names.get(a, a), patterns[p], r, e, o, rs) for a, p, r, e, o, rs in d["votes"]])
+
+
+def _top(items: list, cap: int | None, weight: Any) -> list:  # noqa: ANN401
+    if cap is None or len(items) <= cap:
+        return list(items)
+    order = sorted(range(len(items)), key=lambda i: -weight(items[i]))
+    return [items[i] for i in sorted(order[:cap])]
 
 
 @dataclass(frozen=True)

@@ -77,9 +77,9 @@ class SGRResult:
         self.cypher_source = ("model" if stage.startswith("model") else stage) if stage in inputs.sources else None
 
     def decision_record(self) -> dict[str, Any]:
-        """The latest round's decision inputs (compact, ≤ 50 voting paths by ω) and outcome, for replay."""
+        """The latest round's decision inputs (compact: ≤ 50 voting paths by ω, ≤ 50 candidates by v) and outcome."""
         assert self.inputs is not None
-        return {"inputs": self.inputs.to_dict(50, self.config.lam),
+        return {"inputs": self.inputs.to_dict(50, self.config.lam, 50, self.config.mu),
                 "outcome": None if self.decision is None else self.decision.summary()}
 
     def evidence_triples(self) -> list[tuple[str, str, str]]:

@@ -96,3 +96,5 @@ def test_decide_is_deterministic_and_replays_from_its_json():
         assert decide(inputs, params) == first == decide(again, params)
     capped = inputs.to_dict(max_votes=2, lam=0.0)
     assert capped["votes_total"] == 4 and sorted(v[0] for v in capped["votes"]) == ["a", "c"]
+    few = inputs.to_dict(max_candidates=1, mu=0.0)  # v = γ: c (1.0) kept
+    assert few["candidates_total"] == 3 and [c[0] for c in few["candidates"]] == ["c"]
