@@ -16,8 +16,10 @@
    answer is gold; F1 of the kept answer set as the tie-break); WebQSP train — a path-level proxy: the relation
    pattern that carried the top answer (its largest single contribution: a candidate's v or a path's ω) is one of
    the gold paths.
-3. **Choose.** The best point by the mean Hits@1 over the datasets; ties → the higher mean MetaQA F1 → the point
-   closest to today's defaults. ``bench/results/sgr_grid.json``: ``summary`` (chosen values, Hits@1 per dataset for
+3. **Choose.** The best *faithful* point by the mean Hits@1 over the datasets; ties → the higher mean MetaQA F1 →
+   the point closest to today's defaults. A point is faithful when a live run there would ask δ (lazy verification:
+   PRP-RM only where δ can change ``v ≥ ε``, i.e. γ ∈ [(ε−μ)/(1−μ), ε/(1−μ))) only where the recording run asked
+   it, so the replayed δ is what the live run would see; the best point over the whole grid is reported beside it. ``bench/results/sgr_grid.json``: ``summary`` (chosen values, Hits@1 per dataset for
    today's defaults and the chosen ones, sample sizes, skips), the whole grid's table.
 
 Replay limits (stated in the output): δ by PRP-RM was measured where the live run's ε and μ let it decide (lazy
@@ -56,12 +58,20 @@ from sgr.methods.sgr.config import SGRConfig  # noqa: E402
 from sgr.methods.sgr.decision import Decision, DecisionInputs, DecisionParams, decide  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
-GRID = {"mu": (0.1, 0.3, 0.5, 0.7), "epsilon": (0.5, 0.6, 0.7, 0.8, 0.9), "lam": (0.1, 0.3, 0.5, 0.7, 0.9),
+GRID = {"mu": (0.1, 0.3, 0.5, 0.7, 0.9), "epsilon": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), "lam": (0.1, 0.3, 0.5, 0.7, 0.9),
         "answer_ratio": (0.5, 0.8, 1.0), "integrate": (False, True)}
 DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp-train")
 
 
+#: the defaults before this search ("today" in the output; ties go to the point closest to them)
+BEFORE = DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, answer_ratio=0.5, integrate=False)
+
+
 def today() -> DecisionParams:
+    return BEFORE
+
+
+def current() -> DecisionParams:
     c = SGRConfig()
     return DecisionParams(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate)
 
@@ -95,7 +105,8 @@ def record_one(answerer: Any, dataset: str, q: Question, pass_name: str) -> dict
     """Run ``sgr`` on one question; the decision inputs of each round, or why it was skipped."""
     from sgr.methods.sgr.trie import relation_paths
 
-    rec: dict[str, Any] = {"pass": pass_name, "dataset": dataset, "id": q.id, "question": q.text}
+    rec: dict[str, Any] = {"pass": pass_name, "dataset": dataset, "id": q.id, "question": q.text,
+                           "recorded_with": {"mu": answerer.config.mu, "epsilon": answerer.config.epsilon}}
     if dataset == "webqsp-train":
         rec["gold_paths"] = q.gold_paths
         try:
@@ -121,12 +132,14 @@ def record_one(answerer: Any, dataset: str, q: Question, pass_name: str) -> dict
     return rec
 
 
-def record(args: argparse.Namespace, path: Path, pass_name: str, options: dict[str, Any]) -> None:
+def record(args: argparse.Namespace, path: Path, pass_name: str, options: dict[str, Any], per_hop: int,
+           webqsp: int) -> None:
     done = done_ids(path)
     sets: list[tuple[str, str, list[Question], dict[str, Any]]] = []
     for hop in (1, 2, 3):
-        sets.append((f"metaqa-{hop}hop", args.metaqa_uri, metaqa_dev(hop, args.per_hop, args.seed), {"hops": hop}))
-    sets.append(("webqsp-train", args.webqsp_uri, webqsp_train(args.webqsp, args.seed), {}))
+        sets.append((f"metaqa-{hop}hop", args.metaqa_uri, metaqa_dev(hop, args.per_hop, args.seed)[:per_hop],
+                     {"hops": hop}))
+    sets.append(("webqsp-train", args.webqsp_uri, webqsp_train(args.webqsp, args.seed)[:webqsp], {}))
     stores: dict[str, GraphStore] = {}
     with open(path, "a", encoding="utf-8") as out:
         for dataset, uri, questions, extra in sets:
@@ -202,8 +215,24 @@ def distance(p: DecisionParams, ref: DecisionParams) -> float:
             + abs(p.answer_ratio - ref.answer_ratio) + (p.integrate != ref.integrate))
 
 
+def delta_band(mu: float, epsilon: float) -> tuple[float, float]:
+    """The γ range where δ can change ``v ≥ ε`` (lazy verification asks PRP-RM there and nowhere else)."""
+    return (epsilon - mu) / (1 - mu), min(1.0, epsilon / (1 - mu))
+
+
+def faithful(p: DecisionParams, recorded: tuple[float, float]) -> bool:
+    """Whether a live run at ``p`` would ask δ only where the recording asked it: its δ band lies inside the
+    recording's, so replaying the recorded δ (prior outside that band) is what the live run would see."""
+    lo, hi = delta_band(p.mu, p.epsilon)
+    lo0, hi0 = delta_band(*recorded)
+    return lo >= lo0 - 1e-9 and hi <= hi0 + 1e-9
+
+
 def search(records: list[dict[str, Any]]) -> dict[str, Any]:
     ref = today()
+    rw = {(r.get("recorded_with") or {}).get("mu", 0.3) for r in records}, \
+        {(r.get("recorded_with") or {}).get("epsilon", 0.7) for r in records}
+    recorded = (rw[0].pop(), rw[1].pop()) if len(rw[0]) == len(rw[1]) == 1 else (ref.mu, ref.epsilon)
     rows = []
     for mu, eps, lam, ratio, integ in itertools.product(*GRID.values()):
         p = DecisionParams(mu=mu, epsilon=eps, lam=lam, answer_ratio=ratio, integrate=integ)
@@ -212,10 +241,11 @@ def search(records: list[dict[str, Any]]) -> dict[str, Any]:
         mq_f1 = [v["f1"] for v in ev.values() if "f1" in v]
         rows.append({"params": asdict(p), "mean_hits1": round(mean_h, 4),
                      "metaqa_f1": round(statistics.fmean(mq_f1), 4) if mq_f1 else 0.0, "datasets": ev,
-                     "distance": round(distance(p, ref), 4)})
+                     "distance": round(distance(p, ref), 4), "faithful": faithful(p, recorded)})
     rows.sort(key=lambda r: (-r["mean_hits1"], -r["metaqa_f1"], r["distance"]))
     base = evaluate(records, ref)
-    return {"best": rows[0], "today": {"params": asdict(ref), "datasets": base,
+    return {"best": next(r for r in rows if r["faithful"]), "best_unrestricted": rows[0], "recorded_with": recorded,
+            "today": {"params": asdict(ref), "datasets": base,
                                        "mean_hits1": round(statistics.fmean(v["hits1"] for v in base.values()), 4)},
             "table": rows}
 
@@ -232,6 +262,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--records", type=Path, default=None, help="default: $SGR_HOME/bench/sgr_grid.records.jsonl")
     ap.add_argument("--out", type=Path, default=RESULTS / "sgr_grid.json")
     ap.add_argument("--path-grammar-pass", action="store_true", help="also record with path_grammar=false")
+    ap.add_argument("--pg-per-hop", type=int, default=None, help="… on the first N of each MetaQA sample")
+    ap.add_argument("--pg-webqsp", type=int, default=None, help="… on the first N of the WebQSP train sample")
     ap.add_argument("--replay-only", action="store_true", help="no LLM: replay the records there are")
     args = ap.parse_args(argv)
     if args.records is None:
@@ -241,9 +273,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.password_for = lambda uri: Path(pw[uri]).read_text().strip() if pw.get(uri) else None
     t0 = time.perf_counter()
     if not args.replay_only:
-        record(args, args.records, "default", {})
+        record(args, args.records, "default", {}, args.per_hop, args.webqsp)
         if args.path_grammar_pass:
-            record(args, args.records, "no-path-grammar", {"path_grammar": False})
+            record(args, args.records, "no-path-grammar", {"path_grammar": False}, args.pg_per_hop or args.per_hop,
+                   args.pg_webqsp or args.webqsp)
     wanted = {f"metaqa-{h}hop": {q.id for q in metaqa_dev(h, args.per_hop, args.seed)} for h in (1, 2, 3)}
     wanted["webqsp-train"] = {q.id for q in webqsp_train(args.webqsp, args.seed)}
     all_recs = [r for r in done_ids(args.records).values() if r["id"] in wanted.get(r["dataset"], ())]
@@ -257,7 +290,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             skipped[r["dataset"]][r["skipped"]] += 1
     calls = [r["llm_calls"] for r in recs if "llm_calls" in r]
     summary: dict[str, Any] = {
-        "chosen": best["params"], "today": found["today"]["params"],
+        "chosen": best["params"], "today": found["today"]["params"], "current_defaults": asdict(current()),
         "mean_hits1": {"today": found["today"]["mean_hits1"], "chosen": best["mean_hits1"]},
         "hits1": {ds: {"today": found["today"]["datasets"].get(ds, {}).get("hits1"),
                        "chosen": best["datasets"].get(ds, {}).get("hits1")} for ds in DATASETS},
@@ -269,7 +302,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "sizes": {ds: sum(1 for r in recs if r["dataset"] == ds and not r.get("skipped")) for ds in DATASETS},
         "skipped": skipped, "llm_calls_median": statistics.median(calls) if calls else None,
         "ties_at_best": sum(1 for r in found["table"] if r["mean_hits1"] == best["mean_hits1"]
-                            and r["metaqa_f1"] == best["metaqa_f1"]),
+                            and r["metaqa_f1"] == best["metaqa_f1"] and r["faithful"]),
+        "best_unrestricted": {"params": found["best_unrestricted"]["params"],
+                              "mean_hits1": found["best_unrestricted"]["mean_hits1"],
+                              "hits1": {ds: v["hits1"] for ds, v in found["best_unrestricted"]["datasets"].items()}},
+        "recorded_with": dict(zip(("mu", "epsilon"), found["recorded_with"])),
     }
     pg = [r for r in all_recs if r["pass"] == "no-path-grammar"]
     if pg:
@@ -278,8 +315,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         same = [r for r in recs if (r["dataset"], r["id"]) in ids]
         on, off = evaluate(same, chosen), evaluate(pg, chosen)
         summary["path_grammar"] = {ds: {"on": on.get(ds, {}).get("hits1"), "off": off.get(ds, {}).get("hits1"),
-                                        "n": off.get(ds, {}).get("n")} for ds in DATASETS}
+                                        "n": off.get(ds, {}).get("n"),
+                                        "route_llm_share_on": on.get(ds, {}).get("route_llm_share"),
+                                        "route_llm_share_off": off.get(ds, {}).get("route_llm_share")}
+                                   for ds in DATASETS if ds in off}
+        mean_on = statistics.fmean(on[ds]["hits1"] for ds in off if ds in on)
+        mean_off = statistics.fmean(off[ds]["hits1"] for ds in off if ds in on)
+        summary["path_grammar"]["mean_hits1"] = {"on": round(mean_on, 4), "off": round(mean_off, 4),
+                                                 "chosen": "on" if mean_on >= mean_off else "off"}  # tie: today's on
     result = {"summary": summary, "grid": {k: list(v) for k, v in GRID.items()}, "best": best,
+              "faithful_points": sum(r["faithful"] for r in found["table"]), "points": len(found["table"]),
               "today": found["today"], "table": found["table"][:40],
               "config": {"per_hop": args.per_hop, "webqsp": args.webqsp, "seed": args.seed,
                          "metaqa": "MetaQA dev (k-hop sample, hops=k)", "webqsp_set": "WebQSP train (gold paths)",
