@@ -39,7 +39,7 @@ from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter
 from sgr.methods.sgr.constraints import apply_constraints
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
-from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide
+from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
 from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
@@ -194,7 +194,8 @@ class SGRAnswerer:
                                 votes=votes, model_patterns=proposed, validated=validated)
         params = self.decision_params()
         decision = decide(inputs, params)
-        if votes and not any(decision.valid):  # nothing valid: the paths decide, so their ρ is worth measuring
+        if votes and not any(decision.valid) and (not cfg.lazy_verification  # nothing valid: the paths decide
+                                                  or rho_can_change(inputs, params, decision)):
             with meter.stage("collaborate"):
                 if self.collaborate(question, result, vote_paths, votes):  # ρ measured: decide again
                     decision = decide(inputs, params)

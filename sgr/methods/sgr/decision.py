@@ -225,3 +225,17 @@ def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str
             rest = top.score - top.model_support - compiled
             source = "compiled" if compiled > 0 and compiled >= rest else "graph"
     return Decision(answers, tally, route, source, stage if answers else None, v, valid, omegas)
+
+
+def rho_can_change(inputs: DecisionInputs, params: DecisionParams, decision: Decision) -> bool:
+    """Whether measuring ρ of the paths still at the prior could change the vote's top answer: each such path's ω
+    can move by at most λ·(1 − ρ) up or λ·ρ down, so the calls are skipped (lazy, like δ) when the top answer's
+    lowest possible support beats every other answer's highest."""
+    if not decision.tally or params.lam <= 0:
+        return False
+    def bounds(a: DecidedAnswer) -> tuple[float, float]:
+        free = [inputs.votes[i] for i in a.votes if inputs.votes[i].rho_source == "prior"]
+        return (a.score - sum(params.lam * p.rho for p in free),
+                a.score + sum(params.lam * (1 - p.rho) for p in free))
+    top_low = bounds(decision.tally[0])[0]
+    return any(bounds(a)[1] >= top_low for a in decision.tally[1:])

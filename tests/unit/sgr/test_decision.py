@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide
+from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 
 R, Q = ("r",), ("q",)
 
@@ -98,3 +98,18 @@ def test_decide_is_deterministic_and_replays_from_its_json():
     assert capped["votes_total"] == 4 and sorted(v[0] for v in capped["votes"]) == ["a", "c"]
     few = inputs.to_dict(max_candidates=1, mu=0.0)  # v = γ: c (1.0) kept
     assert few["candidates_total"] == 3 and [c[0] for c in few["candidates"]] == ["c"]
+
+
+def test_rho_is_worth_measuring_only_when_it_can_change_the_top_answer():
+    votes = [vote("x", 0.5, 1.0), vote("x", 0.5, 1.0, Q), vote("y", 0.5, 0.8)]
+    inputs = DecisionInputs([], [], votes)
+    # λ 0.1: x ≥ 2·0.9 + 0.1·0 = 1.8 at worst, y ≤ 0.9·0.8 + 0.1 = 0.82 at best → no call can change x
+    low = DecisionParams(lam=0.1)
+    assert not rho_can_change(inputs, low, decide(inputs, low))
+    # λ 0.9: x ≥ 0.2 at worst, y ≤ 0.98 at best → worth measuring
+    high = DecisionParams(lam=0.9)
+    assert rho_can_change(inputs, high, decide(inputs, high))
+    measured = DecisionInputs([], [], [vote("x", 0.5, 1.0), vote("y", 0.5, 0.8)])
+    for v in measured.votes:
+        v.rho_source = "prp-rm"  # nothing left at the prior: nothing to measure
+    assert not rho_can_change(measured, high, decide(measured, high))
