@@ -228,14 +228,33 @@ def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str
 
 
 def rho_can_change(inputs: DecisionInputs, params: DecisionParams, decision: Decision) -> bool:
-    """Whether measuring ρ of the paths still at the prior could change the vote's top answer: each such path's ω
-    can move by at most λ·(1 − ρ) up or λ·ρ down, so the calls are skipped (lazy, like δ) when the top answer's
-    lowest possible support beats every other answer's highest."""
+    """Whether measuring ρ of the relation patterns still at the prior could change the vote's top answer.
+
+    Paths of one pattern share one ρ ∈ [0, 1], so against each other answer b the top answer's lead moves by
+    λ·Δρ_r·(n_top(r) − n_b(r)) per prior pattern r; the calls are skipped (lazy, like δ) when even the worst case
+    for the top answer — ρ → 0 on patterns it has more paths of, ρ → 1 on those b has more of — keeps it first
+    (a tie that no pattern can break stays as it is)."""
     if not decision.tally or params.lam <= 0:
         return False
-    def bounds(a: DecidedAnswer) -> tuple[float, float]:
-        free = [inputs.votes[i] for i in a.votes if inputs.votes[i].rho_source == "prior"]
-        return (a.score - sum(params.lam * p.rho for p in free),
-                a.score + sum(params.lam * (1 - p.rho) for p in free))
-    top_low = bounds(decision.tally[0])[0]
-    return any(bounds(a)[1] >= top_low for a in decision.tally[1:])
+
+    def counts(a: DecidedAnswer) -> dict[Pattern, list[float]]:
+        out: dict[Pattern, list[float]] = {}
+        for i in a.votes:
+            if inputs.votes[i].rho_source == "prior":
+                out.setdefault(inputs.votes[i].relations, []).append(inputs.votes[i].rho)
+        return out
+
+    top = decision.tally[0]
+    mine = counts(top)
+    for b in decision.tally[1:]:
+        theirs = counts(b)
+        lead, movable = top.score - b.score, False
+        for r in set(mine) | set(theirs):
+            c = len(mine.get(r, [])) - len(theirs.get(r, []))
+            rho = (mine.get(r) or theirs.get(r))[0]
+            if c:
+                movable = True
+                lead -= params.lam * (rho * c if c > 0 else (1 - rho) * -c)
+        if lead < -1e-12 or (movable and lead <= 1e-12):
+            return True
+    return False

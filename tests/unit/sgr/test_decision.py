@@ -101,14 +101,17 @@ def test_decide_is_deterministic_and_replays_from_its_json():
 
 
 def test_rho_is_worth_measuring_only_when_it_can_change_the_top_answer():
-    votes = [vote("x", 0.5, 1.0), vote("x", 0.5, 1.0, Q), vote("y", 0.5, 0.8)]
+    votes = [vote("x", 0.5, 1.0), vote("x", 0.5, 1.0, Q), vote("y", 0.5, 0.8, ("s",))]
     inputs = DecisionInputs([], [], votes)
-    # λ 0.1: x ≥ 2·0.9 + 0.1·0 = 1.8 at worst, y ≤ 0.9·0.8 + 0.1 = 0.82 at best → no call can change x
+    # λ 0.1: x = 1.9, y = 0.77; at worst x loses 2·0.1·0.5 and y gains 0.1·0.5 → x stays first
     low = DecisionParams(lam=0.1)
     assert not rho_can_change(inputs, low, decide(inputs, low))
-    # λ 0.9: x ≥ 0.2 at worst, y ≤ 0.98 at best → worth measuring
+    # λ 0.9: x = 1.1, y = 0.53; x may lose 0.9 and y gain 0.45 → worth measuring
     high = DecisionParams(lam=0.9)
     assert rho_can_change(inputs, high, decide(inputs, high))
+    # a tie between answers reached by the same pattern: one shared ρ cannot break it
+    tie = DecisionInputs([], [], [vote("x", 0.5, 1.0), vote("y", 0.5, 1.0), vote("z", 0.5, 0.0, Q)])
+    assert not rho_can_change(tie, low, decide(tie, low))
     measured = DecisionInputs([], [], [vote("x", 0.5, 1.0), vote("y", 0.5, 0.8)])
     for v in measured.votes:
         v.rho_source = "prp-rm"  # nothing left at the prior: nothing to measure
