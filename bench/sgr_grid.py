@@ -217,7 +217,8 @@ def distance(p: DecisionParams, ref: DecisionParams) -> float:
 
 def delta_band(mu: float, epsilon: float) -> tuple[float, float]:
     """The γ range where δ can change ``v ≥ ε`` (lazy verification asks PRP-RM there and nowhere else)."""
-    return (epsilon - mu) / (1 - mu), min(1.0, epsilon / (1 - mu))
+    hi = epsilon / (1 - mu)  # exclusive; above 1 the band holds γ = 1 itself (kept as 1 + 1e-6)
+    return (epsilon - mu) / (1 - mu), hi if hi <= 1.0 + 1e-12 else 1.0 + 1e-6
 
 
 def faithful(p: DecisionParams, recorded: tuple[float, float]) -> bool:

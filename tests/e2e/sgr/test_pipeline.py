@@ -30,7 +30,8 @@ def answerer(store, variant, *replies, **options):
 
 
 def test_direct_route_with_the_models_cypher(webqsp_graph):
-    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER).run(Q)
+    # the sequential rule (integrate off): the first source with a valid candidate answers
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER, integrate=False, answer_ratio=0.5).run(Q)
     pred = res.prediction
     assert pred.route == "direct" and res.cypher_source == "llm"
     assert set(pred.answer_texts) == GOLD
@@ -46,7 +47,8 @@ def test_direct_route_with_the_models_cypher(webqsp_graph):
 
 
 def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
-    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, "no idea", "still nothing", "nope").run(Q)
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, "no idea", "still nothing", "nope", integrate=False,
+                   answer_ratio=0.5).run(Q)
     assert res.generation.repairs == 2 and res.generation.final is None
     assert res.cypher_source == "compiled" and res.prediction.route == "direct"
     assert set(res.prediction.answer_texts) == GOLD
@@ -55,7 +57,7 @@ def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
 
 
 def test_collaborative_route_when_nothing_is_valid(webqsp_graph):
-    sgr = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False)
+    sgr = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False, answer_ratio=0.5)
     res = sgr.run(Q)
     pred = res.prediction
     assert pred.route == "collaborative"
@@ -152,3 +154,12 @@ def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_gr
     assert "sgr-no-verify" in METHODS and config_from_options("sgr-no-verify").max_verify_calls == 0
     res = answerer(webqsp_graph, "sgr-no-verify", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
     assert res.prediction.route == "collaborative" and "verify" not in res.prediction.extra["llm_calls_by_stage"]
+
+
+def test_integrated_decision_lets_av_vote_with_the_paths(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER, integrate=True).run(Q)
+    d = res.decision
+    assert d.stage == "integrated" and set(res.prediction.answer_texts) <= GOLD and res.prediction.answers
+    top = d.answers[0]
+    assert top.candidates and top.votes  # the Cypher's valid answer and G_q's walks both gave it support
+    assert top.score == pytest.approx(sum(d.v[i] for i in top.candidates) + sum(d.omegas[i] for i in top.votes))
