@@ -67,7 +67,7 @@ class SGRConfig(ExpansionConfig):
       consistency; ``epsilon = 0.7`` (ε, eq. 13) — validation threshold. ``bench/sgr_grid.py`` searches μ, ε, λ,
       ``answer_ratio`` and ``integrate`` on validation questions (MetaQA dev, WebQSP train;
       ``bench/results/sgr_grid.json``): μ, ε, λ stay as they are there; its pick of ``answer_ratio = 1``,
-      ``integrate = True`` (same validation Hits@1 as the sequential rule + 1 question) is not the default yet.
+      ``integrate = True`` (one more MetaQA 1-hop question of 20, set answers shrink) is not the default yet.
     * ``beta = 0.5`` — weight of the model's relation choice against embedding similarity in s(r).
     * ``answer_ratio = 0.5`` — voted answers kept relative to â's support.
     * ``integrate = False`` — how A_v and the vote combine (:mod:`sgr.methods.sgr.decision`): off, the first source
