@@ -7,10 +7,13 @@
 2. ``schema`` — S_q: candidate relations around V_q, the model's ordered choice, constraints C_q
    (:mod:`sgr.methods.sgr.schema`, §3.1.1);
 3. ``subgraph`` — G_q: scored paths from V_q along R_q (:mod:`sgr.methods.sgr.subgraph`, §3.1.2);
-4. ``direct`` — A_c: the model's Cypher with validation and repair (:mod:`cypher.translate`, :mod:`cypher.repair`),
-   or the compiled best schema path as fallback (:mod:`cypher.compile`, §3.4.1);
-5. ``validate`` — v_j = μ·δ_j + (1−μ)·γ_j ≥ ε (§3.4.2); 6. ``collaborate`` — ω-weighted votes over M paths when
-   nothing is valid (§3.5); 7. ``generate`` — optional: the model picks the answers among the top paths' ends.
+4. ``direct`` — A_c from every source: the model's Cypher with validation and repair (:mod:`cypher.translate`,
+   :mod:`cypher.repair`), each of the model's N-best grammar paths compiled, G_q's compiled best schema path
+   (:mod:`cypher.compile`, §3.4.1);
+5. ``validate`` — γ_j and δ_j of every candidate (§3.4.2); 6. ``collaborate`` — the voting paths P_q with ρ, η
+   (§3.5), PRP-RM ρ measured only when nothing is valid; then :func:`sgr.methods.sgr.decision.decide` gives the
+   answers (A_v, the ω-weighted vote, or both: ``integrate``); 7. ``generate`` — optional: the model picks the
+   answers among the top paths' ends.
 
 The variants (``sgr``, ``sgr-direct``, ``sgr-no-verify``, ``sgr-no-schema``, ``cypher-only``, ``sgr-compiled``) are
 settings of :class:`sgr.methods.sgr.config.SGRConfig` (:data:`sgr.methods.sgr.config.VARIANTS`); ``llm-only`` is
@@ -38,13 +41,13 @@ from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter
 from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
-from sgr.methods.sgr.reasoning import (Candidate, Vote, aggregate_votes, answer_messages,
-                                       delta_decides, select_answers, to_answers, validate_candidates)
+from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
+from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
 from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
 from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
-from sgr.methods.sgr.grounding import ground_by_shortest_path, row_values
-from sgr.methods.sgr.trace import SGRResult, route_source
+from sgr.methods.sgr.grounding import ground_values, row_values
+from sgr.methods.sgr.trace import SGRResult
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
 from sgr.retrieval.relations import RelationRetriever, load_retriever
 
@@ -68,6 +71,10 @@ def model_rho(schema: QuestionSchema | None) -> dict[tuple[str, ...], float]:
     if schema is None:
         return {}
     return {tuple(p.relations): p.rho for p in schema.model_paths if p.rho == p.rho}  # NaN: not measured
+
+
+def _pattern(c: Candidate) -> tuple[str, ...]:
+    return tuple(c.paths[0].relations) if c.paths else ()
 
 
 def schema_text(schema: QuestionSchema | None, max_relations: int = 3) -> str | None:
@@ -140,14 +147,18 @@ class SGRAnswerer:
         for round_no in range(1, max(1, cfg.max_rounds) + 1):
             action = "first" if round_no == 1 else self.widen(result)
             self.reason(question, result, first=round_no == 1)
+            d = result.decision
             result.rounds.append({"round": round_no, "action": action, "route": pred.route,
-                                  "candidates": len(result.candidates),
+                                  "stage": d.stage if d else None, "candidates": len(result.candidates),
                                   "valid": sum(c.valid for c in result.candidates),
-                                  "votes": len(result.votes), "answers": len(pred.answers)})
+                                  "votes": len(result.inputs.votes) if result.inputs else 0,
+                                  "answers": len(pred.answers)})
             if pred.answers or not cfg.use_subgraph:
                 break
         pred.extra["rounds"] = result.rounds
-        pred.extra["route_source"] = route_source(result)
+        pred.extra["route_source"] = result.decision.route_source if result.decision else None
+        if result.inputs is not None:
+            pred.extra["decision"] = result.decision_record()
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
             # the compiled routes applied C_q in Cypher already; the rest (and count, over validated answers) here
             in_cypher = pred.route == "direct" and result.cypher_source in ("compiled", "model")
@@ -162,7 +173,8 @@ class SGRAnswerer:
                 self.generate(question, result)
 
     def reason(self, question: Question, result: SGRResult, *, first: bool) -> None:
-        """One round of G_q → direct reasoning → validation → (when nothing is valid) collaboration."""
+        """One round: G_q → every source's candidates → γ, δ → the voting paths → :func:`decide` (once more after
+        measuring the paths' ρ when nothing was valid)."""
         cfg, pred, meter = self.config, result.prediction, self.meter
         if cfg.use_subgraph:
             with meter.stage("subgraph"):
@@ -172,23 +184,33 @@ class SGRAnswerer:
                 result.scr_paths = self.scr_paths(question, result)
         with meter.stage("direct"):
             cands = self.direct(question, result, llm_cypher=first)
-        if cfg.validate_answers and result.subgraph is not None:
+        validated = cfg.validate_answers and result.subgraph is not None
+        if validated:
             with meter.stage("validate"):
-                valid = self.validate(question, result, cands)
-        else:
-            for c in cands:
-                c.valid, c.v = True, 1.0
-            valid = cands
-        result.candidates = cands
-        if valid:
-            pred.answers = to_answers(valid, "v", cfg.paths_per_answer)
-            pred.route = "direct"
-        elif cfg.collaborative and result.subgraph is not None and (result.subgraph.paths
-                                                                   or cfg.path_retriever != "schema"):
+                self.validate(question, result, cands)
+        vote_paths: list[ReasoningPath] = []
+        votes: list[VoteIn] = []
+        if cfg.collaborative and result.subgraph is not None:
             with meter.stage("collaborate"):
-                chosen = self.collaborate(question, result)
-            pred.answers = to_answers(chosen, "support", cfg.paths_per_answer)
-            pred.route = "collaborative" if chosen else None
+                vote_paths, votes = self.vote_paths(result, cands)
+        proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
+        inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
+                                candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
+                                                        c.delta_source) for c in cands],
+                                votes=votes, model_patterns=proposed, validated=validated)
+        params = self.decision_params()
+        decision = decide(inputs, params)
+        if votes and not any(decision.valid) and (not cfg.lazy_verification  # nothing valid: the paths decide
+                                                  or rho_can_change(inputs, params, decision)):
+            with meter.stage("collaborate"):
+                if self.collaborate(question, result, vote_paths, votes):  # ρ measured: decide again
+                    decision = decide(inputs, params)
+        result.record(cands, vote_paths, inputs, decision)
+
+    def decision_params(self) -> DecisionParams:
+        c = self.config
+        return DecisionParams(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio,
+                              integrate=c.integrate, collaborative=c.collaborative)
 
     def widen(self, result: SGRResult) -> str:
         """Before another round when nothing was answered: relax the constraints and extend the expansion one hop."""
@@ -305,12 +327,13 @@ class SGRAnswerer:
 
     # -- 4. direct: A_c --------------------------------------------------------------------------------------------
     def direct(self, question: Question, result: SGRResult, *, llm_cypher: bool = True) -> list[Candidate]:
-        """A_c from the first source whose candidates pass validation: the model's Cypher (first round only), the
-        model's top grammar path compiled, then the compiled best schema path of G_q (kept whatever its v)."""
+        """A_c of every source, in their order of trust: the model's Cypher (first round only; ``"llm"``), each of
+        the model's N-best grammar paths compiled (``"model1"``, ``"model2"``, …), G_q's compiled best schema path
+        (``"compiled"``). Compiled queries are cheap, so every source is always computed; :func:`decide` picks."""
         cfg = self.config
         pred = result.prediction
         g = result.subgraph
-        values: list[tuple[str | None, str]] = []
+        cands: list[Candidate] = []
         if llm_cypher and cfg.use_llm_cypher and self.llm is not None:
             gen = self.llm_cypher(question, result.schema, result.entities)
             result.generation = gen
@@ -319,27 +342,20 @@ class SGRAnswerer:
                 pred.cypher.append(final.query)
                 values = row_values(final.rows or [])
                 if values:
-                    result.cypher_source = "llm"
-        cands: list[Candidate] = []
-        if values:
-            cands = self.candidates_from_values(values, result)
-            for c in cands:
-                c.origin = "llm"
-            if cands and cfg.validate_answers and g is not None and not self.validate(question, result, cands):
-                result.rejected += cands  # none valid: the next source is tried (the model's path, then G_q's)
-                cands = []
-                result.cypher_source = None
-        if not cands and result.schema is not None and result.schema.model_paths and g is not None:
-            proposed = self.model_candidates(result)
-            if self.config.validate_answers and self.validate(question, result, proposed):
-                cands = proposed
-                result.cypher_source = "model"
-            else:
-                result.rejected += proposed
-        if not cands and cfg.compiled_fallback and g is not None and g.schema_paths:
+                    for c in ground_values(self.store, values, result.subgraph, [e.id for e in result.entities],
+                                           max_len=max(2, 2 * self.config.hops)):
+                        c.origin, c.source = "llm", "llm"
+                        cands.append(c)
+        if result.schema is not None and g is not None:
+            for i in range(len(result.schema.model_paths)):
+                for c in self.model_candidates(result, i):
+                    c.source = f"model{i + 1}"
+                    cands.append(c)
+        if cfg.compiled_fallback and g is not None and g.schema_paths:
             best = g.schema_paths[0]
-            cands = self.run_compiled(result, best.seed, best.steps, best.relations, best.score, "compiled")
-            result.cypher_source = "compiled"
+            for c in self.run_compiled(result, best.seed, best.steps, best.relations, best.score, "compiled"):
+                c.source = "compiled"
+                cands.append(c)
         return cands
 
     def run_compiled(self, result: SGRResult, seed: str, steps: Sequence[tuple[str, str]], relations: list[str],
@@ -370,9 +386,9 @@ class SGRAnswerer:
             out.append(Candidate(r["id"], r["name"] or r["id"], paths, origin=origin))
         return out
 
-    def model_candidates(self, result: SGRResult) -> list[Candidate]:
-        """A_c from the model's top path: each (seed, directions) realising it in the graph, compiled and run."""
-        top = result.schema.model_paths[0]
+    def model_candidates(self, result: SGRResult, index: int = 0) -> list[Candidate]:
+        """A_c from the model's ``index``-th path: each (seed, directions) realising it in the graph, compiled and run."""
+        top = result.schema.model_paths[index]
         out: dict[str, Candidate] = {}
         for seed, steps in top.variants[:3]:
             for c in self.run_compiled(result, seed, steps, list(top.relations), top.rho, "model"):
@@ -411,45 +427,12 @@ class SGRAnswerer:
         return generate_cypher(self.llm, msgs, store=self.store, vocabulary=self.vocabulary, grammar=grammar,
                                max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=budget)
 
-    def candidates_from_values(self, values: list[tuple[str | None, str]], result: SGRResult) -> list[Candidate]:
-        """Map Cypher result values to nodes and attach their paths (from G_q, else a shortest path)."""
-        g = result.subgraph
-        by_name: dict[str, list[str]] = {}
-        if g is not None:
-            for nid, nm in g.names.items():
-                if nm:
-                    by_name.setdefault(nm, []).append(nid)
-        ids: list[tuple[str, str]] = []
-        unknown = [text for nid, text in values if nid is None and text not in by_name]
-        found: dict[str, list[str]] = {}
-        if unknown:
-            for r in self.store.read("UNWIND $names AS n MATCH (e:Entity {name: n}) RETURN n, e.id AS id LIMIT 2000",
-                                     {"names": unknown[:500]}):
-                found.setdefault(r["n"], []).append(r["id"])
-        for nid, text in values:
-            if nid is not None:
-                ids.append((nid, text))
-            else:
-                for i in by_name.get(text, []) or found.get(text, []):
-                    ids.append((i, text))
-        cands: list[Candidate] = []
-        missing: list[str] = []
-        for nid, text in dict.fromkeys(ids):
-            paths = g.paths_to(nid) if g is not None else []
-            cands.append(Candidate(nid, text, paths))
-            if not paths:
-                missing.append(nid)
-        if missing:
-            grounded = ground_by_shortest_path(self.store, [e.id for e in result.entities], missing,
-                                               max_len=max(2, 2 * self.config.hops))
-            for c in cands:
-                if not c.paths and c.key in grounded:
-                    c.paths = [grounded[c.key]]
-        return [c for c in cands if c.paths]  # an answer is grounded or dropped
-
-    # -- 5. validate: A_v ------------------------------------------------------------------------------------------
-    def validate(self, question: Question, result: SGRResult, cands: list[Candidate]) -> list[Candidate]:
-        """γ_j for every candidate, δ_j (PRP-RM of the verification prompt) where it can decide, v_j ≥ ε."""
+    # -- 5. validate: γ, δ ---------------------------------------------------------------------------------------
+    def validate(self, question: Question, result: SGRResult, cands: list[Candidate]) -> None:
+        """γ_j and δ_j of every candidate (eqs. 10–11): γ on the candidate's own walk for the model's paths, the best
+        walk of G_q reaching it otherwise; δ = the model's probability of the candidate's path when it is one of the
+        model's N-best, else PRP-RM of the verification prompt where it can decide ``v ≥ ε`` (``lazy_verification``;
+        at most ``max_verify_calls`` patterns), else the prior."""
         cfg = self.config
         g = result.subgraph
         assert g is not None
@@ -474,41 +457,67 @@ class SGRAnswerer:
                     continue
                 v = path_confidence(self.llm, question.text, c.paths[0].render(), stext,
                                     prior=cfg.prior_confidence, stage="verify")
-                verified[pattern] = (v.score, v.source)
+                verified[pattern] = (v.score, "prp-rm" if v.measured else "prior")
                 calls += 1
             c.delta, c.delta_source = verified[pattern]
-        return validate_candidates(cands, cfg.mu, cfg.epsilon)
 
-    # -- 6. collaborate --------------------------------------------------------------------------------------------
-    def collaborate(self, question: Question, result: SGRResult) -> list[Vote]:
-        """ω_i = λ·ρ_i + (1−λ)·η_i over the top M paths (and SCR's), answers by summed support."""
+    # -- 6. collaborate: P_q ---------------------------------------------------------------------------------------
+    def vote_paths(self, result: SGRResult, cands: list[Candidate]) -> tuple[list[ReasoningPath], list[VoteIn]]:
+        """P_q: G_q's top M walks, the walks of the model's N-best paths not among them, SCR's paths; ρ = the model's
+        path probability for its own patterns (prior until :meth:`collaborate` measures others), η = C(p, G_q)."""
         cfg = self.config
         g = result.subgraph
         assert g is not None
         paths = sorted(g.paths, key=lambda p: -p.score)[:cfg.M] if cfg.path_retriever != "scr" else []
-        etas = [g.consistency(p) for p in paths]
-        scr = result.scr_paths
-        stext = schema_text(result.schema)
-        patterns = list(dict.fromkeys(tuple(p.relations) for p in paths))
-        rho_of: dict[tuple[str, ...], float] = dict(model_rho(result.schema))
-        if len(patterns) > 1 and self.llm is not None:
-            calls = 0
-            for pat in (p for p in patterns if p not in rho_of):
-                if calls >= cfg.max_verify_calls:
-                    break
-                rep = next(p for p in paths if tuple(p.relations) == pat)
-                v = path_confidence(self.llm, question.text, rep.render(), stext, prior=cfg.prior_confidence,
-                                    stage="verify")
-                rho_of[pat] = v.score
-                calls += v.measured
-        rhos = [rho_of.get(tuple(p.relations), cfg.prior_confidence) for p in paths]
+        seen = {(tuple(p.nodes), tuple(p.relations)) for p in paths}
+        for c in cands:
+            if c.origin == "model":
+                for p in c.paths:
+                    if (tuple(p.nodes), tuple(p.relations)) not in seen:
+                        seen.add((tuple(p.nodes), tuple(p.relations)))
+                        paths.append(p)
+        rho = model_rho(result.schema)
+        votes = []
+        for p in paths:
+            pat = tuple(p.relations)
+            own = pat in rho
+            votes.append(VoteIn(p.answer, p.answer_name, pat, rho[pat] if own else cfg.prior_confidence,
+                                g.consistency(p), "model" if own or p.source == "model" else "graph",
+                                "model-path" if own else "prior"))
         # SCR's paths: ρ = their probability P(a, p | q); η = graph consistency with G_q (the walk itself when G_q
         # has it, else the best walk of G_q reaching the same answer; 0 when G_q does not reach it).
-        rhos += [p.score for p in scr]
-        etas += [max(g.consistency(p), g.answer_consistency(p.answer)) for p in scr]
-        votes = aggregate_votes(paths + scr, rhos, etas, cfg.lam)
-        result.votes = votes
-        return select_answers(votes, cfg.answer_ratio)
+        for p in result.scr_paths:
+            votes.append(VoteIn(p.answer, p.answer_name, tuple(p.relations), p.score,
+                                max(g.consistency(p), g.answer_consistency(p.answer)), "scr", "scr"))
+        return paths + list(result.scr_paths), votes
+
+    def collaborate(self, question: Question, result: SGRResult, paths: list[ReasoningPath],
+                    votes: list[VoteIn]) -> bool:
+        """ρ_i by PRP-RM for the G_q patterns the model did not propose (at most ``max_verify_calls``, only when the
+        vote has more than one pattern); True when some ρ changed."""
+        cfg = self.config
+        if self.llm is None or cfg.max_verify_calls <= 0:
+            return False
+        todo = [i for i, v in enumerate(votes) if v.origin == "graph"]
+        patterns = list(dict.fromkeys(votes[i].relations for i in todo))
+        if len({v.relations for v in votes if v.origin != "scr"}) <= 1:
+            return False
+        stext = schema_text(result.schema)
+        calls = 0
+        changed = False
+        for pat in patterns:
+            if calls >= cfg.max_verify_calls:
+                break
+            rep = next(paths[i] for i in todo if votes[i].relations == pat)
+            v = path_confidence(self.llm, question.text, rep.render(), stext, prior=cfg.prior_confidence,
+                                stage="verify")
+            calls += v.measured
+            if v.measured:
+                for i in todo:
+                    if votes[i].relations == pat:
+                        votes[i].rho, votes[i].rho_source = v.score, "prp-rm"
+                changed = True
+        return changed
 
     # -- 7. generate -----------------------------------------------------------------------------------------------
     def generate(self, question: Question, result: SGRResult) -> None:

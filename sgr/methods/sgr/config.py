@@ -64,9 +64,15 @@ class SGRConfig(ExpansionConfig):
       against it (v = μ·ρ + (1−μ)·γ on the path's own walk) before the compiled best path is tried.
     * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
     * ``lam = 0.3`` (λ, eq. 17) and ``mu = 0.3`` (μ, eq. 12) — weight of the model's confidence against graph
-      consistency; ``epsilon = 0.7`` (ε, eq. 13) — validation threshold.
+      consistency; ``epsilon = 0.7`` (ε, eq. 13) — validation threshold. ``bench/sgr_grid.py`` searches μ, ε, λ,
+      ``answer_ratio`` and ``integrate`` on validation questions (MetaQA dev, WebQSP train;
+      ``bench/results/sgr_grid.json``): μ, ε, λ stay as they are there; its pick of ``answer_ratio = 1``,
+      ``integrate = True`` (one more MetaQA 1-hop question of 20, set answers shrink) is not the default yet.
     * ``beta = 0.5`` — weight of the model's relation choice against embedding similarity in s(r).
-    * ``answer_ratio = 0.5`` — collaborative answers kept relative to â's support.
+    * ``answer_ratio = 0.5`` — voted answers kept relative to â's support.
+    * ``integrate = False`` — how A_v and the vote combine (:mod:`sgr.methods.sgr.decision`): off, the first source
+      with a valid candidate answers and the paths vote only when nothing is valid; on, A_v's candidates vote with
+      weight v_j alongside the paths.
     * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
     * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per stage
       (validation, collaboration); ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
@@ -95,6 +101,7 @@ class SGRConfig(ExpansionConfig):
     epsilon: float = 0.7
     beta: float = 0.5
     answer_ratio: float = 0.5
+    integrate: bool = False
     prior_confidence: float = 0.5
     max_repairs: int = 2
     cypher_max_tokens: int = 90

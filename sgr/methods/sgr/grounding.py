@@ -8,6 +8,7 @@ from typing import Any
 
 from sgr.core.types import ReasoningPath
 from sgr.graph.store import GraphStore
+from sgr.methods.sgr.reasoning import Candidate
 
 
 def row_values(rows: Sequence[dict[str, Any]]) -> list[tuple[str | None, str]]:
@@ -53,3 +54,36 @@ def ground_by_shortest_path(store: GraphStore, seeds: Sequence[str], targets: Se
         {"targets": list(targets)[:50], "seeds": list(seeds)})
     return {r["id"]: ReasoningPath(nodes=r["ids"], relations=r["rels"], score=0.0, names=r["names"],
                                    directions=r["dirs"], source="shortest-path") for r in rows}
+
+
+def ground_values(store: GraphStore, values: Sequence[tuple[str | None, str]], subgraph: Any,
+                  topic_ids: Sequence[str], max_len: int) -> list[Candidate]:
+    """Candidates for Cypher result values: each value's node(s) (by id, else by exact name — G_q's names first)
+    with its paths in G_q (``subgraph``, may be None), else a shortest path from ``topic_ids`` of at most
+    ``max_len`` relationships; a value that no path grounds is dropped."""
+    by_name: dict[str, list[str]] = {}
+    if subgraph is not None:
+        for nid, nm in subgraph.names.items():
+            if nm:
+                by_name.setdefault(nm, []).append(nid)
+    unknown = [text for nid, text in values if nid is None and text not in by_name]
+    found: dict[str, list[str]] = {}
+    if unknown:
+        for r in store.read("UNWIND $names AS n MATCH (e:Entity {name: n}) RETURN n, e.id AS id LIMIT 2000",
+                            {"names": unknown[:500]}):
+            found.setdefault(r["n"], []).append(r["id"])
+    ids: list[tuple[str, str]] = []
+    for nid, text in values:
+        if nid is not None:
+            ids.append((nid, text))
+        else:
+            ids += [(i, text) for i in by_name.get(text, []) or found.get(text, [])]
+    cands = [Candidate(nid, text, subgraph.paths_to(nid) if subgraph is not None else [])
+             for nid, text in dict.fromkeys(ids)]
+    missing = [c.key for c in cands if not c.paths]
+    if missing:
+        grounded = ground_by_shortest_path(store, list(topic_ids), missing, max_len=max_len)
+        for c in cands:
+            if not c.paths and c.key in grounded:
+                c.paths = [grounded[c.key]]
+    return [c for c in cands if c.paths]

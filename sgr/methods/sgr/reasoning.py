@@ -1,21 +1,21 @@
 """Direct and collaborative reasoning over G_q (Zhang et al., SGR §3.4–§3.5): the formulas, candidates and votes.
 
-**Direct reasoning (§3.4).** Candidate answers A_c = Exec(Q_c, G) (eq. 9) come from the model's Cypher
-(:mod:`cypher.translate` + :mod:`cypher.repair`), or — when that query cannot be used (invalid after the
-repairs, failing, or empty) — from the deterministic compilation of the best scored schema path
-(:mod:`cypher.compile`). Each a_j ∈ A_c is validated (eqs. 10–13):
+**Direct reasoning (§3.4).** Candidate answers A_c = Exec(Q_c, G) (eq. 9) come from every source: the model's
+Cypher (:mod:`cypher.translate` + :mod:`cypher.repair`), each of the model's N-best grammar paths compiled, and
+the compiled best scored schema path of G_q (:mod:`cypher.compile`). Each a_j ∈ A_c is validated (eqs. 10–13):
 
     γ_j = C(p_j, G_q)                       graph consistency of a_j's best path in G_q (0 when none)
     δ_j = P_θ(a_j | q, S_q, p_j)             the model's Yes/No confidence (PRP-RM score of a verification prompt)
     v_j = μ·δ_j + (1 − μ)·γ_j,   A_v = {a_j : v_j ≥ ε}
 
-**Collaborative reasoning (§3.5)**, when A_v is empty: the top M paths p_1..p_M of G_q each give an answer a_i
-with ρ_i = P_θ(a_i | q, p_i, S_q) and η_i = C(p_i, G_q) (eqs. 14–16),
+**Collaborative reasoning (§3.5)**: the top M paths p_1..p_M of G_q (and the walks of the model's N-best paths,
+SCR's paths when on) each give an answer a_i with ρ_i = P_θ(a_i | q, p_i, S_q) and η_i = C(p_i, G_q) (eqs. 14–16),
 
     ω_i = λ·ρ_i + (1 − λ)·η_i,    â = argmax_a Σ_i ω_i·𝕀(a_i = a)            (eqs. 17–18)
 
 and the answers are returned ranked by that support; answers whose support is at least ``answer_ratio`` of
-â's are kept as well (set-valued questions), â first.
+â's are kept as well (set-valued questions), â first. How A_v and the vote combine, and which source answers,
+is :func:`sgr.methods.sgr.decision.decide` (a pure function over the recorded terms).
 
 C(p, G_q) (the paper leaves it open) is exp(−(s* − s(p))/τ) for a path p of G_q with score s(p), s* the best
 path score and τ = ``consistency_temperature`` — 1 for the best paths, decaying with the score gap — and 0 for
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from sgr.core.types import Answer, ReasoningPath
+from sgr.core.types import ReasoningPath
 
 
 # -- formulas ------------------------------------------------------------------------------------------------------
@@ -74,54 +74,19 @@ class Candidate:
     v: float = 0.0
     valid: bool = False
     origin: str = ""  # "llm" (the model's Cypher), "model" (a path the model proposed), "compiled" (G_q's best path)
-
-
-def validate_candidates(cands: list[Candidate], mu: float, epsilon: float) -> list[Candidate]:
-    """Fill v_j and ``valid`` (eq. 12–13); returns A_v sorted by v_j (then by name)."""
-    for c in cands:
-        c.v = validation_score(c.delta, c.gamma, mu)
-        c.valid = c.v >= epsilon - 1e-9  # tolerance for float sums at the threshold
-    return sorted([c for c in cands if c.valid], key=lambda c: (-c.v, c.text))
+    source: str = ""  # the source's name in the decision: "llm", "model1", "model2", …, "compiled"
 
 
 @dataclass
 class Vote:
-    """Support of one answer in collaborative reasoning: Σ ω_i over its paths (eq. 18)."""
+    """Support of one answer in the vote: Σ ω_i over its paths (eq. 18), plus Σ v_j of its valid candidates when
+    A_v votes (:mod:`sgr.methods.sgr.decision`, ``integrate``)."""
 
     key: str
     text: str
     support: float = 0.0
     paths: list[ReasoningPath] = field(default_factory=list)
     omegas: list[float] = field(default_factory=list)
-
-
-def aggregate_votes(paths: Sequence[ReasoningPath], rhos: Sequence[float], etas: Sequence[float],
-                    lam: float) -> list[Vote]:
-    """â = argmax_a Σ_i ω_i·𝕀(a_i = a) (eq. 18): votes sorted by support (ties by name)."""
-    votes: dict[str, Vote] = {}
-    for p, rho, eta in zip(paths, rhos, etas):
-        w = reliability(rho, eta, lam)
-        v = votes.setdefault(p.answer, Vote(p.answer, p.answer_name))
-        v.support += w
-        v.paths.append(p)
-        v.omegas.append(w)
-    return sorted(votes.values(), key=lambda v: (-v.support, v.text))
-
-
-def select_answers(votes: Sequence[Vote], ratio: float) -> list[Vote]:
-    """â and every answer whose support is ≥ ``ratio`` × â's."""
-    if not votes:
-        return []
-    top = votes[0].support
-    return [v for v in votes if v.support >= ratio * top and v.support > 0]
-
-
-def to_answers(items: Sequence[Candidate | Vote], score_attr: str, max_paths: int = 3) -> list[Answer]:
-    out = []
-    for it in items:
-        paths = sorted(it.paths, key=lambda p: -p.score)[:max_paths]
-        out.append(Answer(text=it.text, id=it.key, score=float(getattr(it, score_attr)), paths=paths))
-    return out
 
 
 # -- answer generation from the top paths --------------------------------------------------------------------------

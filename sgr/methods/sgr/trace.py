@@ -14,8 +14,9 @@ from typing import Any
 from cypher.compile import CompiledQuery
 from cypher.repair import CypherGeneration
 from sgr.core.text import cypher_literal
-from sgr.core.types import Prediction, Question, ReasoningPath
+from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.sgr.config import SGRConfig
+from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs
 from sgr.methods.sgr.reasoning import Candidate, Vote
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
@@ -35,10 +36,13 @@ class SGRResult:
     subgraph: Subgraph | None = None
     generation: CypherGeneration | None = None
     compiled: CompiledQuery | None = None
-    cypher_source: str | None = None  # "llm" | "model" (the model's path, compiled) | "compiled" | None
-    candidates: list[Candidate] = field(default_factory=list)
-    rejected: list[Candidate] = field(default_factory=list)  # candidates of the model's route that failed validation
-    votes: list[Vote] = field(default_factory=list)
+    cypher_source: str | None = None  # the source whose A_v answered: "llm" | "model" (one of the model's paths,
+    # compiled) | "compiled"; None when the vote decided
+    candidates: list[Candidate] = field(default_factory=list)  # every source's candidates, valid or not (latest round)
+    votes: list[Vote] = field(default_factory=list)  # the tally when the vote decided (or A_v voted: integrate)
+    inputs: DecisionInputs | None = None  # what decide() read in the latest round
+    round_inputs: list[DecisionInputs] = field(default_factory=list)  # … and in each round (bench/sgr_grid.py)
+    decision: Decision | None = None
     scr_paths: list[ReasoningPath] = field(default_factory=list)  # SCR's proposals (path_retriever "scr"…)
     generated_text: str | None = None
     rounds: list[dict[str, Any]] = field(default_factory=list)  # one entry per reasoning round (bounded by max_rounds)
@@ -47,6 +51,36 @@ class SGRResult:
     @property
     def route(self) -> str | None:
         return self.prediction.route
+
+    def record(self, cands: list[Candidate], vote_paths: list[ReasoningPath], inputs: DecisionInputs,
+               decision: Decision) -> None:
+        """Write a round's decision into the trace: v and validity of each candidate, the tally (when the paths
+        voted), the answers with their best ``paths_per_answer`` paths, the route and the deciding source."""
+        pred = self.prediction
+        for c, v, ok in zip(cands, decision.v, decision.valid):
+            c.v, c.valid = v, ok
+        self.candidates, self.inputs, self.decision = cands, inputs, decision
+        self.round_inputs.append(inputs)
+
+        def paths_of(a: DecidedAnswer) -> list[ReasoningPath]:
+            paths = [p for i in a.candidates for p in cands[i].paths] + [vote_paths[i] for i in a.votes]
+            unique = list({(tuple(p.nodes), tuple(p.relations)): p for p in reversed(paths)}.values())[::-1]
+            return sorted(unique, key=lambda p: -p.score)[:self.config.paths_per_answer]
+
+        voted = decision.route != "direct" or decision.stage == "integrated"
+        self.votes = [Vote(a.key, a.text, a.score, paths_of(a), [decision.omegas[i] for i in a.votes])
+                      for a in decision.tally] if voted else []
+        pred.answers = [Answer(text=a.text, id=a.key, score=float(a.score), paths=paths_of(a))
+                        for a in decision.answers]
+        pred.route = decision.route
+        stage = decision.stage or ""
+        self.cypher_source = ("model" if stage.startswith("model") else stage) if stage in inputs.sources else None
+
+    def decision_record(self) -> dict[str, Any]:
+        """The latest round's decision inputs (compact: ≤ 50 voting paths by ω, ≤ 50 candidates by v) and outcome."""
+        assert self.inputs is not None
+        return {"inputs": self.inputs.to_dict(50, self.config.lam, 50, self.config.mu),
+                "outcome": None if self.decision is None else self.decision.summary()}
 
     def evidence_triples(self) -> list[tuple[str, str, str]]:
         """Stored (head, relation, tail) triples of the answers' paths and the top paths."""
@@ -112,7 +146,7 @@ class SGRResult:
             },
             "validation": [{"answer": c.text, "origin": c.origin, "gamma": round(c.gamma, 4),
                             "delta": round(c.delta, 4), "delta_source": c.delta_source, "v": round(c.v, 4),
-                            "valid": c.valid} for c in (self.rejected + self.candidates)[:50]],
+                            "source": c.source, "valid": c.valid} for c in self.candidates[:50]],
             "votes": [{"answer": v.text, "support": round(v.support, 4), "paths": len(v.paths)} for v in self.votes[:20]],
             "top_paths": [{"text": p.render(), "score": round(p.score, 4)} for p in pred.paths],
             "scr_paths": [{"text": p.render(), "probability": round(p.score, 4)} for p in self.scr_paths],
@@ -127,21 +161,3 @@ class SGRResult:
             "evidence_cypher": self.evidence_cypher(),
             "extra": pred.extra,
         }
-
-
-def route_source(result: SGRResult) -> str | None:
-    """Where the final answers came from: ``"model"`` (the model's Cypher, or a path the model proposed —
-    compiled, validated or voted), ``"compiled"`` (the scorer's best G_q path alone), ``"graph"`` (votes of G_q
-    paths the model did not propose), or None without answers."""
-    pred = result.prediction
-    if not pred.answers:
-        return None
-    proposed = {tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])}
-    if pred.route == "direct":
-        if result.cypher_source in ("llm", "model"):
-            return "model"
-        top = pred.answers[0].paths[0].relations if pred.answers[0].paths else []
-        return "model" if tuple(top) in proposed else "compiled"
-    if pred.route == "collaborative":
-        return "model" if any(tuple(p.relations) in proposed for p in pred.answers[0].paths) else "graph"
-    return pred.route

@@ -30,20 +30,25 @@ def answerer(store, variant, *replies, **options):
 
 
 def test_direct_route_with_the_models_cypher(webqsp_graph):
-    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER).run(Q)
+    # the sequential rule (integrate off): the first source with a valid candidate answers
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER, integrate=False, answer_ratio=0.5).run(Q)
     pred = res.prediction
     assert pred.route == "direct" and res.cypher_source == "llm"
     assert set(pred.answer_texts) == GOLD
-    assert pred.cypher == [GOOD_CYPHER]
+    assert pred.cypher[0] == GOOD_CYPHER and res.prediction.extra["route_source"] == "model"
+    # every source was computed: G_q's compiled best path ran too, and its candidates were validated
     for a in pred.answers:  # grounded: every answer carries a path from the topic entity to it
         assert a.paths and a.paths[0].nodes[0] == "Jamaica" and a.paths[0].nodes[-1] == a.id
-    assert all(c.valid and c.gamma == pytest.approx(1.0) for c in res.candidates)
+    llm = [c for c in res.candidates if c.source == "llm"]
+    assert llm and all(c.valid and c.gamma == pytest.approx(1.0) for c in llm)
+    assert {"llm", "compiled"} <= {c.source for c in res.candidates} and res.decision.stage == "llm"
     assert pred.usage.llm_calls == 2 and {"schema", "link", "subgraph", "direct", "validate"} <= set(pred.usage.stage_seconds)
     assert res.schema.source == "llm" and len(res.schema.ordered) == 1
 
 
 def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
-    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, "no idea", "still nothing", "nope").run(Q)
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, "no idea", "still nothing", "nope", integrate=False,
+                   answer_ratio=0.5).run(Q)
     assert res.generation.repairs == 2 and res.generation.final is None
     assert res.cypher_source == "compiled" and res.prediction.route == "direct"
     assert set(res.prediction.answer_texts) == GOLD
@@ -52,12 +57,20 @@ def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
 
 
 def test_collaborative_route_when_nothing_is_valid(webqsp_graph):
-    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    sgr = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False, answer_ratio=0.5)
+    res = sgr.run(Q)
     pred = res.prediction
     assert pred.route == "collaborative"
     assert set(pred.answer_texts) == GOLD
     assert res.votes[0].support >= res.votes[-1].support
     assert all(a.paths for a in pred.answers)
+    # the decision's inputs are recorded (compact, replayable): the vote decided, nothing was valid
+    rec = pred.extra["decision"]
+    assert rec["outcome"]["stage"] == "vote" and rec["outcome"]["valid"] == 0 and 0 < len(rec["inputs"]["votes"]) <= 50
+    from sgr.methods.sgr.decision import DecisionInputs, decide
+
+    replay = decide(DecisionInputs.from_dict(rec["inputs"]), sgr.decision_params())
+    assert {a.key for a in replay.answers} == {a.id for a in pred.answers}
     direct_only = answerer(webqsp_graph, "sgr-direct", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
     assert direct_only.prediction.answers == [] and direct_only.prediction.route is None
 
@@ -141,3 +154,12 @@ def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_gr
     assert "sgr-no-verify" in METHODS and config_from_options("sgr-no-verify").max_verify_calls == 0
     res = answerer(webqsp_graph, "sgr-no-verify", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
     assert res.prediction.route == "collaborative" and "verify" not in res.prediction.extra["llm_calls_by_stage"]
+
+
+def test_integrated_decision_lets_av_vote_with_the_paths(webqsp_graph):
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER, integrate=True).run(Q)
+    d = res.decision
+    assert d.stage == "integrated" and set(res.prediction.answer_texts) <= GOLD and res.prediction.answers
+    top = d.answers[0]
+    assert top.candidates and top.votes  # the Cypher's valid answer and G_q's walks both gave it support
+    assert top.score == pytest.approx(sum(d.v[i] for i in top.candidates) + sum(d.omegas[i] for i in top.votes))

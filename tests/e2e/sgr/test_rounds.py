@@ -52,9 +52,15 @@ def test_rq_and_delta_come_from_the_models_log_probabilities(webqsp_graph, local
     assert all(0.0 < p.rho <= 1.0 for p in schema.model_paths)
     assert not schema.ordered  # G_q stays the graph's own judgement (model_path_order off)
     rho = {p.relations: p.rho for p in schema.model_paths}
-    proposed = [c for c in res.rejected + res.candidates if c.origin == "model"]
-    assert proposed  # the model's top path was compiled and validated on its own walks
+    proposed = [c for c in res.candidates if c.origin == "model"]
+    assert proposed  # each of the model's N-best paths was compiled and validated on its own walks
     for c in proposed:  # δ of each is that path's probability
         assert c.delta_source == "model-path" and c.delta == pytest.approx(rho[tuple(c.paths[0].relations)])
-        assert tuple(c.paths[0].relations) == schema.model_paths[0].relations
+        i = int(c.source.removeprefix("model")) - 1
+        assert tuple(c.paths[0].relations) == schema.model_paths[i].relations
+    assert {c.source for c in proposed} == {f"model{i + 1}" for i, p in enumerate(schema.model_paths) if p.variants}
+    # the model's paths vote too, with ρ = their probability (recorded for replay)
+    rec = res.prediction.extra["decision"]["inputs"]
+    model_votes = [v for v in rec["votes"] if v[4] == "model"]
+    assert model_votes and all(v[5] == "model-path" and 0 < v[2] <= 1 for v in model_votes)
     assert res.prediction.usage.llm_calls >= 1 and res.prediction.extra["llm_calls_by_stage"]["schema"] == 1

@@ -1,0 +1,342 @@
+"""Choose SGR's decision parameters (μ, ε, λ, answer_ratio, integrate) on validation questions, never on test.
+
+    SGR_HOME=… .venv/bin/python bench/sgr_grid.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
+        [--per-hop 15 --webqsp 30 --seed 0] [--path-grammar-pass] [--set-defaults]
+
+1. **Record.** ``sgr`` (the configured LLM — the packaged base model under ``sgr llm serve`` — with its call cache
+   on) answers each validation question once; the decision inputs of every round
+   (:class:`sgr.methods.sgr.decision.DecisionInputs`: every source's candidates with γ, δ and the voting paths with
+   ρ, η) are appended to ``$SGR_HOME/bench/sgr_grid.records.jsonl`` (``--records``), so a rerun skips done ones.
+   Validation sets: MetaQA **dev** (``{k}hop_dev.tsv``, a seeded sample per hop, topic in brackets, ``hops = k``;
+   graph = the MetaQA KB) and WebQSP **train** (``webqsp_train_paths.jsonl``: question + gold relation paths, no
+   answers, no topic: the topic is linked from the text; graph = the WebQSP slice). A WebQSP train question is
+   skipped (and counted) when nothing links or when none of its gold paths exists from the linked entities.
+2. **Replay.** :func:`sgr.methods.sgr.decision.decide` is replayed over the recorded rounds (the first round whose
+   decision answers wins, as in the answerer) for every point of the grid. Score: MetaQA — strict Hits@1 (the top
+   answer is gold; F1 of the kept answer set as the tie-break); WebQSP train — a path-level proxy: the relation
+   pattern that carried the top answer (its largest single contribution: a candidate's v or a path's ω) is one of
+   the gold paths.
+3. **Choose.** The best *faithful* point by the mean Hits@1 over the datasets; ties → the higher mean MetaQA F1 →
+   the point closest to today's defaults. A point is faithful when a live run there would ask δ (lazy verification:
+   PRP-RM only where δ can change ``v ≥ ε``, i.e. γ ∈ [(ε−μ)/(1−μ), ε/(1−μ))) only where the recording run asked
+   it, so the replayed δ is what the live run would see; the best point over the whole grid is reported beside it. ``bench/results/sgr_grid.json``: ``summary`` (chosen values, Hits@1 per dataset for
+   today's defaults and the chosen ones, sample sizes, skips), the whole grid's table.
+
+Replay limits (stated in the output): δ by PRP-RM was measured where the live run's ε and μ let it decide (lazy
+verification), ρ of the voting paths by PRP-RM only when nothing was valid in the live run; elsewhere they stay the
+prior under every replayed point. A second round is only recorded when the live run's first round answered nothing.
+``--path-grammar-pass`` records the same questions again with ``path_grammar=false`` (other LLM calls) and compares
+the two settings under the chosen decision parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import statistics
+import sys
+import time
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sgr.core.config import sgr_home  # noqa: E402
+from sgr.core.errors import EntityNotFound  # noqa: E402
+from sgr.core.text import normalize  # noqa: E402
+from sgr.core.types import Question  # noqa: E402
+from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
+from sgr.graph.store import GraphStore  # noqa: E402
+from sgr.methods.base import MethodContext  # noqa: E402
+from sgr.methods.sgr.answerer import create  # noqa: E402
+from sgr.methods.sgr.config import SGRConfig  # noqa: E402
+from sgr.methods.sgr.decision import Decision, DecisionInputs, DecisionParams, decide  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+GRID = {"mu": (0.1, 0.3, 0.5, 0.7, 0.9), "epsilon": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), "lam": (0.1, 0.3, 0.5, 0.7, 0.9),
+        "answer_ratio": (0.5, 0.8, 1.0), "integrate": (False, True)}
+DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp-train")
+
+
+#: the defaults before this search ("today" in the output; ties go to the point closest to them)
+BEFORE = DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, answer_ratio=0.5, integrate=False)
+
+
+def today() -> DecisionParams:
+    return BEFORE
+
+
+def current() -> DecisionParams:
+    c = SGRConfig()
+    return DecisionParams(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate)
+
+
+# -- questions -----------------------------------------------------------------------------------------------------
+def metaqa_dev(hop: int, n: int, seed: int) -> list[Question]:
+    ds = load_dataset(str(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv"), sample=n, seed=seed)
+    return ds.questions
+
+
+def webqsp_train(n: int, seed: int) -> list[Question]:
+    rows = [json.loads(line) for line in open(shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl",
+                                              encoding="utf-8") if line.strip()]
+    pick = sorted(random.Random(seed).sample(range(len(rows)), min(n, len(rows))))
+    return [Question(id=rows[i]["id"], text=rows[i]["question"], gold_paths=rows[i]["ground_paths"]) for i in pick]
+
+
+# -- recording -----------------------------------------------------------------------------------------------------
+def done_ids(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.exists():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            r = json.loads(line)
+            out[f"{r['pass']}/{r['dataset']}/{r['id']}"] = r
+    return out
+
+
+def record_one(answerer: Any, dataset: str, q: Question, pass_name: str) -> dict[str, Any]:
+    """Run ``sgr`` on one question; the decision inputs of each round, or why it was skipped."""
+    from sgr.methods.sgr.trie import relation_paths
+
+    rec: dict[str, Any] = {"pass": pass_name, "dataset": dataset, "id": q.id, "question": q.text,
+                           "recorded_with": {"mu": answerer.config.mu, "epsilon": answerer.config.epsilon}}
+    if dataset == "webqsp-train":
+        rec["gold_paths"] = q.gold_paths
+        try:
+            linked = answerer.link(q)
+        except EntityNotFound:
+            return rec | {"skipped": "no_link"}
+        trie = relation_paths(answerer.store, [e.id for e in linked], max_hops=2, max_relations=3)
+        if not any(tuple(p) in trie for p in q.gold_paths):
+            return rec | {"skipped": "gold_path_absent", "linked": [e.label for e in linked]}
+        q = replace(q, topic_entities=[e.id for e in linked])  # the same link in the run (no second probe)
+    else:
+        rec["gold"] = q.answers
+    t0 = time.perf_counter()
+    try:
+        res = answerer.run(q)
+    except EntityNotFound:
+        return rec | {"skipped": "no_link"}
+    pred = res.prediction
+    rec.update(seconds=round(time.perf_counter() - t0, 2), llm_calls=pred.usage.llm_calls,
+               live={"answers": pred.answer_texts[:5], "route": pred.route,
+                     "route_source": pred.extra.get("route_source")},
+               rounds=[i.to_dict(max_votes=None) for i in res.round_inputs])
+    return rec
+
+
+def record(args: argparse.Namespace, path: Path, pass_name: str, options: dict[str, Any], per_hop: int,
+           webqsp: int) -> None:
+    done = done_ids(path)
+    sets: list[tuple[str, str, list[Question], dict[str, Any]]] = []
+    for hop in (1, 2, 3):
+        sets.append((f"metaqa-{hop}hop", args.metaqa_uri, metaqa_dev(hop, args.per_hop, args.seed)[:per_hop],
+                     {"hops": hop}))
+    sets.append(("webqsp-train", args.webqsp_uri, webqsp_train(args.webqsp, args.seed)[:webqsp], {}))
+    stores: dict[str, GraphStore] = {}
+    with open(path, "a", encoding="utf-8") as out:
+        for dataset, uri, questions, extra in sets:
+            todo = [q for q in questions if f"{pass_name}/{dataset}/{q.id}" not in done]
+            if not todo:
+                continue
+            store = stores.setdefault(uri, GraphStore(uri, password=args.password_for(uri)))
+            answerer = create("sgr", MethodContext(store=store, options={**options, **extra}))
+            print(f"[grid] {pass_name} {dataset}: {len(todo)} to record", flush=True)
+            for q in todo:
+                rec = record_one(answerer, dataset, q, pass_name)
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+
+
+# -- replay --------------------------------------------------------------------------------------------------------
+def replay(rec: dict[str, Any], params: DecisionParams) -> tuple[Decision | None, DecisionInputs | None]:
+    """The first recorded round whose decision answers (the answerer's rounds), else the last round's decision."""
+    last: tuple[Decision | None, DecisionInputs | None] = (None, None)
+    for r in rec.get("rounds", []):
+        inputs = DecisionInputs.from_dict(r)
+        d = decide(inputs, params)
+        last = (d, inputs)
+        if d.answers:
+            break
+    return last
+
+
+def carried_pattern(d: Decision, inputs: DecisionInputs) -> tuple[str, ...] | None:
+    """The relation pattern of the top answer's largest single contribution (a candidate's v or a path's ω)."""
+    top = d.answers[0]
+    parts = [(d.v[i], inputs.candidates[i].relations) for i in top.candidates]
+    parts += [(d.omegas[i], inputs.votes[i].relations) for i in top.votes]
+    return max(parts, key=lambda x: x[0])[1] if parts else None
+
+
+def score(rec: dict[str, Any], params: DecisionParams) -> tuple[float, float | None]:
+    """(Hits@1, F1 or None) of one recorded question under ``params``."""
+    d, inputs = replay(rec, params)
+    if d is None or not d.answers:
+        return 0.0, (0.0 if "gold" in rec else None)
+    if "gold_paths" in rec:
+        pat = carried_pattern(d, inputs)
+        return float(pat is not None and list(pat) in rec["gold_paths"]), None
+    gold = {normalize(g) for g in rec["gold"]}
+    got = [normalize(a.text) for a in d.answers]
+    hit = float(got[0] in gold)
+    tp = len(set(got) & gold)
+    f1 = 0.0 if not tp else 2 * tp / (len(set(got)) + len(gold))
+    return hit, f1
+
+
+def evaluate(records: list[dict[str, Any]], params: DecisionParams) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for ds in DATASETS:
+        rs = [r for r in records if r["dataset"] == ds and not r.get("skipped")]
+        if not rs:
+            continue
+        scores = [score(r, params) for r in rs]
+        f1s = [f for _, f in scores if f is not None]
+        out[ds] = {"hits1": round(statistics.fmean(h for h, _ in scores), 4), "n": len(rs)}
+        if f1s:
+            out[ds]["f1"] = round(statistics.fmean(f1s), 4)
+        route = [replay(r, params)[0] for r in rs]
+        answered = [d for d in route if d is not None and d.answers]
+        out[ds]["route_llm_share"] = round(sum(d.route_source == "model" for d in answered) / max(1, len(answered)), 4)
+        out[ds]["collaborative_share"] = round(sum(d.route == "collaborative" for d in answered) / max(1, len(rs)), 4)
+    return out
+
+
+def distance(p: DecisionParams, ref: DecisionParams) -> float:
+    return (abs(p.mu - ref.mu) + abs(p.epsilon - ref.epsilon) + abs(p.lam - ref.lam)
+            + abs(p.answer_ratio - ref.answer_ratio) + (p.integrate != ref.integrate))
+
+
+def delta_band(mu: float, epsilon: float) -> tuple[float, float]:
+    """The γ range where δ can change ``v ≥ ε`` (lazy verification asks PRP-RM there and nowhere else)."""
+    hi = epsilon / (1 - mu)  # exclusive; above 1 the band holds γ = 1 itself (kept as 1 + 1e-6)
+    return (epsilon - mu) / (1 - mu), hi if hi <= 1.0 + 1e-12 else 1.0 + 1e-6
+
+
+def faithful(p: DecisionParams, recorded: tuple[float, float]) -> bool:
+    """Whether a live run at ``p`` would ask δ only where the recording asked it: its δ band lies inside the
+    recording's, so replaying the recorded δ (prior outside that band) is what the live run would see."""
+    lo, hi = delta_band(p.mu, p.epsilon)
+    lo0, hi0 = delta_band(*recorded)
+    return lo >= lo0 - 1e-9 and hi <= hi0 + 1e-9
+
+
+def search(records: list[dict[str, Any]]) -> dict[str, Any]:
+    ref = today()
+    rw = {(r.get("recorded_with") or {}).get("mu", 0.3) for r in records}, \
+        {(r.get("recorded_with") or {}).get("epsilon", 0.7) for r in records}
+    recorded = (rw[0].pop(), rw[1].pop()) if len(rw[0]) == len(rw[1]) == 1 else (ref.mu, ref.epsilon)
+    rows = []
+    for mu, eps, lam, ratio, integ in itertools.product(*GRID.values()):
+        p = DecisionParams(mu=mu, epsilon=eps, lam=lam, answer_ratio=ratio, integrate=integ)
+        ev = evaluate(records, p)
+        mean_h = statistics.fmean(v["hits1"] for v in ev.values())
+        mq_f1 = [v["f1"] for v in ev.values() if "f1" in v]
+        rows.append({"params": asdict(p), "mean_hits1": round(mean_h, 4),
+                     "metaqa_f1": round(statistics.fmean(mq_f1), 4) if mq_f1 else 0.0, "datasets": ev,
+                     "distance": round(distance(p, ref), 4), "faithful": faithful(p, recorded)})
+    rows.sort(key=lambda r: (-r["mean_hits1"], -r["metaqa_f1"], r["distance"]))
+    base = evaluate(records, ref)
+    return {"best": next(r for r in rows if r["faithful"]), "best_unrestricted": rows[0], "recorded_with": recorded,
+            "today": {"params": asdict(ref), "datasets": base,
+                                       "mean_hits1": round(statistics.fmean(v["hits1"] for v in base.values()), 4)},
+            "table": rows}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--metaqa-uri", required=True)
+    ap.add_argument("--webqsp-uri", required=True)
+    ap.add_argument("--metaqa-password-file", default=None)
+    ap.add_argument("--webqsp-password-file", default=None)
+    ap.add_argument("--per-hop", type=int, default=15)
+    ap.add_argument("--webqsp", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--records", type=Path, default=None, help="default: $SGR_HOME/bench/sgr_grid.records.jsonl")
+    ap.add_argument("--out", type=Path, default=RESULTS / "sgr_grid.json")
+    ap.add_argument("--path-grammar-pass", action="store_true", help="also record with path_grammar=false")
+    ap.add_argument("--pg-per-hop", type=int, default=None, help="… on the first N of each MetaQA sample")
+    ap.add_argument("--pg-webqsp", type=int, default=None, help="… on the first N of the WebQSP train sample")
+    ap.add_argument("--replay-only", action="store_true", help="no LLM: replay the records there are")
+    args = ap.parse_args(argv)
+    if args.records is None:
+        args.records = sgr_home() / "bench" / "sgr_grid.records.jsonl"
+        args.records.parent.mkdir(parents=True, exist_ok=True)
+    pw = {args.metaqa_uri: args.metaqa_password_file, args.webqsp_uri: args.webqsp_password_file}
+    args.password_for = lambda uri: Path(pw[uri]).read_text().strip() if pw.get(uri) else None
+    t0 = time.perf_counter()
+    if not args.replay_only:
+        record(args, args.records, "default", {}, args.per_hop, args.webqsp)
+        if args.path_grammar_pass:
+            record(args, args.records, "no-path-grammar", {"path_grammar": False}, args.pg_per_hop or args.per_hop,
+                   args.pg_webqsp or args.webqsp)
+    wanted = {f"metaqa-{h}hop": {q.id for q in metaqa_dev(h, args.per_hop, args.seed)} for h in (1, 2, 3)}
+    wanted["webqsp-train"] = {q.id for q in webqsp_train(args.webqsp, args.seed)}
+    all_recs = [r for r in done_ids(args.records).values() if r["id"] in wanted.get(r["dataset"], ())]
+    recs = [r for r in all_recs if r["pass"] == "default"]
+    found = search(recs)
+    best = found["best"]
+    skipped: dict[str, dict[str, int]] = {}
+    for r in recs:
+        if r.get("skipped"):
+            skipped.setdefault(r["dataset"], {}).setdefault(r["skipped"], 0)
+            skipped[r["dataset"]][r["skipped"]] += 1
+    calls = [r["llm_calls"] for r in recs if "llm_calls" in r]
+    summary: dict[str, Any] = {
+        "chosen": best["params"], "today": found["today"]["params"], "current_defaults": asdict(current()),
+        "mean_hits1": {"today": found["today"]["mean_hits1"], "chosen": best["mean_hits1"]},
+        "hits1": {ds: {"today": found["today"]["datasets"].get(ds, {}).get("hits1"),
+                       "chosen": best["datasets"].get(ds, {}).get("hits1")} for ds in DATASETS},
+        "route_llm_share": {ds: {"today": found["today"]["datasets"].get(ds, {}).get("route_llm_share"),
+                                 "chosen": best["datasets"].get(ds, {}).get("route_llm_share")} for ds in DATASETS},
+        "collaborative_share": {ds: {"today": found["today"]["datasets"].get(ds, {}).get("collaborative_share"),
+                                     "chosen": best["datasets"].get(ds, {}).get("collaborative_share")}
+                                for ds in DATASETS},
+        "sizes": {ds: sum(1 for r in recs if r["dataset"] == ds and not r.get("skipped")) for ds in DATASETS},
+        "skipped": skipped, "llm_calls_median": statistics.median(calls) if calls else None,
+        "ties_at_best": sum(1 for r in found["table"] if r["mean_hits1"] == best["mean_hits1"]
+                            and r["metaqa_f1"] == best["metaqa_f1"] and r["faithful"]),
+        "best_unrestricted": {"params": found["best_unrestricted"]["params"],
+                              "mean_hits1": found["best_unrestricted"]["mean_hits1"],
+                              "hits1": {ds: v["hits1"] for ds, v in found["best_unrestricted"]["datasets"].items()}},
+        "recorded_with": dict(zip(("mu", "epsilon"), found["recorded_with"])),
+    }
+    pg = [r for r in all_recs if r["pass"] == "no-path-grammar"]
+    if pg:
+        chosen = DecisionParams(**best["params"])
+        ids = {(r["dataset"], r["id"]) for r in pg}
+        same = [r for r in recs if (r["dataset"], r["id"]) in ids]
+        on, off = evaluate(same, chosen), evaluate(pg, chosen)
+        summary["path_grammar"] = {ds: {"on": on.get(ds, {}).get("hits1"), "off": off.get(ds, {}).get("hits1"),
+                                        "n": off.get(ds, {}).get("n"),
+                                        "route_llm_share_on": on.get(ds, {}).get("route_llm_share"),
+                                        "route_llm_share_off": off.get(ds, {}).get("route_llm_share")}
+                                   for ds in DATASETS if ds in off}
+        mean_on = statistics.fmean(on[ds]["hits1"] for ds in off if ds in on)
+        mean_off = statistics.fmean(off[ds]["hits1"] for ds in off if ds in on)
+        summary["path_grammar"]["mean_hits1"] = {"on": round(mean_on, 4), "off": round(mean_off, 4),
+                                                 "chosen": "on" if mean_on >= mean_off else "off"}  # tie: today's on
+    result = {"summary": summary, "grid": {k: list(v) for k, v in GRID.items()}, "best": best,
+              "faithful_points": sum(r["faithful"] for r in found["table"]), "points": len(found["table"]),
+              "today": found["today"], "table": found["table"][:40],
+              "config": {"per_hop": args.per_hop, "webqsp": args.webqsp, "seed": args.seed,
+                         "metaqa": "MetaQA dev (k-hop sample, hops=k)", "webqsp_set": "WebQSP train (gold paths)",
+                         "records": str(args.records.relative_to(ROOT) if args.records.is_relative_to(ROOT)
+                                        else args.records),
+                         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         "seconds": round(time.perf_counter() - t0, 1)}}
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(summary, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""The decision of one SGR reasoning round as a pure function (Zhang et al., SGR §3.4.2–3.5, eqs. 12–13, 17–18).
+
+The answerer (:mod:`sgr.methods.sgr.answerer`) computes every source's candidates and every voting path first and
+records them as :class:`DecisionInputs`; :func:`decide` turns them into answers under :class:`DecisionParams`.
+It is deterministic and does no I/O, so ``bench/sgr_grid.py`` replays it over recorded inputs (μ, ε, λ,
+answer_ratio, integrate) without calling the model again.
+
+**Candidates (A_c)**, one entry per (source, answer), sources in their order of trust: ``"llm"`` (the model's
+Cypher), ``"model1"``, ``"model2"``, … (each of the model's N-best grammar paths, compiled), ``"compiled"`` (G_q's
+best schema path, compiled). Each has γ (graph consistency, eq. 10) and δ (the model's probability ρ of the
+candidate's path when it is one of the model's paths, else PRP-RM where it was measured, else the prior), so
+v_j = μ·δ_j + (1−μ)·γ_j and A_v = {a_j : v_j ≥ ε} (eqs. 12–13).
+
+**Votes (P_q)**: G_q's top M walks, the walks of the model's N-best paths, SCR's paths when on; each with ρ_i, η_i
+and ω_i = λ·ρ_i + (1−λ)·η_i (eq. 17); support(a) = Σ_i ω_i·𝕀(a_i = a) (eq. 18). Answers whose support is at least
+``answer_ratio`` × the best one's are kept (set-valued questions).
+
+How A_v and the vote combine (``integrate``):
+
+* ``False`` — the first source (in order) with a valid candidate answers with its A_v, ranked by v; only when no
+  source has one do the paths vote (``route = "collaborative"``) — SGR's "A_v, else collaborate".
+* ``True`` — A_v's candidates vote with weight v_j alongside P_q's paths: support(a) = Σ_{j ∈ A_v, a_j = a} v_j +
+  Σ_i ω_i·𝕀(a_i = a). ``route`` is ``"direct"`` when A_v's share of the top answer's support is at least its
+  paths' share, else ``"collaborative"``.
+
+``route_source`` names who carried the top answer's support: ``"model"`` when the model's contributions — its
+Cypher's candidates, its N-best paths' candidates, any candidate or voting path whose relation pattern is one of
+the model's N-best paths — make up at least half of that answer's support (v_j for candidates, ω_i for paths);
+otherwise ``"compiled"`` when G_q's compiled best path's candidate is the largest of the rest, else ``"graph"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sgr.methods.sgr.reasoning import reliability, validation_score
+
+Pattern = tuple[str, ...]
+_ROUND = 4
+
+
+@dataclass
+class CandidateIn:
+    """One a_j ∈ A_c of one source, with its validation terms."""
+
+    key: str
+    text: str
+    source: str  # "llm" | "model1" … | "compiled"
+    relations: Pattern  # of its best path
+    gamma: float
+    delta: float
+    delta_source: str = "prior"  # "model-path" | "prp-rm" | "prior"
+
+    @property
+    def origin(self) -> str:
+        return "model" if self.source.startswith("model") else self.source
+
+
+@dataclass
+class VoteIn:
+    """One voting path p_i: its answer a_i, ρ_i, η_i and who proposed it."""
+
+    answer: str
+    text: str
+    relations: Pattern
+    rho: float
+    eta: float
+    origin: str = "graph"  # "graph" (G_q) | "model" (a walk of the model's N-best path) | "scr"
+    rho_source: str = "prior"  # "model-path" | "prp-rm" | "scr" | "prior"
+
+
+@dataclass
+class DecisionInputs:
+    """Everything :func:`decide` reads (``validated = False``: no G_q to validate on, every candidate is valid, v = 1)."""
+
+    sources: list[str]
+    candidates: list[CandidateIn] = field(default_factory=list)
+    votes: list[VoteIn] = field(default_factory=list)
+    model_patterns: list[Pattern] = field(default_factory=list)
+    validated: bool = True
+
+    def to_dict(self, max_votes: int | None = 50, lam: float = 0.5, max_candidates: int | None = None,
+                mu: float = 0.5) -> dict[str, Any]:
+        """Compact JSON: relation patterns and names once; votes capped at ``max_votes`` by ω (at this λ), candidates
+        at ``max_candidates`` by v (at this μ); the order of each list is kept."""
+        votes = _top(self.votes, max_votes, lambda p: reliability(p.rho, p.eta, lam))
+        cands = _top(self.candidates, max_candidates, lambda c: validation_score(c.delta, c.gamma, mu))
+        patterns: list[Pattern] = list(dict.fromkeys([*self.model_patterns, *(c.relations for c in cands),
+                                                      *(v.relations for v in votes)]))
+        pid = {p: i for i, p in enumerate(patterns)}
+        names: dict[str, str] = {}
+        for key, text in [(c.key, c.text) for c in cands] + [(v.answer, v.text) for v in votes]:
+            if text != key:
+                names.setdefault(key, text)
+        return {"sources": self.sources, "validated": self.validated, "patterns": [list(p) for p in patterns],
+                "model_patterns": [pid[p] for p in self.model_patterns], "names": names,
+                "candidates": [[c.key, c.source, pid[c.relations], round(c.gamma, _ROUND), round(c.delta, _ROUND),
+                                c.delta_source] for c in cands],
+                "votes": [[v.answer, pid[v.relations], round(v.rho, _ROUND), round(v.eta, _ROUND), v.origin,
+                           v.rho_source] for v in votes],
+                "votes_total": len(self.votes), "candidates_total": len(self.candidates)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DecisionInputs":
+        patterns = [tuple(p) for p in d["patterns"]]
+        names = d.get("names", {})
+        return cls(sources=list(d["sources"]), validated=bool(d.get("validated", True)),
+                   model_patterns=[patterns[i] for i in d.get("model_patterns", [])],
+                   candidates=[CandidateIn(k, names.get(k, k), s, patterns[p], g, dl, ds)
+                               for k, s, p, g, dl, ds in d["candidates"]],
+                   votes=[VoteIn(a, names.get(a, a), patterns[p], r, e, o, rs) for a, p, r, e, o, rs in d["votes"]])
+
+
+def _top(items: list, cap: int | None, weight: Any) -> list:  # noqa: ANN401
+    if cap is None or len(items) <= cap:
+        return list(items)
+    order = sorted(range(len(items)), key=lambda i: -weight(items[i]))
+    return [items[i] for i in sorted(order[:cap])]
+
+
+@dataclass(frozen=True)
+class DecisionParams:
+    """μ, ε (eqs. 12–13), λ (eq. 17), the set-answer ratio, how A_v and the vote combine, whether paths vote."""
+
+    mu: float = 0.3
+    epsilon: float = 0.7
+    lam: float = 0.3
+    answer_ratio: float = 0.5
+    integrate: bool = False
+    collaborative: bool = True
+
+
+@dataclass
+class DecidedAnswer:
+    """One answer with its score (v in a direct decision, support in a vote) and what gave it."""
+
+    key: str
+    text: str
+    score: float
+    candidates: list[int] = field(default_factory=list)  # indexes into DecisionInputs.candidates
+    votes: list[int] = field(default_factory=list)  # indexes into DecisionInputs.votes
+    model_support: float = 0.0  # the part of ``score`` the model's route gave
+    candidate_support: float = 0.0  # the part A_v gave (integrate)
+
+
+@dataclass
+class Decision:
+    """The outcome: the answers (best first), every tallied answer, the route, who carried it, the deciding stage."""
+
+    answers: list[DecidedAnswer]
+    tally: list[DecidedAnswer]  # every answer with support (the selected ones and the rest), best first
+    route: str | None  # "direct" | "collaborative" | None
+    route_source: str | None  # "model" | "compiled" | "graph" | None
+    stage: str | None  # a source name, "vote" or "integrated"; None without answers
+    v: list[float]  # v_j of each candidate
+    valid: list[bool]
+    omegas: list[float]  # ω_i of each voting path
+
+    def summary(self) -> dict[str, Any]:
+        return {"route": self.route, "route_source": self.route_source, "stage": self.stage,
+                "valid": sum(self.valid), "answers": len(self.answers),
+                "top": None if not self.answers else {"key": self.answers[0].key,
+                                                      "score": round(self.answers[0].score, _ROUND),
+                                                      "model_support": round(self.answers[0].model_support, _ROUND)}}
+
+
+def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
+    """A_v, the vote and the answers of one round (module docstring); deterministic, no I/O."""
+    cands, votes = inputs.candidates, inputs.votes
+    v = [validation_score(c.delta, c.gamma, params.mu) if inputs.validated else 1.0 for c in cands]
+    valid = [(not inputs.validated) or x >= params.epsilon - 1e-9 for x in v]  # tolerance for float sums
+    omegas = [reliability(p.rho, p.eta, params.lam) for p in votes]
+    model = set(inputs.model_patterns)
+
+    def cand_is_model(i: int) -> bool:
+        return cands[i].origin in ("llm", "model") or cands[i].relations in model
+
+    def vote_is_model(i: int) -> bool:
+        return votes[i].origin == "model" or votes[i].relations in model
+
+    if not params.integrate:
+        for src in inputs.sources:
+            idx = [i for i, c in enumerate(cands) if c.source == src and valid[i]]
+            if idx:
+                idx.sort(key=lambda i: (-v[i], cands[i].text))  # stable: the source's own order breaks ties
+                answers = [DecidedAnswer(cands[i].key, cands[i].text, v[i], [i], [],
+                                         v[i] if cand_is_model(i) else 0.0, v[i]) for i in idx]
+                return _finish(answers, answers, "direct", src, cands, v, valid, omegas)
+        tally: dict[str, DecidedAnswer] = {}
+    else:
+        tally = {}
+        for i, c in enumerate(cands):
+            if valid[i]:
+                a = tally.setdefault(c.key, DecidedAnswer(c.key, c.text, 0.0))
+                a.score += v[i]
+                a.candidates.append(i)
+                a.candidate_support += v[i]
+                a.model_support += v[i] if cand_is_model(i) else 0.0
+    if params.collaborative:
+        for i, p in enumerate(votes):
+            a = tally.setdefault(p.answer, DecidedAnswer(p.answer, p.text, 0.0))
+            a.score += omegas[i]
+            a.votes.append(i)
+            a.model_support += omegas[i] if vote_is_model(i) else 0.0
+    ranked = sorted(tally.values(), key=lambda a: (-a.score, a.text))
+    chosen = [a for a in ranked if a.score >= params.answer_ratio * ranked[0].score and a.score > 0] if ranked else []
+    if not chosen:
+        return _finish([], ranked, None, None, cands, v, valid, omegas)
+    top = chosen[0]
+    route = "direct" if top.candidate_support >= top.score - top.candidate_support and top.candidates else \
+        "collaborative"
+    return _finish(chosen, ranked, route, "integrated" if params.integrate else "vote", cands, v, valid, omegas)
+
+
+def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str | None, stage: str | None,
+            cands: list[CandidateIn], v: list[float], valid: list[bool], omegas: list[float]) -> Decision:
+    source = None
+    if answers:
+        top = answers[0]
+        if top.score > 0 and top.model_support >= 0.5 * top.score:
+            source = "model"
+        else:
+            compiled = sum(v[i] for i in top.candidates if cands[i].source == "compiled")
+            rest = top.score - top.model_support - compiled
+            source = "compiled" if compiled > 0 and compiled >= rest else "graph"
+    return Decision(answers, tally, route, source, stage if answers else None, v, valid, omegas)
+
+
+def rho_can_change(inputs: DecisionInputs, params: DecisionParams, decision: Decision) -> bool:
+    """Whether measuring ρ of the relation patterns still at the prior could change the vote's top answer.
+
+    Paths of one pattern share one ρ ∈ [0, 1], so against each other answer b the top answer's lead moves by
+    λ·Δρ_r·(n_top(r) − n_b(r)) per prior pattern r; the calls are skipped (lazy, like δ) when even the worst case
+    for the top answer — ρ → 0 on patterns it has more paths of, ρ → 1 on those b has more of — keeps it first
+    (a tie that no pattern can break stays as it is)."""
+    if not decision.tally or params.lam <= 0:
+        return False
+
+    def counts(a: DecidedAnswer) -> dict[Pattern, list[float]]:
+        out: dict[Pattern, list[float]] = {}
+        for i in a.votes:
+            if inputs.votes[i].rho_source == "prior":
+                out.setdefault(inputs.votes[i].relations, []).append(inputs.votes[i].rho)
+        return out
+
+    top = decision.tally[0]
+    mine = counts(top)
+    for b in decision.tally[1:]:
+        theirs = counts(b)
+        lead, movable = top.score - b.score, False
+        for r in set(mine) | set(theirs):
+            c = len(mine.get(r, [])) - len(theirs.get(r, []))
+            rho = (mine.get(r) or theirs.get(r))[0]
+            if c:
+                movable = True
+                lead -= params.lam * (rho * c if c > 0 else (1 - rho) * -c)
+        if lead < -1e-12 or (movable and lead <= 1e-12):
+            return True
+    return False

@@ -1,0 +1,118 @@
+"""decide(): A_v, the vote and how they combine (sgr/methods/sgr/decision.py, SGR eqs. 12–13 and 17–18)."""
+
+import json
+
+import pytest
+
+from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
+
+R, Q = ("r",), ("q",)
+
+
+def cand(key, source, gamma, delta, rels=R):
+    return CandidateIn(key, key.upper(), source, rels, gamma, delta)
+
+
+def vote(answer, rho, eta, rels=R, origin="graph"):
+    return VoteIn(answer, answer.upper(), rels, rho, eta, origin)
+
+
+def test_threshold_keeps_only_answers_with_v_at_least_epsilon():
+    inputs = DecisionInputs(["compiled"], [cand("a", "compiled", 1.0, 0.0), cand("b", "compiled", 0.5, 1.0),
+                                           cand("c", "compiled", 0.0, 1.0)])
+    d = decide(inputs, DecisionParams(mu=0.3, epsilon=0.65))
+    # v: a = 0.7, b = 0.3 + 0.35 = 0.65, c = 0.3
+    assert [a.key for a in d.answers] == ["a", "b"] and d.valid == [True, True, False]
+    assert d.v[2] == pytest.approx(0.3) and d.route == "direct" and d.stage == "compiled"
+    assert d.route_source == "compiled"
+
+
+def test_the_first_source_with_a_valid_candidate_answers_unless_av_votes():
+    inputs = DecisionInputs(["llm", "compiled"], [cand("x", "llm", 0.9, 0.9), cand("y", "compiled", 1.0, 1.0)],
+                            votes=[vote("y", 0.5, 1.0), vote("y", 0.5, 1.0)])
+    seq = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7))
+    assert [a.key for a in seq.answers] == ["x"] and seq.stage == "llm" and seq.route_source == "model"
+    both = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7, integrate=True, answer_ratio=0.9))
+    # support: x = v 0.9; y = v 1.0 + ω 0.65 + 0.65
+    assert [a.key for a in both.answers] == ["y"] and both.stage == "integrated"
+    assert both.answers[0].score == pytest.approx(1.0 + 2 * (0.3 * 0.5 + 0.7 * 1.0))
+    assert both.route == "collaborative" and both.route_source == "graph"  # the paths carried more than A_v
+
+
+def test_av_votes_with_weight_v():
+    inputs = DecisionInputs(["llm"], [cand("a", "llm", 1.0, 1.0)], votes=[vote("b", 0.5, 1.0), vote("a", 0.5, 0.1)])
+    d = decide(inputs, DecisionParams(lam=0.0, epsilon=0.7, integrate=True, answer_ratio=1.0))
+    # a: v 1.0 + ω 0.1 beats b: ω 1.0 only because A_v votes
+    assert [a.key for a in d.answers] == ["a"] and d.route == "direct" and d.route_source == "model"
+    assert d.answers[0].candidates == [0] and d.answers[0].votes == [1]
+    without = decide(DecisionInputs(["llm"], [cand("a", "llm", 1.0, 1.0)], votes=inputs.votes, validated=True),
+                     DecisionParams(lam=0.0, epsilon=1.1, integrate=True, answer_ratio=1.0))
+    assert [a.key for a in without.answers] == ["b"]  # not valid: no vote of its own
+
+
+def test_a_model_path_with_high_rho_beats_a_better_gamma_graph_path_only_when_lambda_says_so():
+    votes = [vote("m", 0.9, 0.8, Q, origin="model"), vote("g", 0.5, 1.0)]
+    inputs = DecisionInputs([], [], votes, model_patterns=[Q])
+    # ω_m = 0.8 + 0.1 λ, ω_g = 1.0 − 0.5 λ: the model's path wins iff λ > 1/3
+    low = decide(inputs, DecisionParams(lam=0.3, answer_ratio=1.0))
+    high = decide(inputs, DecisionParams(lam=0.5, answer_ratio=1.0))
+    assert [a.key for a in low.answers] == ["g"] and low.route_source == "graph"
+    assert [a.key for a in high.answers] == ["m"] and high.route_source == "model"
+    # the same trade-off for candidates through μ: δ = ρ 0.9 on γ 0.8 against the prior 0.5 on γ 1.0
+    cands = DecisionInputs(["model1", "compiled"], [cand("m", "model1", 0.8, 0.9, Q), cand("g", "compiled", 1.0, 0.5)],
+                           model_patterns=[Q])
+    # v_m = 0.8 + 0.1 μ, v_g = 1.0 − 0.5 μ against ε = 0.84: μ 0.3 → (0.83, 0.85), μ 0.5 → (0.85, 0.75)
+    assert decide(cands, DecisionParams(mu=0.3, epsilon=0.84)).stage == "compiled"
+    assert decide(cands, DecisionParams(mu=0.5, epsilon=0.84)).stage == "model1"
+
+
+def test_nothing_valid_means_the_paths_vote():
+    inputs = DecisionInputs(["llm"], [cand("a", "llm", 0.0, 0.5)],
+                            votes=[vote("x", 0.5, 1.0), vote("y", 0.9, 1.0, Q), vote("x", 0.1, 0.2, Q)])
+    d = decide(inputs, DecisionParams(lam=0.5, epsilon=0.7, answer_ratio=0.9))
+    # ω = [0.75, 0.95, 0.15] → x: 0.9, y: 0.95
+    assert d.route == "collaborative" and d.stage == "vote" and not any(d.valid)
+    assert [(a.key, round(a.score, 6)) for a in d.tally] == [("y", 0.95), ("x", 0.9)]
+    assert [a.key for a in d.answers] == ["y", "x"]
+    assert [a.key for a in decide(inputs, DecisionParams(lam=0.5, answer_ratio=0.96)).answers] == ["y"]
+    off = decide(inputs, DecisionParams(lam=0.5, collaborative=False))
+    assert off.answers == [] and off.route is None and off.route_source is None
+
+
+def test_unvalidated_candidates_are_all_valid():
+    d = decide(DecisionInputs(["llm"], [cand("a", "llm", 0.0, 0.0)], validated=False), DecisionParams())
+    assert d.valid == [True] and d.answers[0].score == 1.0
+
+
+def test_decide_is_deterministic_and_replays_from_its_json():
+    inputs = DecisionInputs(["llm", "model1", "compiled"],
+                            [cand("a", "llm", 0.6, 0.7), cand("b", "model1", 0.9, 0.4, Q), cand("c", "compiled", 1, 0.5)],
+                            votes=[vote(k, r, e, rels) for k, r, e, rels in
+                                   [("a", 0.3, 0.9, R), ("b", 0.8, 0.5, Q), ("c", 0.5, 1.0, R), ("a", 0.2, 0.4, Q)]],
+                            model_patterns=[Q])
+    again = DecisionInputs.from_dict(json.loads(json.dumps(inputs.to_dict())))
+    for params in [DecisionParams(), DecisionParams(mu=0.6, epsilon=0.5, lam=0.7, integrate=True)]:
+        first = decide(inputs, params)
+        assert decide(inputs, params) == first == decide(again, params)
+    capped = inputs.to_dict(max_votes=2, lam=0.0)
+    assert capped["votes_total"] == 4 and sorted(v[0] for v in capped["votes"]) == ["a", "c"]
+    few = inputs.to_dict(max_candidates=1, mu=0.0)  # v = γ: c (1.0) kept
+    assert few["candidates_total"] == 3 and [c[0] for c in few["candidates"]] == ["c"]
+
+
+def test_rho_is_worth_measuring_only_when_it_can_change_the_top_answer():
+    votes = [vote("x", 0.5, 1.0), vote("x", 0.5, 1.0, Q), vote("y", 0.5, 0.8, ("s",))]
+    inputs = DecisionInputs([], [], votes)
+    # λ 0.1: x = 1.9, y = 0.77; at worst x loses 2·0.1·0.5 and y gains 0.1·0.5 → x stays first
+    low = DecisionParams(lam=0.1)
+    assert not rho_can_change(inputs, low, decide(inputs, low))
+    # λ 0.9: x = 1.1, y = 0.53; x may lose 0.9 and y gain 0.45 → worth measuring
+    high = DecisionParams(lam=0.9)
+    assert rho_can_change(inputs, high, decide(inputs, high))
+    # a tie between answers reached by the same pattern: one shared ρ cannot break it
+    tie = DecisionInputs([], [], [vote("x", 0.5, 1.0), vote("y", 0.5, 1.0), vote("z", 0.5, 0.0, Q)])
+    assert not rho_can_change(tie, low, decide(tie, low))
+    measured = DecisionInputs([], [], [vote("x", 0.5, 1.0), vote("y", 0.5, 0.8)])
+    for v in measured.votes:
+        v.rho_source = "prp-rm"  # nothing left at the prior: nothing to measure
+    assert not rho_can_change(measured, high, decide(measured, high))
