@@ -285,8 +285,10 @@ def server_figures(uri: str, home: Path) -> dict[str, Any]:
     heap = None
     with GraphStore(uri) as store:
         try:
-            rows = store.read('CALL dbms.queryJmx("java.lang:type=Memory") YIELD attributes '
-                              'RETURN attributes.HeapMemoryUsage.value.properties.used AS used')
+            # the operator's own driver session: sgr's read path allows only the procedures sgr itself calls
+            rows, _, _ = store._driver.execute_query(
+                'CALL dbms.queryJmx("java.lang:type=Memory") YIELD attributes '
+                'RETURN attributes.HeapMemoryUsage.value.properties.used AS used', routing_="r")
             heap = rows[0]["used"] / 2**20 if rows and rows[0]["used"] is not None else None
         except Exception as exc:  # noqa: BLE001 - JMX may be unavailable; the figure is then null
             print(f"  (server heap not measured: {exc})", file=sys.stderr)

@@ -72,8 +72,7 @@ def today() -> DecisionParams:
 
 
 def current() -> DecisionParams:
-    c = SGRConfig()
-    return DecisionParams(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate)
+    return DecisionParams.from_config(SGRConfig())
 
 
 # -- questions -----------------------------------------------------------------------------------------------------

@@ -208,9 +208,7 @@ class SGRAnswerer:
         result.record(cands, vote_paths, inputs, decision)
 
     def decision_params(self) -> DecisionParams:
-        c = self.config
-        return DecisionParams(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio,
-                              integrate=c.integrate, collaborative=c.collaborative)
+        return DecisionParams.from_config(self.config)
 
     def widen(self, result: SGRResult) -> str:
         """Before another round when nothing was answered: relax the constraints and extend the expansion one hop."""

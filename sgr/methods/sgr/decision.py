@@ -34,9 +34,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sgr.methods.sgr.config import SGRConfig
 from sgr.methods.sgr.reasoning import reliability, validation_score
 
 Pattern = tuple[str, ...]
+_DEFAULTS = SGRConfig()
 _ROUND = 4
 
 
@@ -121,14 +123,20 @@ def _top(items: list, cap: int | None, weight: Any) -> list:  # noqa: ANN401
 
 @dataclass(frozen=True)
 class DecisionParams:
-    """μ, ε (eqs. 12–13), λ (eq. 17), the set-answer ratio, how A_v and the vote combine, whether paths vote."""
+    """μ, ε (eqs. 12–13), λ (eq. 17), the set-answer ratio, how A_v and the vote combine, whether paths vote.
+    Defaults are :class:`sgr.methods.sgr.config.SGRConfig`'s (:meth:`from_config`)."""
 
-    mu: float = 0.3
-    epsilon: float = 0.7
-    lam: float = 0.3
-    answer_ratio: float = 0.5
-    integrate: bool = False
-    collaborative: bool = True
+    mu: float = _DEFAULTS.mu
+    epsilon: float = _DEFAULTS.epsilon
+    lam: float = _DEFAULTS.lam
+    answer_ratio: float = _DEFAULTS.answer_ratio
+    integrate: bool = _DEFAULTS.integrate
+    collaborative: bool = _DEFAULTS.collaborative
+
+    @classmethod
+    def from_config(cls, c: SGRConfig) -> "DecisionParams":
+        return cls(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate,
+                   collaborative=c.collaborative)
 
 
 @dataclass
