@@ -9,7 +9,7 @@ import typer
 
 from sgr.cli.render import show_ask
 
-METHOD_HELP = ("sgr (default), its variants (sgr-direct, sgr-no-verify, sgr-no-schema, cypher-only, sgr-compiled: "
+METHOD_HELP = ("sgr (default), its variants (sgr-direct, sgr-verify, sgr-no-schema, cypher-only, sgr-compiled: "
                "no LLM, llm-only) or any `sgr eval` method: rcr, scr, scr+llm …")
 
 

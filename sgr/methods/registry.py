@@ -20,7 +20,7 @@ METHODS: dict[str, str] = {
     # SGR and its ablations (sgr/pipeline.py)
     "sgr": "sgr.methods.sgr.answerer:make_sgr",
     "sgr-direct": "sgr.methods.sgr.answerer:make_sgr_direct",
-    "sgr-no-verify": "sgr.methods.sgr.answerer:make_sgr_no_verify",
+    "sgr-verify": "sgr.methods.sgr.answerer:make_sgr_verify",
     "sgr-no-schema": "sgr.methods.sgr.answerer:make_sgr_no_schema",
     "cypher-only": "sgr.methods.sgr.answerer:make_cypher_only",
     "llm-only": "sgr.methods.sgr.answerer:make_llm_only",

@@ -15,7 +15,7 @@
    answers (A_v, the ω-weighted vote, or both: ``integrate``); 7. ``generate`` — optional: the model picks the
    answers among the top paths' ends.
 
-The variants (``sgr``, ``sgr-direct``, ``sgr-no-verify``, ``sgr-no-schema``, ``cypher-only``, ``sgr-compiled``) are
+The variants (``sgr``, ``sgr-direct``, ``sgr-verify``, ``sgr-no-schema``, ``cypher-only``, ``sgr-compiled``) are
 settings of :class:`sgr.methods.sgr.config.SGRConfig` (:data:`sgr.methods.sgr.config.VARIANTS`); ``llm-only`` is
 :class:`LLMOnlyAnswerer`. :class:`sgr.methods.sgr.trace.SGRResult` holds the whole trace.
 """
@@ -208,7 +208,9 @@ class SGRAnswerer:
         result.record(cands, vote_paths, inputs, decision)
 
     def decision_params(self) -> DecisionParams:
-        return DecisionParams.from_config(self.config)
+        """The config's μ, ε, λ …; without a model (``sgr-compiled``) δ does not exist, so v_j = γ_j (μ = 0)."""
+        params = DecisionParams.from_config(self.config)
+        return params if self.llm is not None else dataclasses.replace(params, mu=0.0)
 
     def widen(self, result: SGRResult) -> str:
         """Before another round when nothing was answered: relax the constraints and extend the expansion one hop."""
@@ -569,8 +571,8 @@ def make_sgr_direct(ctx: Any) -> Any:
     return create("sgr-direct", ctx)
 
 
-def make_sgr_no_verify(ctx: Any) -> Any:
-    return create("sgr-no-verify", ctx)
+def make_sgr_verify(ctx: Any) -> Any:
+    return create("sgr-verify", ctx)
 
 
 def make_sgr_no_schema(ctx: Any) -> Any:

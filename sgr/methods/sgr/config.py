@@ -63,19 +63,21 @@ class SGRConfig(ExpansionConfig):
       path score (the order term); off, G_q is the graph's own judgement and the model's paths are validated
       against it (v = μ·ρ + (1−μ)·γ on the path's own walk) before the compiled best path is tried.
     * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
-    * ``lam = 0.3`` (λ, eq. 17) and ``mu = 0.3`` (μ, eq. 12) — weight of the model's confidence against graph
-      consistency; ``epsilon = 0.7`` (ε, eq. 13) — validation threshold. ``bench/sgr_grid.py`` searches μ, ε, λ,
-      ``answer_ratio`` and ``integrate`` on validation questions (MetaQA dev, WebQSP train;
-      ``bench/results/sgr_grid.json``): μ, ε, λ stay as they are there; its pick of ``answer_ratio = 1``,
-      ``integrate = True`` (one more MetaQA 1-hop question of 20, set answers shrink) is not the default yet.
+    * ``mu = 0.9`` (μ, eq. 12), ``epsilon = 0.6`` (ε, eq. 13), ``lam = 0.1`` (λ, eq. 17) — chosen by
+      ``bench/sgr_grid.py`` on validation questions only (MetaQA dev 20 per hop, WebQSP train; with the schema
+      prompt's worked examples; ``bench/results/sgr_grid.json``): the model's path probability weighs most in
+      validation (a model path with ρ ≳ 0.6 is valid on its own; G_q's compiled path needs the model's
+      confidence too), the graph's consistency weighs most in the vote. Before the search: 0.3 / 0.7 / 0.3.
     * ``beta = 0.5`` — weight of the model's relation choice against embedding similarity in s(r).
     * ``answer_ratio = 0.5`` — voted answers kept relative to â's support.
     * ``integrate = False`` — how A_v and the vote combine (:mod:`sgr.methods.sgr.decision`): off, the first source
       with a valid candidate answers and the paths vote only when nothing is valid; on, A_v's candidates vote with
       weight v_j alongside the paths.
     * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
-    * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 2`` — Yes/No calls per stage
-      (validation, collaboration); ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
+    * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 0`` — PRP-RM Yes/No calls per stage
+      (validation, collaboration) for candidates and paths the model did not propose (0: their δ/ρ is the prior;
+      the grid's figures were measured so, and the base model's Yes/No judgement is weak — see KNOWN.md);
+      ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
       ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
     * ``max_rounds = 2`` — reasoning rounds when nothing is answered: round 2 relaxes every constraint and extends
       the expansion one hop (G_q, compiled path, validation, votes again; no second NL→Cypher call).
@@ -96,16 +98,16 @@ class SGRConfig(ExpansionConfig):
     schema_max_tokens: int = 120
     model_path_order: bool = False
     M: int = 100
-    lam: float = 0.3
-    mu: float = 0.3
-    epsilon: float = 0.7
+    lam: float = 0.1
+    mu: float = 0.9
+    epsilon: float = 0.6
     beta: float = 0.5
     answer_ratio: float = 0.5
     integrate: bool = False
     prior_confidence: float = 0.5
     max_repairs: int = 2
     cypher_max_tokens: int = 90
-    max_verify_calls: int = 2
+    max_verify_calls: int = 0
     lazy_verification: bool = True
     use_llm_schema: bool = True
     use_llm_cypher: bool = True
@@ -126,7 +128,7 @@ class SGRConfig(ExpansionConfig):
 VARIANTS: dict[str, dict[str, Any]] = {
     "sgr": {},
     "sgr-direct": {"collaborative": False},
-    "sgr-no-verify": {"max_verify_calls": 0},
+    "sgr-verify": {"max_verify_calls": 2},
     "sgr-no-schema": {"schema_guided": False, "use_llm_schema": False},
     "cypher-only": {"use_subgraph": False, "validate_answers": False, "collaborative": False,
                     "compiled_fallback": False},

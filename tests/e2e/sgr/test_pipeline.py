@@ -24,7 +24,9 @@ Q = Question(id="WebQTest-0", text="what does jamaican people speak?", topic_ent
 
 
 def answerer(store, variant, *replies, **options):
-    cfg = config_from_options(variant, {"exemplars": False, **options})
+    # the scripted model gives no log-probabilities (δ = the prior 0.5): these tests fix μ/ε/λ under which a
+    # graph-consistent candidate passes on γ (the searched defaults trust measured model probabilities instead)
+    cfg = config_from_options(variant, {"exemplars": False, "mu": 0.3, "epsilon": 0.7, "lam": 0.3, **options})
     llm = scripted_llm(*replies) if replies else None
     return SGRAnswerer(store, llm, cfg, name=variant)
 
@@ -139,7 +141,7 @@ def test_multi_hop_order_on_metaqa(metaqa_graph):
     assert "Yann Demange" in res.prediction.answer_texts
 
 
-def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_graph):
+def test_ask_runs_any_registered_method_and_sgr_skips_prp_rm_unless_sgr_verify(webqsp_graph):
     from sgr.methods.registry import METHODS
 
     # `sgr ask --method rcr`: RCR's generated relation paths and grounded answers come back as the trace
@@ -150,9 +152,11 @@ def test_ask_runs_any_registered_method_and_sgr_no_verify_skips_prp_rm(webqsp_gr
     assert res.prediction.extra["relation_paths"] == [[LANG]] and res.prediction.answers[0].paths
     assert res.prediction.paths[0].score == 1.0  # the one generated relation path reaches the answer
     assert any("Relation paths (generated)" in line for line in format_result(res))
-    # sgr-no-verify is a registered variant: δ and ρ stay the fixed prior (no Yes/No call)
-    assert "sgr-no-verify" in METHODS and config_from_options("sgr-no-verify").max_verify_calls == 0
-    res = answerer(webqsp_graph, "sgr-no-verify", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
+    # sgr's default asks no PRP-RM Yes/No call (δ and ρ of what the model did not propose stay the prior);
+    # sgr-verify is the registered variant that asks them
+    assert "sgr-verify" in METHODS and config_from_options("sgr-verify").max_verify_calls == 2
+    assert config_from_options("sgr").max_verify_calls == 0
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, NOWHERE_CYPHER, compiled_fallback=False).run(Q)
     assert res.prediction.route == "collaborative" and "verify" not in res.prediction.extra["llm_calls_by_stage"]
 
 

@@ -32,7 +32,7 @@ def test_the_first_source_with_a_valid_candidate_answers_unless_av_votes():
                             votes=[vote("y", 0.5, 1.0), vote("y", 0.5, 1.0)])
     seq = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7))
     assert [a.key for a in seq.answers] == ["x"] and seq.stage == "llm" and seq.route_source == "model"
-    both = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7, integrate=True, answer_ratio=0.9))
+    both = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, integrate=True, answer_ratio=0.9))
     # support: x = v 0.9; y = v 1.0 + ω 0.65 + 0.65
     assert [a.key for a in both.answers] == ["y"] and both.stage == "integrated"
     assert both.answers[0].score == pytest.approx(1.0 + 2 * (0.3 * 0.5 + 0.7 * 1.0))
