@@ -23,14 +23,14 @@ from typing import Any
 
 from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, ReasoningPath
-from sgr.graph.store import GraphStore
+from sgr.graph.store import EVIDENCE_REL, GraphStore
 
 ROLE_TOPIC, ROLE_PATH, ROLE_ANSWER = "topic", "path", "answer"
 ROLES = (ROLE_TOPIC, ROLE_PATH, ROLE_ANSWER)
 _ROLE_PRIORITY = {ROLE_ANSWER: 0, ROLE_TOPIC: 1, ROLE_PATH: 2}
 #: Label and relationship type of saved evidence (written by :mod:`sgr.evidence.saved`).
 LABEL = "SgrQuestion"
-REL = "SGR_EVIDENCE"
+REL = EVIDENCE_REL  # one name for the link, defined by the store
 
 
 @dataclass
