@@ -81,7 +81,8 @@ class SGRConfig(ExpansionConfig):
       ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
     * ``max_rounds = 2`` — reasoning rounds when nothing is answered: round 2 relaxes every constraint and extends
       the expansion one hop (G_q, compiled path, validation, votes again; no second NL→Cypher call).
-    * ``answer_constraints = True`` — ordinal/type constraints filter the final answers.
+    * ``answer_constraints = True`` — C_q acts: in the compiled Cypher (type, time, comparison, ordinal, second
+      entity), in the model's Cypher grammar, and on the final answers' own walks (``count`` included).
     * ``exemplars = True``, ``n_examples = 1`` — worked examples of the schema prompt from training questions.
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
