@@ -286,7 +286,7 @@ def server_figures(uri: str, home: Path) -> dict[str, Any]:
     with GraphStore(uri) as store:
         try:
             # the operator's own driver session: sgr's read path allows only the procedures sgr itself calls
-            rows, _, _ = store._driver.execute_query(
+            rows, _, _ = store._driver.execute_query(  # noqa: SLF001
                 'CALL dbms.queryJmx("java.lang:type=Memory") YIELD attributes '
                 'RETURN attributes.HeapMemoryUsage.value.properties.used AS used', routing_="r")
             heap = rows[0]["used"] / 2**20 if rows and rows[0]["used"] is not None else None

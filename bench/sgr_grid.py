@@ -48,9 +48,10 @@ sys.path.insert(0, str(ROOT))
 
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.errors import EntityNotFound  # noqa: E402
-from sgr.core.text import normalize  # noqa: E402
 from sgr.core.types import Question  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
+from sgr.evaluation.metrics.f1 import f1  # noqa: E402
+from sgr.evaluation.metrics.hits1_strict import hits1_strict  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.base import MethodContext  # noqa: E402
 from sgr.methods.sgr.answerer import create  # noqa: E402
@@ -183,12 +184,8 @@ def score(rec: dict[str, Any], params: DecisionParams) -> tuple[float, float | N
     if "gold_paths" in rec:
         pat = carried_pattern(d, inputs)
         return float(pat is not None and list(pat) in rec["gold_paths"]), None
-    gold = {normalize(g) for g in rec["gold"]}
-    got = [normalize(a.text) for a in d.answers]
-    hit = float(got[0] in gold)
-    tp = len(set(got) & gold)
-    f1 = 0.0 if not tp else 2 * tp / (len(set(got)) + len(gold))
-    return hit, f1
+    got = [a.text for a in d.answers]
+    return hits1_strict(got, rec["gold"]), f1(got, rec["gold"])
 
 
 def evaluate(records: list[dict[str, Any]], params: DecisionParams) -> dict[str, dict[str, float]]:

@@ -210,13 +210,9 @@ class GraphStore:
             self._driver.verify_connectivity()
         except AuthError as exc:
             raise self._auth_error(exc) from exc
-        except Neo4jError as exc:
-            if exc.code == AUTH_RATE_LIMIT:
+        except (ServiceUnavailable, OSError, Neo4jError) as exc:
+            if isinstance(exc, Neo4jError) and exc.code == AUTH_RATE_LIMIT:
                 raise self._rate_limited() from exc
-            raise Neo4jUnavailable(
-                f"Neo4j is not reachable at {self.uri}: start it with `sgr neo4j start` "
-                f"(or set NEO4J_URI to a running server)") from exc
-        except (ServiceUnavailable, OSError) as exc:
             raise Neo4jUnavailable(
                 f"Neo4j is not reachable at {self.uri}: start it with `sgr neo4j start` "
                 f"(or set NEO4J_URI to a running server)") from exc

@@ -23,6 +23,7 @@ settings of :class:`sgr.methods.sgr.config.SGRConfig` (:data:`sgr.methods.sgr.co
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -106,6 +107,11 @@ class SGRAnswerer:
 
         self.builder = SubgraphBuilder(store, lambda texts: embed_texts(list(texts)),
                                        self.embedding_retriever.score_of, self.embedding_retriever.vectors)
+
+    @functools.cached_property
+    def stores_types(self) -> bool:
+        """Whether this graph stores entity ``types`` (asked once per answerer: it is a property of the graph)."""
+        return stores_types(self.store)
 
     @property
     def uses_llm_schema(self) -> bool:
@@ -403,6 +409,7 @@ class SGRAnswerer:
         cfg = self.config
         names = [e.name for e in entities if e.name]
         entity = names[0] if names else None
+        budget = cfg.cypher_max_tokens
         if cfg.schema_guided and schema is not None and schema.relations:
             proposed = [r for p in schema.model_paths[:1] for r in p.relations]
             rels = list(dict.fromkeys(schema.ordered + proposed + schema.relation_names))[:6]
@@ -412,18 +419,17 @@ class SGRAnswerer:
                 near = self.exemplars.nearest(question.text, 1, entity)
                 ex = near[0][0] if near else None
             msgs = translate_messages(question.text, entity, endpoints, example_for(rels, ex))
-            grammar, budget = None, cfg.cypher_max_tokens
+            grammar = None
             if getattr(self.llm, "constrained", False):  # C_q as the grammar's finite conditions / ordinal form
                 qc = (query_constraints(schema.constraints, question.text, count=False,
                                         second_name=names[1] if len(names) > 1 else None)
                       if cfg.answer_constraints else None)
-                cvt, typed = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)], stores_types(self.store)
+                cvt, typed = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)], self.stores_types
                 grammar = grammar_for(rels, names, cfg.hops, qc, cvt_relations=cvt, has_types=typed)
                 budget += extra_chars(qc, cfg.hops, cvt=bool(cvt), has_types=typed) // 2  # forced text
             allowed = rels
         else:
             msgs, grammar, allowed = no_schema_messages(question.text, entity), None, None
-            budget = cfg.cypher_max_tokens
         return generate_cypher(self.llm, msgs, store=self.store, vocabulary=self.vocabulary, grammar=grammar,
                                max_repairs=cfg.max_repairs, allowed=allowed, max_tokens=budget)
 
