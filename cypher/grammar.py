@@ -76,15 +76,41 @@ def walks(max_hops: int, cvt: bool) -> list[list[tuple[str, str]]]:
     return shapes
 
 
-def extra_chars(c: QueryConstraints | None, max_hops: int, *, cvt: bool = False, has_types: bool = False) -> int:
-    """Characters the longest query's conditions and ordinal return add (to size the model's token budget)."""
-    if c is None or c.empty:
-        return 0
-    walk = [v for v, _ in walks(max_hops, cvt)[-1]]
-    total = sum(len(t) + 5 for t in conditions(c, walk, has_types=has_types)) + 7
-    if c.ordinal:
-        total += len(date_key(c.ordinal, "[" + ", ".join(walk) + "]")) + 60
-    return total
+#: Characters per token the budget assumes: SmolLM2's tokenizer gives 2.2–2.8 on these queries (relation names
+#: included, measured with the server's tokenizer), so half the characters bounds the tokens.
+CHARS_PER_TOKEN = 2
+
+
+def longest_query(relation_types: Sequence[str], entity_names: Sequence[str], max_hops: int = 3,
+                  constraints: QueryConstraints | None = None, *, cvt_relations: Sequence[str] = (),
+                  has_types: bool = False) -> str:
+    """The longest query :func:`cypher_grammar` admits over the same arguments: every relationship slot with its
+    two longest types, every condition, the longer return. The NL→Cypher stage sizes the model's completion budget
+    from it (:func:`token_budget`), so a constrained reply is never cut before its ``RETURN``."""
+    rels = sorted(dict.fromkeys(r for r in relation_types if r), key=len, reverse=True)
+    cvt_rels = sorted((r for r in dict.fromkeys(cvt_relations) if r in rels), key=len, reverse=True)
+    names = [cypher_literal(n) for n in entity_names if n] or ['"' + "x" * 80 + '"']
+    slot = {kind: "-[:" + "|".join(cypher_identifier(r) for r in pool[:2]) + "]->"
+            for kind, pool in (("Entity", rels), ("CVT", cvt_rels))}
+    best = ""
+    for shape in walks(max_hops, bool(cvt_rels)):
+        walk = [v for v, _ in shape]
+        text = "MATCH (e:Entity {name: " + max(names, key=len) + "})"
+        for k, (var, label) in enumerate(shape):
+            through = label == "CVT" or (k and shape[k - 1][1] == "CVT")
+            text += slot["CVT" if through else "Entity"] + f"({var}:{label})"
+        text += " WHERE " + " AND ".join(conditions(constraints, walk, has_types=has_types))
+        returns = [" RETURN DISTINCT x.name AS answer LIMIT 99"]
+        if constraints is not None and constraints.ordinal:
+            key = date_key(constraints.ordinal, "[" + ", ".join(walk) + "]")
+            returns.append(f" RETURN x.name AS answer ORDER BY {key} DESC LIMIT 1")
+        best = max(best, text + max(returns, key=len), key=len)
+    return best
+
+
+def token_budget(query: str) -> int:
+    """Completion tokens that cover ``query`` (and a short preamble)."""
+    return len(query) // CHARS_PER_TOKEN + 8
 
 
 def cypher_grammar(relation_types: Sequence[str], entity_names: Sequence[str], max_hops: int = 3,

@@ -7,7 +7,7 @@ import pytest
 
 from cypher.compile import compile_schema_path, compile_walk_filter
 from cypher.conditions import QueryConstraints, date_key, year_condition
-from cypher.grammar import cypher_grammar, extra_chars
+from cypher.grammar import cypher_grammar, longest_query, token_budget
 from cypher.translate import grammar_for
 
 STEPS = [("people.person.spouse_s", "out"), ("people.marriage.spouse", "out")]
@@ -88,7 +88,6 @@ def test_grammar_offers_exactly_the_constraints_conditions():
     assert "ORDER BY" in rule(g, "ret2") and "DESC LIMIT 1" in rule(g, "ret2") and "[x]" in rule(g, "ret1")
     assert re.search(r'\(" AND " cond2\)\{0,3\}', g)
     assert "count(" not in g  # counts are taken over validated answers, not written by the model
-    assert extra_chars(qc, 2) > len(rule(g, "ret2")) // 2 and extra_chars(None, 2) == 0
 
 
 def test_a_cvt_hop_takes_two_relationships_over_cvt_relations_only():
@@ -102,5 +101,21 @@ def test_a_cvt_hop_takes_two_relationships_over_cvt_relations_only():
     assert sum(line.startswith("path") for line in g2.splitlines()) == 6  # 2 one-hop shapes, 4 two-hop shapes
     assert "crel" not in grammar_for(RELS, ["Ann"], 2) and "path3 ::=" not in grammar_for(RELS, ["Ann"], 2)
     assert grammar_for([], ["Ann"], 1) is None
-    qc = QueryConstraints(year=1990, ordinal="earliest")
-    assert extra_chars(qc, 2, cvt=True) > extra_chars(qc, 2)
+
+
+def test_the_budget_covers_the_longest_admitted_query():
+    """Long Freebase relation names once cut the model's constrained reply before ``RETURN … AS answer``."""
+    rels = ["location.country.languages_spoken", "people.ethnicity.languages_spoken",
+            "base.schemastaging.person_extra.net_worth"]
+    qc = QueryConstraints(type_name="language", year=1990, ordinal="latest", second_name="Kingston")
+    q = longest_query(rels, ["Jamaica", "Kingston"], 3, qc, cvt_relations=rels[:2])
+    assert q.startswith('MATCH (e:Entity {name: "Kingston"})')  # the longer name
+    assert len(re.findall(r"\(c\d:CVT\)", q)) == 3  # three CVT hops, each over the two CVT relations
+    assert "`location.country.languages_spoken`|`people.ethnicity.languages_spoken`" in q
+    one = longest_query(rels, ["Jamaica"], 1, None)
+    assert "`base.schemastaging.person_extra.net_worth`|`location.country.languages_spoken`" in one
+    assert q.endswith("DESC LIMIT 1") and " AND " in q and "Kingston" in q
+    assert longest_query(rels, ["Jamaica"], 3, qc, cvt_relations=rels[:2]) != q  # the longer name counts
+    plain = longest_query(rels, ["Jamaica"], 1)
+    assert plain.endswith("RETURN DISTINCT x.name AS answer LIMIT 99") and "(c1:CVT)" not in plain
+    assert len(q) > 3 * len(plain) and token_budget(q) > len(q) // 3

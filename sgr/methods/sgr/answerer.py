@@ -31,7 +31,7 @@ from typing import Any
 from cypher.compile import compile_schema_path
 from cypher.conditions import QueryConstraints
 from cypher.repair import CypherGeneration, generate_cypher
-from cypher.grammar import extra_chars
+from cypher.grammar import longest_query, token_budget
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
 from sgr.core.errors import EntityNotFound, SgrError
 from sgr.core.text import normalize, parse_answer_lines
@@ -426,7 +426,9 @@ class SGRAnswerer:
                       if cfg.answer_constraints else None)
                 cvt, typed = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)], self.stores_types
                 grammar = grammar_for(rels, names, cfg.hops, qc, cvt_relations=cvt, has_types=typed)
-                budget += extra_chars(qc, cfg.hops, cvt=bool(cvt), has_types=typed) // 2  # forced text
+                # never cut a reply before its RETURN: the budget covers the longest query the grammar admits
+                budget = max(budget, token_budget(longest_query(rels, names, cfg.hops, qc, cvt_relations=cvt,
+                                                                has_types=typed)))
             allowed = rels
         else:
             msgs, grammar, allowed = no_schema_messages(question.text, entity), None, None

@@ -78,7 +78,8 @@ class SGRConfig(ExpansionConfig):
       (validation, collaboration) for candidates and paths the model did not propose (0: their δ/ρ is the prior;
       the grid's figures were measured so, and the base model's Yes/No judgement is weak — see KNOWN.md);
       ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
-      ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply.
+      ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply; under the Cypher grammar the budget
+      is raised to cover the longest query the grammar admits (:func:`cypher.grammar.longest_query`).
     * ``max_rounds = 2`` — reasoning rounds when nothing is answered: round 2 relaxes every constraint and extends
       the expansion one hop (G_q, compiled path, validation, votes again; no second NL→Cypher call).
     * ``answer_constraints = True`` — C_q acts: in the compiled Cypher (type, time, comparison, ordinal, second

@@ -192,7 +192,7 @@ def test_llama_cpp_parses_the_constrained_grammar(local_llm_server):
 
 def test_the_models_constrained_reply_parses_and_explains(local_llm, marriages):
     from cypher.extract import extract_cypher
-    from cypher.grammar import extra_chars
+    from cypher.grammar import longest_query, token_budget
     from cypher.translate import example_for, grammar_for, relation_endpoints, translate_messages
     from cypher.validate import validate
 
@@ -203,7 +203,8 @@ def test_the_models_constrained_reply_parses_and_explains(local_llm, marriages):
     cvt = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)]
     assert cvt == [SPOUSE, MARRIED]
     grammar = grammar_for(rels, ["Ann"], 1, qc, cvt_relations=cvt)
-    reply = local_llm.complete(msgs, stage="cypher", grammar=grammar, max_tokens=90 + extra_chars(qc, 1, cvt=True) // 2)
+    budget = token_budget(longest_query(rels, ["Ann"], 1, qc, cvt_relations=cvt))
+    reply = local_llm.complete(msgs, stage="cypher", grammar=grammar, max_tokens=budget)
     query = extract_cypher(reply)
     assert query.startswith('MATCH (e:Entity {name: "Ann"})'), reply
     check = validate(marriages, query, set(marriages.relation_types()))
