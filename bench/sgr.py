@@ -2,13 +2,13 @@
 
     .venv/bin/python bench/sgr.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
         [--methods sgr-base,sgr-compiled,sgr-no-schema,cypher-only,llm-only] \
-        [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp] [--sample 100 --webqsp-sample 150 --seed 0]
+        [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp,webqsp-all] [--sample 100 --webqsp-sample 150 --seed 0]
     .venv/bin/python bench/sgr.py --linking-only --webqsp-uri bolt://…
 
 Each (dataset, method) pair is one `sgr eval` run folder (:func:`sgr.evaluation.runner.run_eval`, resumable) under
 ``--runs-dir``; the graphs are loaded as ``bench/kgqa.py`` loads them (one Neo4j per graph: the MetaQA KB and the
 WebQSP slice are different graphs; ``NEO4J_URI`` serves both when the per-graph URIs are not given, reloading in
-between). The LLM is the configured one (``SGR_LLM_BASE_URL``/``SGR_LLM_MODEL`` or ``sgr llm serve``) with its call
+between). ``webqsp-all`` runs every WebQSP test question (1,628, no sample) under its own label. The LLM is the configured one (``SGR_LLM_BASE_URL``/``SGR_LLM_MODEL`` or ``sgr llm serve``) with its call
 cache on, so reruns are free and methods that send the same prompt (``sgr``, ``sgr-direct``, ``cypher-only`` share
 the schema and NL→Cypher calls) pay once. ``--hops-per-dataset`` gives MetaQA's k-hop questions ``hops=k``
 (``--hops`` of ``sgr ask``; the expansion depth is a method setting, the scored paths still pick the length).
@@ -54,7 +54,10 @@ from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 
-DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp")
+DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "webqsp-all")
+#: bench dataset labels run on another dataset: ``webqsp-all`` is every WebQSP test question (no sample)
+DATASET_OF = {"webqsp-all": "webqsp"}
+GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp"}
 METHODS = ("sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
 #: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model
 RUN_AS = {"sgr-base": "sgr"}
@@ -87,18 +90,18 @@ def route_shares(run_dir: Path) -> dict[str, Any]:
             "prompt_tokens_p90": sorted(toks)[int(0.9 * (len(toks) - 1))] if toks else 0}
 
 
-def constraint_hits(runs: dict[str, Any], summary: dict[str, float]) -> None:
-    """``webqsp/<method>/constraint_hits1_strict``: strict Hits@1 of each method on one question set, the questions
-    whose schema carries a constraint in any run of the dataset (their number is ``webqsp/constraint_questions``)."""
+def constraint_hits(ds: str, runs: dict[str, Any], summary: dict[str, float]) -> None:
+    """``<ds>/<method>/constraint_hits1_strict``: strict Hits@1 of each method on one question set, the questions
+    whose schema carries a constraint in any run of the dataset (their number is ``<ds>/constraint_questions``)."""
     preds = {m: read_predictions(Path(run["run_dir"]) / "predictions.jsonl") for m, run in runs.items()}
     ids = {qid for ps in preds.values() for qid, p in ps.items() if (p.get("extra") or {}).get("constraints")}
     if not ids:
         return
-    summary["webqsp/constraint_questions"] = len(ids)
+    summary[f"{ds}/constraint_questions"] = len(ids)
     for m, ps in preds.items():
         got = [ps[q]["scores"]["hits1_strict"] for q in ids if q in ps and ps[q].get("scores")]
         if got:
-            summary[f"webqsp/{m}/constraint_hits1_strict"] = round(statistics.fmean(got), 4)
+            summary[f"{ds}/{m}/constraint_hits1_strict"] = round(statistics.fmean(got), 4)
 
 
 def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
@@ -207,7 +210,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "webqsp": args.webqsp_uri or os.environ.get("NEO4J_URI")}
 
     for graph in ("metaqa", "webqsp"):
-        todo = [] if args.linking_only else [d for d in datasets if kgqa.GRAPH_OF[d] == graph]
+        todo = [] if args.linking_only else [d for d in datasets if GRAPH_OF[d] == graph]
         want_linking = graph == "webqsp" and not args.no_linking and ("webqsp" in datasets or args.linking_only)
         if not todo and not want_linking:
             continue
@@ -220,13 +223,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"[sgr] linking on webqsp: accuracy {linking['accuracy']:.3f} recall {linking['recall']:.3f}",
                   flush=True)
         for ds in todo:
-            n = args.webqsp_sample if ds == "webqsp" else args.sample
+            n = None if ds == "webqsp-all" else args.webqsp_sample if ds == "webqsp" else args.sample
             for method in methods:
                 run_as = RUN_AS.get(method, method)
                 opts = dict(options)
                 if args.hops_per_dataset and ds.startswith("metaqa"):
                     opts.setdefault("hops", ds[len("metaqa-")])
-                cfg = RunConfig(dataset=ds, method=run_as, out=runs_dir / ds / f"{method}__sample{n}-seed{args.seed}",
+                sel = f"sample{n}-seed{args.seed}" if n else "all"
+                cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",
                                 sample=n, seed=args.seed, hops=2 if graph == "webqsp" else None, options=opts)
                 t0 = time.perf_counter()
                 res = run_eval(cfg, store_factory=(lambda u=uri: GraphStore(u)) if uri else None,
@@ -250,8 +254,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             if "route_llm_share" in r:
                 summary[f"{ds}/{method}/route_llm_share"] = r["route_llm_share"]
                 summary[f"{ds}/{method}/collaborative_share"] = r["collaborative_share"]
-        if ds == "webqsp":
-            constraint_hits(details.get(ds, {}), summary)
+        if ds.startswith("webqsp"):
+            constraint_hits(ds, details.get(ds, {}), summary)
     if linking:
         summary["webqsp/linking/accuracy"] = linking["accuracy"]
         summary["webqsp/linking/recall"] = linking["recall"]
