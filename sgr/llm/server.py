@@ -167,10 +167,17 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
+#: llama-cpp-python's RAM prompt cache (``--cache``): the server keeps the state after each completion and resumes
+#: a prompt from the longest cached prefix. SGR alternates its schema and NL→Cypher prompts, so the server's own
+#: KV cache shares about 4 tokens with the previous prompt; with this cache the NL→Cypher prompt's system message
+#: and worked example (274 tokens on WebQSP) are evaluated once, not per question. Bytes of states kept.
+PROMPT_CACHE_BYTES = 512 << 20
+
+
 def launch(port: int | None = None, *, log: Path, n_ctx: int = 4096, n_threads: int | None = None,
-           wait_s: float = 120.0, model: str = "base") -> tuple[subprocess.Popen, LLMServerInfo]:
+           wait_s: float = 120.0, model: str = "base", prompt_cache: bool = True) -> tuple[subprocess.Popen, LLMServerInfo]:
     """Start a server process (no state file) for ``model`` (``base``, ``tuned`` or a GGUF path) and wait until
-    ``/v1/models`` answers.
+    ``/v1/models`` answers. ``prompt_cache``: keep completion states (:data:`PROMPT_CACHE_BYTES`).
 
     Tests and :func:`start` use this; the caller owns the returned process.
     """
@@ -185,6 +192,8 @@ def launch(port: int | None = None, *, log: Path, n_ctx: int = 4096, n_threads: 
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", served.alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
            "--n_threads_batch", str(threads)]
+    if prompt_cache:
+        cmd += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(PROMPT_CACHE_BYTES)]
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -132,3 +132,32 @@ def test_sgr_llm_serve_status_stop(monkeypatch: pytest.MonkeyPatch, tmp_path, lo
     finally:
         assert server.stop()
     assert server.status() is None and not server.stop()
+
+
+def test_the_servers_prompt_cache_resumes_an_alternating_prompt(tmp_path) -> None:
+    """SGR alternates two prompts (schema, NL→Cypher): the server resumes the third call from the first one's state
+    (its whole shared prefix), where llama.cpp alone keeps only the previous prompt's."""
+    from sgr.llm import server
+    from sgr.llm.client import LLM
+
+    try:
+        server.check_installed()
+        server.model_path()
+    except Exception as exc:  # noqa: BLE001 - the local model is not installed here
+        pytest.skip(f"local LLM unavailable: {exc}")
+    log = tmp_path / "server.log"
+    proc, info = server.launch(log=log, n_ctx=2048, n_threads=1)
+    try:
+        llm = LLM.from_endpoint(info.base_url, info.model, cache_dir=None)
+        shared = SystemMessage(content=" ".join(["Answer the question about the film graph in one word."] * 12))
+        for msgs in ([shared, HumanMessage(content="Who directed Alien?")],
+                     [SystemMessage(content="Reply with JSON only."), HumanMessage(content="List one colour.")],
+                     [shared, HumanMessage(content="Who wrote Alien?")]):
+            llm.complete(msgs, stage="probe", max_tokens=4)
+    finally:
+        server.terminate(proc.pid)
+    text = log.read_text(errors="replace")
+    hits = [int(n) for n in re.findall(r"(\d+) prefix-match hit", text)]
+    assert "cache hit" in text and hits, text[-2000:]
+    assert hits[-1] > 100  # the shared system message was not evaluated again (without the cache: the few
+    # template tokens the second prompt shares)
