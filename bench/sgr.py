@@ -73,7 +73,7 @@ def route_shares(run_dir: Path) -> dict[str, Any]:
     n = max(1, len(preds))
     answered = [p for p in preds.values() if p.get("answers")]
     sources = Counter((p.get("extra") or {}).get("route_source") or "none" for p in answered)
-    constrained = [p for p in preds.values() if (p.get("extra") or {}).get("constraints")]
+    constrained = [p for p in preds.values() if (p.get("extra") or {}).get("constraints") and p.get("scores")]
     rounds = [len((p.get("extra") or {}).get("rounds") or []) for p in preds.values()]
     return {"routes": {k: round(v / n, 4) for k, v in routes.items()},
             "route_sources": {k: round(v / max(1, len(answered)), 4) for k, v in sources.items()},

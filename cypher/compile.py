@@ -13,8 +13,9 @@ This is both the fallback of the direct route when the model's Cypher cannot be 
 are collected and each condition keeps the walks that satisfy it — *softly*: when no walk does (the graph has
 nothing to decide by), the condition keeps them all, so a constraint never empties the answer. In order: the
 second-entity join, the type (stored ``types``, else the name for specific words), the year (time or comparison);
-then the ordinal keeps the answers whose walks' start date is the smallest (earliest) or largest (latest), ties
-kept; ``count`` returns one row whose ``name`` is ``count(DISTINCT x)`` and whose walks are the counted answers'
+then the number (a numeric comparison on the answer's numbers of the measure); then the ordinal keeps the answers
+whose walks' start date is the smallest (earliest) or largest (latest), ties kept — or a numeric superlative keeps
+those with the largest (smallest) number of the measure; ``count`` returns one row whose ``name`` is ``count(DISTINCT x)`` and whose walks are the counted answers'
 (their first walk each). The rows keep the shape ``id, name, path_ids, path_names``, so γ is computed on each
 answer's own walks (eq. 10). Without constraints the query text is exactly the plain walk's.
 
@@ -29,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cypher.conditions import (GENERIC_TYPES, UNDATED, QueryConstraints, adjacent_condition, date_key,
-                               name_condition, name_year, type_condition, year_condition)
+                               name_condition, name_year, number_condition, number_key, type_condition,
+                               year_condition)
 from sgr.core.text import cypher_literal
 from sgr.graph.store import quote_identifier
 
@@ -112,6 +114,15 @@ def _soft(tests: Sequence[str]) -> str:
     return f"WITH rows, {hits}\nWITH CASE {pick} ELSE rows END AS rows\n"
 
 
+def _keep_best(cmp: str) -> str:
+    """Of ``rows`` ``{x, ps, d}``, keep those whose key ``d`` is the best by ``cmp`` (ties kept; all when no row has
+    a key), as ``x, ps``."""
+    return (f"WITH rows, reduce(_b = null, w IN rows | CASE WHEN w.d IS NOT NULL AND (_b IS NULL OR w.d {cmp} _b) "
+            "THEN w.d ELSE _b END) AS best\n"
+            "UNWIND [w IN rows WHERE best IS NULL OR w.d = best] AS w\n"
+            "WITH w.x AS x, w.ps AS ps\n")
+
+
 def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
     """Everything after ``WITH x, ns`` (one row per walk: answer node, walk nodes) for the constraints ``c``."""
     out = "WITH collect({x: x, ns: ns, dn: [n IN ns WHERE n:CVT OR n = x]}) AS rows\n"
@@ -125,16 +136,18 @@ def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
         out += _soft(tests)
     if c.year is not None:
         out += _soft([year_condition(c.year, c.year_op, "w.dn")])
+    if c.number is not None and c.measure:
+        out += _soft([number_condition(c.number, c.number_op, c.measure, "w.x")])
     out += "UNWIND rows AS w\nWITH w.x AS x, w.ns AS ns, w.dn AS dn\n"
     if c.ordinal:
         agg, cmp = ("min", "<") if c.ordinal == "earliest" else ("max", ">")
         out += (f"WITH x, collect(ns)[..$per] AS ps, {agg}({date_key(c.ordinal, 'dn')}) AS d\n"
                 f"WITH collect({{x: x, ps: ps, d: CASE WHEN d = {cypher_literal(UNDATED[c.ordinal])} "
-                f"THEN {name_year('x')} ELSE d END}}) AS rows\n"
-                f"WITH rows, reduce(_b = null, w IN rows | CASE WHEN w.d IS NOT NULL AND (_b IS NULL OR w.d {cmp} _b) "
-                "THEN w.d ELSE _b END) AS best\n"
-                "UNWIND [w IN rows WHERE best IS NULL OR w.d = best] AS w\n"
-                "WITH w.x AS x, w.ps AS ps\n")
+                f"THEN {name_year('x')} ELSE d END}}) AS rows\n" + _keep_best(cmp))
+    elif c.extreme and c.measure:
+        out += ("WITH x, collect(ns)[..$per] AS ps\n"
+                f"WITH collect({{x: x, ps: ps, d: {number_key(c.extreme, c.measure, 'x')}}}) AS rows\n"
+                + _keep_best(">" if c.extreme == "max" else "<"))
     else:
         out += "WITH x, collect(ns)[..$per] AS ps\n"
     if c.count:

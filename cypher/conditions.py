@@ -18,6 +18,13 @@ siblings). A value counts when it starts with a four-digit year; dates compare a
                       (a year written in the answer's name stands in when its walks carry no date)
     count             the answer is the number of distinct answers
     second entity     the answer is adjacent (directly or through one CVT) to a second linked entity
+
+Where the graph keeps numbers: on the answer node — literal properties whose key names the *measure* (a regex
+alternative such as ``area|population``) — and on its neighbours over relationships whose type names it (Freebase
+keeps a population as a dated integer on a CVT: that node's numeric properties; a literal neighbour: its name).
+
+    number N, op      the answer has a number of the measure with ``value op N`` (op one of > < >= <=)
+    extreme           max: the answers with the largest number of the measure ("largest city"); min: the smallest
 """
 
 from __future__ import annotations
@@ -31,6 +38,11 @@ END_KEY = "(?i)(.*[._])?(to|end|end_date)$"
 DATE_VALUE = "[12][0-9]{3}.*"
 YEAR_OPS = ("in", "before", "after")
 ORDINALS = ("earliest", "latest")
+NUMBER_OPS = (">", "<", ">=", "<=")
+#: keys of a number-holding node that are not its number (dates, the year of a dated integer, the id)
+NOT_A_NUMBER_KEY = "(?i)(.*[._])?(from|to|start|end|start_date|end_date|date|year|id)$"
+EXTREMES = ("max", "min")
+_MEASURE_CHARS = set("abcdefghijklmnopqrstuvwxyz_|")
 #: type words too general for the name test (they act through stored ``types`` only)
 GENERIC_TYPES = frozenset({"person", "location"})
 #: sentinel sort keys of an undated walk (sort after every date in the ordinal's direction)
@@ -48,6 +60,10 @@ class QueryConstraints:
     count: bool = False
     second_id: str | None = None  # a second linked entity (the compiler joins on its id …
     second_name: str | None = None  # … the model's grammar on its name)
+    measure: str | None = None  # what a number measures: key words as regex alternatives, "area|population"
+    number: float | None = None  # a numeric comparison: value number_op number
+    number_op: str = ">"
+    extreme: str | None = None  # a numeric superlative: "max" | "min" of the measure
 
     def __post_init__(self) -> None:
         if self.year_op not in YEAR_OPS:
@@ -56,11 +72,19 @@ class QueryConstraints:
             raise ValueError(f"ordinal must be one of {ORDINALS}, got {self.ordinal!r}")
         if self.type_name is not None and not self.type_name.isalpha():
             raise ValueError(f"type_name must be one word of letters, got {self.type_name!r}")
+        if self.number_op not in NUMBER_OPS:
+            raise ValueError(f"number_op must be one of {NUMBER_OPS}, got {self.number_op!r}")
+        if self.extreme is not None and self.extreme not in EXTREMES:
+            raise ValueError(f"extreme must be one of {EXTREMES}, got {self.extreme!r}")
+        if self.measure is not None and (not self.measure or set(self.measure) - _MEASURE_CHARS):
+            raise ValueError(f"measure must be lower-case words joined by '|', got {self.measure!r}")
+        if (self.number is not None or self.extreme) and not self.measure:
+            raise ValueError("a numeric comparison or superlative needs a measure")
 
     @property
     def empty(self) -> bool:
         return not (self.type_name or self.year is not None or self.ordinal or self.count or self.second_id
-                    or self.second_name)
+                    or self.second_name or self.number is not None or self.extreme)
 
     @property
     def kinds(self) -> list[str]:
@@ -68,7 +92,8 @@ class QueryConstraints:
         out = ["second entity"] if self.second_id or self.second_name else []
         out += ["type"] if self.type_name else []
         out += [("time" if self.year_op == "in" else "comparison")] if self.year is not None else []
-        out += ["ordinal"] if self.ordinal else []
+        out += ["comparison"] if self.number is not None else []
+        out += ["ordinal"] if self.ordinal or self.extreme else []
         return out + (["count"] if self.count else [])
 
 
@@ -123,3 +148,31 @@ def name_condition(type_name: str, answer: str) -> str:
 def adjacent_condition(answer: str, second: str) -> str:
     """The answer (an expression) is adjacent to the node pattern ``second``, directly or through one CVT node."""
     return (f"any(_x IN [{answer}] WHERE EXISTS {{ (_x)--({second}) }} OR EXISTS {{ (_x)--(:CVT)--({second}) }})")
+
+
+def numbers(node: str, measure: str) -> str:
+    """The numbers of ``measure`` that the node variable ``node`` carries (module docstring), as a list expression."""
+    m = cypher_literal(f"(?i)(.*[._])?({measure})([._].*)?")
+    own = (f"[_k IN keys({node}) WHERE _k =~ {m} AND toFloatOrNull(toString({node}[_k])) IS NOT NULL "
+           f"| toFloat(toString({node}[_k]))]")
+    near = (f"[({node})-[_r]-(_m) WHERE type(_r) =~ {m} | coalesce(toFloatOrNull(toString(_m.name)), "
+            f"head([_k IN keys(_m) WHERE NOT _k =~ '{NOT_A_NUMBER_KEY}' "
+            f"AND toFloatOrNull(toString(_m[_k])) IS NOT NULL | toFloat(toString(_m[_k]))]))]")
+    return f"[_v IN {own} + {near} WHERE _v IS NOT NULL]"
+
+
+def number_condition(value: float, op: str, measure: str, node: str) -> str:
+    """True when ``node`` has a number of ``measure`` with ``number op value``."""
+    if op not in NUMBER_OPS:
+        raise ValueError(f"number_op must be one of {NUMBER_OPS}, got {op!r}")
+    return f"any(_y IN [{node}] WHERE any(_v IN {numbers('_y', measure)} WHERE _v {op} {format(float(value), 'f')}))"
+
+
+def number_key(extreme: str, measure: str, node: str) -> str:
+    """The sort key of ``node`` for a numeric superlative: its largest (max) or smallest (min) number of ``measure``,
+    null when it has none."""
+    if extreme not in EXTREMES:
+        raise ValueError(f"extreme must be one of {EXTREMES}, got {extreme!r}")
+    cmp = ">" if extreme == "max" else "<"
+    return (f"head([_y IN [{node}] | reduce(_b = null, _v IN {numbers('_y', measure)} | "
+            f"CASE WHEN _b IS NULL OR _v {cmp} _b THEN _v ELSE _b END)])")

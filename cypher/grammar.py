@@ -7,6 +7,7 @@ only queries of this shape::
           [WHERE <condition> [AND <condition>]…]
     RETURN DISTINCT x.name AS answer [LIMIT n]
     | RETURN x.name AS answer ORDER BY <date of the walk> ASC|DESC LIMIT 1          (an ordinal in C_q)
+    | RETURN x.name AS answer ORDER BY <the answer's number> DESC|ASC LIMIT 1      (a numeric superlative)
 
 with 1..``max_hops`` hops, each undirected or pointing either way; a hop is one relationship to an ``(x_i:Entity)``,
 or — over the relations that meet CVT nodes — two through a ``(c_i:CVT)`` node, so a CVT-mediated fact
@@ -18,8 +19,9 @@ Zhang et al. §3.4.1: S_q restricts the query to R_q), nor anything but a read q
 The conditions are a finite list, each a fixed Cypher text written by :mod:`cypher.conditions` (the same text the
 compiled query uses): ``x <> e`` (the topic entity is no answer), and from C_q (:class:`QueryConstraints`) the
 type (stored ``types``, when the graph has them; the name for specific words), the year (time or comparison, on
-the walk's nodes ``c1, x1 … x``) and the second entity (the answer touches it, directly or through a CVT). An ordinal
-adds the ``ORDER BY … LIMIT 1`` return. ``count`` adds no form: a counted number is no node that validation could
+the walk's nodes ``c1, x1 … x``), the second entity (the answer touches it, directly or through a CVT) and the number
+(a numeric comparison on the answer's numbers of the measure). An ordinal or a numeric superlative adds its
+``ORDER BY … LIMIT 1`` return. ``count`` adds no form: a counted number is no node that validation could
 ground (eq. 10), so SGR counts the validated answers afterwards, in Cypher (:mod:`sgr.methods.sgr.constraints`).
 The grammar fixes the form, not the meaning: the model may still pick the wrong relation.
 """
@@ -30,7 +32,7 @@ from collections.abc import Sequence
 from itertools import product
 
 from cypher.conditions import (GENERIC_TYPES, QueryConstraints, adjacent_condition, date_key, name_condition,
-                               type_condition, year_condition)
+                               number_condition, number_key, type_condition, year_condition)
 from sgr.core.text import cypher_literal, gbnf_literal
 
 #: Relationship direction templates: undirected, left-to-right, right-to-left (never ``<-[…]->``).
@@ -59,6 +61,24 @@ def conditions(c: QueryConstraints | None, walk: Sequence[str], *, has_types: bo
         out.append(year_condition(c.year, c.year_op, "[" + ", ".join(walk) + "]"))
     if c.second_name:
         out.append(adjacent_condition("x", f"_s:Entity {{name: {cypher_literal(c.second_name)}}}"))
+    if c.number is not None and c.measure:
+        out.append(number_condition(c.number, c.number_op, c.measure, "x"))
+    return out
+
+
+def ordered_returns(c: QueryConstraints | None, walk: Sequence[str]) -> list[str]:
+    """The ``ORDER BY … LIMIT 1`` returns admitted for a walk: the ordinal's (the walk's start date) and the numeric
+    superlative's (the answer's number of the measure; answers without one sort last)."""
+    if c is None:
+        return []
+    out = []
+    if c.ordinal:
+        key = date_key(c.ordinal, "[" + ", ".join(walk) + "]")
+        out.append(f" RETURN x.name AS answer ORDER BY {key} {'ASC' if c.ordinal == 'earliest' else 'DESC'} LIMIT 1")
+    if c.extreme and c.measure:
+        last = "-1.0E308" if c.extreme == "max" else "1.0E308"
+        out.append(f" RETURN x.name AS answer ORDER BY coalesce({number_key(c.extreme, c.measure, 'x')}, {last}) "
+                   f"{'DESC' if c.extreme == 'max' else 'ASC'} LIMIT 1")
     return out
 
 
@@ -100,10 +120,7 @@ def longest_query(relation_types: Sequence[str], entity_names: Sequence[str], ma
             through = label == "CVT" or (k and shape[k - 1][1] == "CVT")
             text += slot["CVT" if through else "Entity"] + f"({var}:{label})"
         text += " WHERE " + " AND ".join(conditions(constraints, walk, has_types=has_types))
-        returns = [" RETURN DISTINCT x.name AS answer LIMIT 99"]
-        if constraints is not None and constraints.ordinal:
-            key = date_key(constraints.ordinal, "[" + ", ".join(walk) + "]")
-            returns.append(f" RETURN x.name AS answer ORDER BY {key} DESC LIMIT 1")
+        returns = [" RETURN DISTINCT x.name AS answer LIMIT 99"] + ordered_returns(constraints, walk)
         best = max(best, text + max(returns, key=len), key=len)
     return best
 
@@ -131,7 +148,6 @@ def cypher_grammar(relation_types: Sequence[str], entity_names: Sequence[str], m
     cvt_rels = [r for r in dict.fromkeys(cvt_relations) if r in rels]
     names = list(dict.fromkeys(n for n in entity_names if n))
     entity = _alternatives([cypher_literal(n) for n in names]) if names else "string"
-    ordinal = constraints.ordinal if constraints is not None else None
 
     # One alternative per walk shape, each with the conditions and sort key over the node variables it binds.
     lines = ['root ::= "MATCH " body']
@@ -145,11 +161,9 @@ def cypher_grammar(relation_types: Sequence[str], entity_names: Sequence[str], m
         lines += [f"path{f} ::= " + " ".join(parts),
                   f"cond{f} ::= " + _alternatives(conds)]
         ret = "plain"
-        if ordinal:
-            key = date_key(ordinal, "[" + ", ".join(walk) + "]")
-            order = "ASC" if ordinal == "earliest" else "DESC"
-            lines.append(f"ret{f} ::= plain | "
-                         + gbnf_literal(f" RETURN x.name AS answer ORDER BY {key} {order} LIMIT 1"))
+        ordered = ordered_returns(constraints, walk)
+        if ordered:
+            lines.append(f"ret{f} ::= plain | " + _alternatives(ordered))
             ret = f"ret{f}"
         more = f' (" AND " cond{f}){{0,{len(conds) - 1}}}' if len(conds) > 1 else ""
         bodies.append(f'path{f} (" WHERE " cond{f}{more})? {ret}')

@@ -21,8 +21,25 @@ def test_rules_become_conditions():
 
 
 def test_values_without_a_graph_reading_give_no_condition():
-    assert query_constraints([Constraint("comparison", "more than", "more than")], "more than 5 people").empty
-    assert query_constraints([Constraint("ordinal", "largest", "largest")], "largest city").empty
+    assert query_constraints([Constraint("comparison", "more than", "more than")], "more than 5 things").empty
+    assert query_constraints([Constraint("ordinal", "best", "best")], "best film").empty
     assert query_constraints([Constraint("type", "what kinds", "films")], "q").type_name == "film"
+    assert query_constraints([Constraint("type", "what", "cities")], "q").type_name == "city"
+    assert query_constraints([Constraint("type", "what", "class")], "q").type_name == "class"
+
+
+def test_numbers_superlatives_and_their_measures():
+    c = qc("what is the largest city in spain?")
+    assert (c.extreme, c.measure, c.number, c.kinds) == ("max", "area|population", None, ["ordinal"])
+    c = qc("what is the most populated state in the united states?")
+    assert (c.extreme, c.measure) == ("max", "population")
+    assert (qc("what is the tallest building in paris").extreme, qc("the shortest river").extreme) == ("max", "min")
+    c = qc("which cities have more than 2.5 million people?")
+    assert (c.number, c.number_op, c.measure, c.extreme) == (2.5e6, ">", "population", None)
+    assert (qc("mountains at most 3,000 feet high").number, qc("mountains at most 3,000 feet").number_op) == (3000, "<=")
+    assert "comparison" in qc("towns with fewer than 900 inhabitants").kinds
+    assert qc("who is the youngest child of ann").ordinal == "latest"  # a date ordinal, not a number
+    c = qc("the largest city with over 2 million people")  # one measure per query: the superlative's
+    assert (c.extreme, c.number, c.measure) == ("max", None, "area|population")
     c = query_constraints([Constraint("comparison", "before", "before")], "who ruled before 1066", second_id="m.x")
     assert (c.year, c.year_op, c.second_id) == (1066, "before", "m.x")

@@ -7,7 +7,13 @@
                     (those two act through stored ``types`` only); ``when``/time: none
     time Y          a date range on the walk contains Y — unless a comparison takes the year:
     comparison      before/until Y: a date on the walk starts before Y; after/since Y: after Y
-    ordinal         first/earliest/oldest → earliest start; last/latest/newest/most recent/recent/current → latest
+    ordinal         first/earliest/oldest → earliest start; last/latest/newest/youngest/most recent/recent/current
+                    → latest
+    superlative     largest/biggest/smallest (area or population), tallest/highest/lowest (height, elevation),
+                    longest/shortest, deepest, richest, most/least populous → the largest/smallest number of
+                    that measure on the answer (:data:`SUPERLATIVES`)
+    number          more than/over/at least/less than/under N <unit> → the answer's number of the unit's measure
+                    compared with N (:data:`UNITS`; "million" etc. scale N; no unit word: no condition)
     count           the answer is the number of distinct answers
     second entity   a second linked entity the answer must touch (conjunctions), when the caller names one
 
@@ -16,8 +22,7 @@ Cypher (:func:`cypher.compile.compile_schema_path`, called by ``SGRAnswerer.run_
 :func:`apply_constraints` runs the SAME conditions in Cypher over the final answers' own walks
 (:func:`cypher.compile.compile_walk_filter`) — for answers that came from the model's own Cypher or the
 collaborative votes, and for ``count``, which counts the validated answers (so each counted answer was validated on
-its own walk first). Numeric comparisons (more than, over …) and numeric superlatives (largest …) have no graph
-reading here and act nowhere. In these two queries every condition is soft: when no answer satisfies it, it keeps
+its own walk first). In these two queries every condition is soft: when no answer satisfies it, it keeps
 them all. The model's NL→Cypher grammar offers the same condition texts as ``WHERE`` alternatives (and the ordinal as
 ``ORDER BY … LIMIT 1``), which act as written when the model chooses them (:mod:`cypher.grammar`).
 """
@@ -35,7 +40,28 @@ from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-LATEST = {"last", "latest", "most recent", "newest", "recent", "current"}
+LATEST = {"last", "latest", "most recent", "newest", "recent", "current", "youngest"}
+_SIZE = "area|population"
+#: numeric superlatives → (extreme, measure: key words of the number compared)
+SUPERLATIVES = {"largest": ("max", _SIZE), "biggest": ("max", _SIZE), "smallest": ("min", _SIZE),
+                "tallest": ("max", "height"), "highest": ("max", "height|elevation"),
+                "lowest": ("min", "height|elevation"), "longest": ("max", "length"), "shortest": ("min", "height|length"),
+                "deepest": ("max", "depth"), "richest": ("max", "net_worth"),
+                "most populous": ("max", "population"), "most populated": ("max", "population"),
+                "least populous": ("min", "population"), "least populated": ("min", "population")}
+_POPULOUS = re.compile(r"\b(most|least) (populous|populated)\b", re.I)
+#: the word after a compared number → what it measures
+_LENGTHS = "height|elevation|length"
+UNITS = {"people": "population", "inhabitants": "population", "residents": "population", "population": "population",
+         "feet": _LENGTHS, "ft": _LENGTHS, "meters": _LENGTHS, "metres": _LENGTHS, "miles": "length|area",
+         "km": "length|area", "kilometers": "length|area", "dollars": "net_worth|revenue|budget|gross",
+         "tall": "height", "high": "height|elevation", "long": "length"}
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+_NUMBER_OPS = {"more than": ">", "over": ">", "greater than": ">", "larger than": ">", "bigger than": ">",
+               "above": ">", "at least": ">=", "less than": "<", "fewer than": "<", "under": "<", "below": "<",
+               "smaller than": "<", "at most": "<="}
+_NUMBER = re.compile(r"\b(" + "|".join(_NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[0-9]+)?)\s*"
+                     r"(thousand|million|billion)?\s*([a-z]+)?", re.I)
 EARLIEST = {"first", "earliest", "oldest"}
 BEFORE = {"before", "until"}
 AFTER = {"after", "since"}
@@ -53,7 +79,7 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
                       second_id: str | None = None, second_name: str | None = None) -> QueryConstraints:
     """The conditions Cypher can apply for SGR's ``constraints`` (module docstring); ``count=False`` leaves the
     count out (it is applied after validation)."""
-    type_name = year = ordinal = None
+    type_name = year = ordinal = extreme = measure = None
     op = "in"
     has_count = False
     qyear = _YEAR.search(question)
@@ -61,7 +87,8 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
         value = (getattr(c, "value", None) or "").lower().strip()
         if c.kind == "type" and type_name is None and value and value != "time":
             word = GENERIC.get(value, value)
-            word = word[:-1] if word.endswith("s") and len(word) > 4 and value not in GENERIC else word
+            if value not in GENERIC and len(word) > 4:  # plural → singular: cities → city, films → film
+                word = word[:-3] + "y" if word.endswith("ies") else word[:-1] if word.endswith("s") and not word.endswith("ss") else word
             type_name = word if word.isalpha() else None
         elif c.kind == "time" and year is None and value.isdigit():
             year = int(value)
@@ -71,12 +98,32 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
             ordinal = "earliest" if value in EARLIEST else "latest"
         elif c.kind == "count":
             has_count = True
+        elif c.kind == "ordinal" and extreme is None and value in SUPERLATIVES:
+            extreme, measure = SUPERLATIVES[value]
     if op != "in" and year is None and qyear:
         year = int(qyear.group(1))
     if year is None:
         op = "in"
+    if extreme is None and _POPULOUS.search(question):
+        extreme, measure = SUPERLATIVES[_POPULOUS.search(question).group(0).lower()]
+    number, number_op, number_measure = numeric_comparison(question)
+    if extreme is None and number is not None:
+        measure = number_measure
+    elif number_measure != measure:
+        number = None  # one measure per query: the superlative's
     return QueryConstraints(type_name=type_name, year=year, year_op=op, ordinal=ordinal, count=count and has_count,
-                            second_id=second_id, second_name=second_name)
+                            second_id=second_id, second_name=second_name, measure=measure, number=number,
+                            number_op=number_op, extreme=extreme)
+
+
+def numeric_comparison(question: str) -> tuple[float | None, str, str | None]:
+    """``(N, op, measure)`` of "more than 5 million people" in ``question``; ``(None, ">", None)`` when there is
+    none or no word names the measure."""
+    m = _NUMBER.search(question)
+    if not m or (m.group(4) or "").lower() not in UNITS:
+        return None, ">", None
+    value = float(m.group(2).replace(",", "")) * _SCALE.get((m.group(3) or "").lower(), 1.0)
+    return value, _NUMBER_OPS[m.group(1).lower()], UNITS[m.group(4).lower()]
 
 
 def apply_constraints(store: GraphStore | None, answers: list[Answer], constraints: Sequence[Any] | QueryConstraints,

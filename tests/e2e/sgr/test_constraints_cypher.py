@@ -210,3 +210,58 @@ def test_the_models_constrained_reply_parses_and_explains(local_llm, marriages):
     check = validate(marriages, query, set(marriages.relation_types()))
     assert check.ok, (query, check.problems)
     marriages.run_generated(query)
+
+
+CONTAINS = "location.location.contains"
+POPULATION = "location.statistical_region.population"
+
+
+@pytest.fixture()
+def cities(clean_store):
+    """Freebase-style numbers: populations as dated integers on CVT nodes, areas as literal properties; Seville has
+    an area only, Toledo no number at all."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    b.add_entity("m.es", "Spain")
+    for mid, name, pop, area in [("m.mad", "Madrid", "3223334", "604.3"), ("m.bcn", "Barcelona", "1620343", "101.4"),
+                                 ("m.sev", "Seville", None, "140.8"), ("m.tol", "Toledo", None, None)]:
+        b.add_entity(mid, name)
+        b.add_triple("m.es", CONTAINS, mid)
+        if pop:
+            b.add_triple(mid, POPULATION, mid + ".pop")
+            b.add_property(mid + ".pop", "measurement_unit.dated_integer.number", pop)
+            b.add_property(mid + ".pop", "measurement_unit.dated_integer.year", "2011")  # not the number
+            b.add_property(mid + ".pop", "a.year", "1")
+        if area:
+            b.add_property(mid, "location.location.area", area)
+    write_graph(clean_store, b)
+    return clean_store
+
+
+def test_a_numeric_superlative_and_comparison_change_the_answer(cities):
+    def run_c(**kw):
+        return names(cities, compile_schema_path("m.es", [(CONTAINS, "out")], constraints=QueryConstraints(**kw)))
+
+    assert run_c() == ["Barcelona", "Madrid", "Seville", "Toledo"]
+    assert run_c(extreme="max", measure="population") == ["Madrid"]  # CVT numbers
+    assert run_c(extreme="min", measure="population") == ["Barcelona"]  # the cities without one do not compete
+    assert run_c(extreme="min", measure="area") == ["Barcelona"] and run_c(extreme="max", measure="area") == ["Madrid"]
+    assert run_c(number=2e6, number_op=">", measure="population") == ["Madrid"]
+    assert run_c(number=120, number_op="<=", measure="area") == ["Barcelona"]
+    assert run_c(number=5e6, number_op=">", measure="population") == ["Barcelona", "Madrid", "Seville", "Toledo"]  # soft
+    assert run_c(extreme="max", measure="depth") == ["Barcelona", "Madrid", "Seville", "Toledo"]  # nothing to decide by
+    walks = [("m.bcn", ["m.es", "m.bcn"]), ("m.sev", ["m.es", "m.sev"])]
+    assert names(cities, compile_walk_filter(walks, QueryConstraints(extreme="max", measure="area"))) == ["Seville"]
+
+
+def test_the_grammars_superlative_return_runs_in_neo4j(cities):
+    from cypher.grammar import cypher_grammar, ordered_returns
+
+    qc = QueryConstraints(extreme="max", measure="area|population")
+    (ret,) = ordered_returns(qc, ["x"])
+    assert ret in cypher_grammar([CONTAINS], ["Spain"], 1, qc).replace('\\"', '"')
+    base = f'MATCH (e:Entity {{name: "Spain"}})-[:`{CONTAINS}`]->(x:Entity) WHERE x <> e'
+    assert [r["answer"] for r in cities.run_generated(base + ret).rows] == ["Madrid"]
+    small = ordered_returns(QueryConstraints(extreme="min", measure="area"), ["x"])[0]
+    assert [r["answer"] for r in cities.run_generated(base + small).rows] == ["Barcelona"]
