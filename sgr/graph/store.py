@@ -24,7 +24,8 @@ import re
 import time
 import unicodedata
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,26 +255,34 @@ class GraphStore:
         """Run a write query in its own transaction and return all rows as dicts."""
         return self._run(cypher, params, WRITE_ACCESS)
 
-    def _run(self, cypher: str, params: Mapping[str, Any] | None, access: str) -> list[dict[str, Any]]:
-        if access == READ_ACCESS:
-            check_read_query(cypher)
+    @contextmanager
+    def _query(self, *, untrusted: bool, rejected: str = "") -> Iterator[None]:
+        """Count and time one query, and turn driver errors into sgr's: a refused login, the rate limit, a lost
+        server; for ``untrusted`` (generated) Cypher also a dropped connection and a rejected query
+        (:class:`CypherError`, its message after ``rejected``)."""
         t0 = time.perf_counter()
         try:
-            with self._session(access) as session:
-                work = session.execute_read if access == READ_ACCESS else session.execute_write
-                rows = work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
+            yield
         except AuthError as exc:
             raise self._auth_error(exc) from exc
-        except ClientError as exc:
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise (self._dropped(exc) if untrusted else self._lost(exc)) from exc
+        except (ClientError, Neo4jError) as exc:
             if exc.code == AUTH_RATE_LIMIT:
                 raise self._rate_limited() from exc
-            raise
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise self._lost(exc) from exc
+            if not untrusted:
+                raise
+            raise CypherError(rejected + first_line(exc.message or str(exc))) from exc
         finally:
             self.query_seconds += time.perf_counter() - t0
             self.query_count += 1
-        return rows
+
+    def _run(self, cypher: str, params: Mapping[str, Any] | None, access: str) -> list[dict[str, Any]]:
+        if access == READ_ACCESS:
+            check_read_query(cypher)
+        with self._query(untrusted=False), self._session(access) as session:
+            work = session.execute_read if access == READ_ACCESS else session.execute_write
+            return work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
 
     def run_generated(self, cypher: str, params: Mapping[str, Any] | None = None,
                       timeout_s: float | None = None, row_cap: int | None = None) -> QueryResult:
@@ -288,35 +297,23 @@ class GraphStore:
             raise ConfigError(f"the timeout must be above 0 s and the row cap at least 1 (got {timeout} s, {cap} rows)")
         t0 = time.perf_counter()
         truncated = False
-        rows: list[dict[str, Any]] = []
-        try:
-            with self._session(READ_ACCESS) as session:
-                @neo4j.unit_of_work(timeout=timeout)
-                def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
-                    nonlocal truncated
-                    result = tx.run(cypher, dict(params or {}))
-                    out = []
-                    for record in result:
-                        if len(out) >= cap:
-                            truncated = True
-                            break
-                        out.append(record.data())
-                    result.consume()
-                    return out
-                rows = session.execute_read(work)
-        except AuthError as exc:
-            raise self._auth_error(exc) from exc
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise self._dropped(exc) from exc
-        except (ClientError, Neo4jError) as exc:
-            if exc.code == AUTH_RATE_LIMIT:
-                raise self._rate_limited() from exc
-            raise CypherError(f"Neo4j rejected the query: {first_line(exc.message or str(exc))}") from exc
-        finally:
-            dt = time.perf_counter() - t0
-            self.query_seconds += dt
-            self.query_count += 1
-        return QueryResult(rows=rows, seconds=dt, truncated=truncated)
+
+        @neo4j.unit_of_work(timeout=timeout)
+        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+            nonlocal truncated
+            result = tx.run(cypher, dict(params or {}))
+            out = []
+            for record in result:
+                if len(out) >= cap:
+                    truncated = True
+                    break
+                out.append(record.data())
+            result.consume()
+            return out
+
+        with self._query(untrusted=True, rejected="Neo4j rejected the query: "), self._session(READ_ACCESS) as session:
+            rows = session.execute_read(work)
+        return QueryResult(rows=rows, seconds=time.perf_counter() - t0, truncated=truncated)
 
     def explain(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """``EXPLAIN`` a query; return Neo4j's notifications (unknown labels, types, properties …).
@@ -324,22 +321,8 @@ class GraphStore:
         Raises :class:`CypherError` on a syntax or semantic error.
         """
         check_read_query(cypher)
-        t0 = time.perf_counter()
-        try:
-            with self._session(READ_ACCESS) as session:
-                result = session.run("EXPLAIN " + cypher, dict(params or {}))
-                summary = result.consume()
-        except AuthError as exc:
-            raise self._auth_error(exc) from exc
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise self._dropped(exc) from exc
-        except (ClientError, Neo4jError) as exc:
-            if exc.code == AUTH_RATE_LIMIT:
-                raise self._rate_limited() from exc
-            raise CypherError(first_line(exc.message or str(exc))) from exc
-        finally:
-            self.query_seconds += time.perf_counter() - t0
-            self.query_count += 1
+        with self._query(untrusted=True), self._session(READ_ACCESS) as session:
+            summary = session.run("EXPLAIN " + cypher, dict(params or {})).consume()
         notes = []
         with warnings.catch_warnings():  # driver 6 deprecates it for gql_status_objects; codes are clearer
             warnings.simplefilter("ignore", DeprecationWarning)
