@@ -414,11 +414,8 @@ class SGRAnswerer:
             proposed = [r for p in schema.model_paths[:1] for r in p.relations]
             rels = list(dict.fromkeys(schema.ordered + proposed + schema.relation_names))[:6]
             endpoints = relation_endpoints(self.store, rels, self.graph_version)
-            ex = None
-            if self.exemplars is not None and cfg.exemplars:
-                near = self.exemplars.nearest(question.text, 1, entity)
-                ex = near[0][0] if near else None
-            msgs = translate_messages(question.text, entity, endpoints, example_for(rels, ex))
+            near = self.exemplars.nearest(question.text, 1, entity) if self.exemplars is not None and cfg.exemplars else []
+            msgs = translate_messages(question.text, entity, endpoints, example_for(rels, near[0][0] if near else None))
             grammar = None
             if getattr(self.llm, "constrained", False):  # C_q as the grammar's finite conditions / ordinal form
                 qc = (query_constraints(schema.constraints, question.text, count=False,
@@ -426,9 +423,8 @@ class SGRAnswerer:
                       if cfg.answer_constraints else None)
                 cvt, typed = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)], self.stores_types
                 grammar = grammar_for(rels, names, cfg.hops, qc, cvt_relations=cvt, has_types=typed)
-                # never cut a reply before its RETURN: the budget covers the longest query the grammar admits
                 budget = max(budget, token_budget(longest_query(rels, names, cfg.hops, qc, cvt_relations=cvt,
-                                                                has_types=typed)))
+                                                                has_types=typed)))  # never cut before RETURN
             allowed = rels
         else:
             msgs, grammar, allowed = no_schema_messages(question.text, entity), None, None
