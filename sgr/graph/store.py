@@ -24,7 +24,7 @@ import re
 import time
 import unicodedata
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,6 +148,10 @@ def first_line(message: str) -> str:
 #: hundreds of thousands, and expanding them all takes seconds. Far above any node of the MetaQA KB
 #: (largest degree 4,016) or the WebQSP slice (2,555), whose answers therefore do not depend on it.
 HUB_EDGE_SAMPLE = 5000
+#: ``types``: the relationship types at the node bound to ``e`` (either direction, sgr's own ``SGR_*`` excluded),
+#: read from its first ``$cap`` (:data:`HUB_EDGE_SAMPLE`) edges — the one sampling query, inside a ``CALL``.
+TYPES_AT = ("CALL (e) { MATCH (e)-[r]-() WHERE NOT type(r) STARTS WITH 'SGR_' WITH r LIMIT $cap "
+            "RETURN collect(DISTINCT type(r)) AS types }")
 
 
 def quote_identifier(name: str) -> str:
@@ -358,6 +362,13 @@ class GraphStore:
         """Relationship types used by the data (sgr's own bookkeeping types excluded)."""
         rows = self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS t")
         return sorted(r["t"] for r in rows if not r["t"].startswith("SGR_"))
+
+    def relation_types_at(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """The relationship types at each entity of ``ids`` (:data:`TYPES_AT`: a hub costs no more than
+        :data:`HUB_EDGE_SAMPLE` edges)."""
+        rows = self.read(f"UNWIND $ids AS i MATCH (e:Entity {{id: i}}) {TYPES_AT} RETURN e.id AS id, types",
+                         {"ids": list(ids), "cap": HUB_EDGE_SAMPLE})
+        return {r["id"]: r["types"] for r in rows}
 
     def relation_vocabulary(self) -> list[dict[str, str]]:
         """The ``(:Relation {name, text})`` nodes, sorted by name."""

@@ -33,7 +33,7 @@ from difflib import SequenceMatcher
 from neo4j.exceptions import Neo4jError
 
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
-from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, GraphStore, is_mid
+from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, TYPES_AT, GraphStore, is_mid
 
 #: Bulk resolution of dataset strings (:meth:`EntityLinker.resolve`): by id, then by exact name via full text.
 RESOLVE_BY_ID = "UNWIND $keys AS k MATCH (e:Entity {id: k}) RETURN k, e.id AS id"
@@ -116,9 +116,7 @@ class EntityLinker:
         The degree is read from the store's degree counts (``COUNT { (e)--() }`` expands no edge) less the saved
         evidence links."""
         rows = self.store.read(
-            "UNWIND $ids AS i MATCH (e:Entity {id: i}) "
-            "CALL (e) { MATCH (e)-[r]-() WHERE NOT type(r) STARTS WITH 'SGR_' WITH r LIMIT $cap "
-            "  RETURN collect(DISTINCT type(r)) AS types } "
+            f"UNWIND $ids AS i MATCH (e:Entity {{id: i}}) {TYPES_AT} "
             f"RETURN e.id AS id, types, COUNT {{ (e)--() }} - COUNT {{ (e)-[:{EVIDENCE_REL}]-() }} AS degree",
             {"ids": list(ids), "cap": HUB_EDGE_SAMPLE})
         return {r["id"]: (r["types"], r["degree"]) for r in rows}

@@ -40,7 +40,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from sgr.core.errors import EntityNotFound
 from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
-from sgr.graph.store import HUB_EDGE_SAMPLE, GraphStore, quote_identifier
+from sgr.graph.store import GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.base import UsageMeter, parse_options
 from sgr.retrieval.relations import CosineRelationRetriever, ScoredRelation, load_retriever
@@ -302,10 +302,7 @@ class EvidenceSubgraph:
 def relations_at(store: GraphStore, ids: Sequence[str]) -> list[str]:
     """Relationship types incident to the entities ``ids`` (either direction; sgr's own SGR_* types excluded),
     from the first :data:`~sgr.graph.store.HUB_EDGE_SAMPLE` edges of each."""
-    rows = store.read("UNWIND $ids AS i MATCH (h:Entity {id: i}) "
-                      "CALL (h) { MATCH (h)-[r]-(:Entity) WHERE NOT type(r) STARTS WITH 'SGR_' WITH r LIMIT $cap "
-                      "  RETURN DISTINCT type(r) AS t } RETURN DISTINCT t", {"ids": list(ids), "cap": HUB_EDGE_SAMPLE})
-    return sorted(r["t"] for r in rows)
+    return sorted({t for types in store.relation_types_at(ids).values() for t in types})
 
 
 def follow(store: GraphStore, ids: Sequence[str], relation: str, cap: int) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ from sgr.core.text import normalize as normalise
 from sgr.methods.sgr.config import ExpansionConfig
 from sgr.retrieval.entities import LinkedEntity
 from sgr.methods.sgr.schema import QuestionSchema
-from sgr.graph.store import HUB_EDGE_SAMPLE, GraphStore, relation_text
+from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
 
 Step = tuple[str, str]
@@ -167,11 +167,8 @@ def neighbourhood_relation_types(store: GraphStore, ids: Sequence[str], depth: i
     if depth >= 2 and rows:
         mids = [r["m"] for r in rows if r["cvt"]] + [r["m"] for r in rows if not r["cvt"]]
         mids = list(dict.fromkeys(mids))[:second_cap]
-        more = store.read(
-            "UNWIND $ids AS i MATCH (m:Entity {id: i}) "
-            "CALL (m) { MATCH (m)-[r]-() WITH r LIMIT $sample RETURN DISTINCT type(r) AS t LIMIT 100 } RETURN DISTINCT t",
-            {"ids": mids, "sample": HUB_EDGE_SAMPLE})
-        types += [r["t"] for r in more if not r["t"].startswith("SGR_") and r["t"] not in types]
+        more = store.relation_types_at(mids)
+        types += list(dict.fromkeys(t for m in mids for t in more.get(m, [])[:100] if t not in types))
     return types
 
 

@@ -68,3 +68,8 @@ def test_relation_profile_samples_a_hub_and_counts_its_degree(clean_store, monke
     monkeypatch.setattr(entities, "HUB_EDGE_SAMPLE", 4)
     types, degree = linker.relation_profile(["m.hub"])["m.hub"]
     assert len(types) == 4 and set(types) < {f"x.y.r{i}" for i in range(6)} and degree == 6
+    assert sorted(clean_store.relation_types_at(["m.hub", "m.n0"])["m.n0"]) == ["x.y.r0"]  # the store's one sample
+    from sgr.graph import store as store_module
+
+    monkeypatch.setattr(store_module, "HUB_EDGE_SAMPLE", 2)
+    assert len(clean_store.relation_types_at(["m.hub"])["m.hub"]) == 2
