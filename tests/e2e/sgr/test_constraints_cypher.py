@@ -188,6 +188,10 @@ def test_llama_cpp_parses_the_constrained_grammar(local_llm_server):
                               has_types=True))
     check_gbnf(cypher_grammar([SPOUSE, MARRIED], [], 2, QueryConstraints(year=1990, year_op="before",
                                                                         ordinal="earliest")))
+    check_gbnf(cypher_grammar([SPOUSE], ["Ann"], 2, QueryConstraints(extreme="max", measure="area|population",
+                                                                     ordinal="latest")))
+    check_gbnf(cypher_grammar([SPOUSE], ["Ann"], 1, QueryConstraints(number=2.5e6, number_op=">=",
+                                                                     measure="population")))
 
 
 def test_the_models_constrained_reply_parses_and_explains(local_llm, marriages):
@@ -199,7 +203,7 @@ def test_the_models_constrained_reply_parses_and_explains(local_llm, marriages):
     rels = [SPOUSE, MARRIED, BORN]
     endpoints = relation_endpoints(marriages, rels, marriages.graph_version())
     msgs = translate_messages("who was Ann married to in 1990?", "Ann", endpoints, example_for(rels))
-    qc = QueryConstraints(year=1990, ordinal="latest")
+    qc = QueryConstraints(year=1990, ordinal="latest", number=2, measure="population")  # every condition kind
     cvt = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)]
     assert cvt == [SPOUSE, MARRIED]
     grammar = grammar_for(rels, ["Ann"], 1, qc, cvt_relations=cvt)
