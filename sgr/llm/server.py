@@ -170,8 +170,11 @@ def default_threads() -> int:
 #: llama-cpp-python's RAM prompt cache (``--cache``): the server keeps the state after each completion and resumes
 #: a prompt from the longest cached prefix. SGR alternates its schema and NL→Cypher prompts, so the server's own
 #: KV cache shares about 4 tokens with the previous prompt; with this cache the NL→Cypher prompt's system message
-#: and worked example (274 tokens on WebQSP) are evaluated once, not per question. Bytes of states kept.
-PROMPT_CACHE_BYTES = 512 << 20
+#: and worked example (274 tokens on WebQSP) are evaluated once, not per question. The capacity counts only the KV
+#: state (about 24 KB per token: 15 MB for a 600-token prompt), but each kept state also holds a copy of the
+#: n_batch × vocabulary logits (512 × 49,152 floats, 100 MB): 512 MiB let a server grow past 9 GB and be killed for
+#: memory. 64 MiB keeps about four states (under 0.5 GB), enough for two alternating prompts.
+PROMPT_CACHE_BYTES = 64 << 20
 
 
 def launch(port: int | None = None, *, log: Path, n_ctx: int = 4096, n_threads: int | None = None,
