@@ -27,6 +27,14 @@ def scripted_llm(*replies: str, logprobs: bool = False, name: str = "fake"):
     return LLM(FakeListChatModel(responses=list(replies)), name=name, logprobs=logprobs)
 
 
+def compiled_run(store, question, **options):  # -> SGRResult
+    """SGR's full trace of ``question`` under ``sgr-compiled`` (no LLM) with the method ``options``."""
+    from sgr.methods.sgr.answerer import SGRAnswerer
+    from sgr.methods.sgr.config import config_from_options
+
+    return SGRAnswerer(store, None, config_from_options("sgr-compiled", options)).run(question)
+
+
 def node_ids(value: object) -> set[str]:
     """Entity ids in query rows (paths come back as lists of node property maps and relationship tuples)."""
     if isinstance(value, dict):

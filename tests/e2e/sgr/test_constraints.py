@@ -120,14 +120,13 @@ def governors(clean_store):
 
 def test_a_cvt_two_relation_question_answered_end_to_end_with_its_year(governors):
     from sgr.core.types import Question
-    from sgr.methods.sgr.answerer import SGRAnswerer
-    from sgr.methods.sgr.config import config_from_options
+    from tests.helpers import compiled_run
 
     q = Question(id="q", text="who was the governor of ohio in 2015?", topic_entities=["Ohio"])
-    res = SGRAnswerer(governors, None, config_from_options("sgr-compiled", {"hops": 1})).run(q)
+    res = compiled_run(governors, q, hops=1)
     assert res.subgraph.schema_paths[0].relations == [REPS, HOLDER]  # one hop through the CVT
     assert "`" + REPS + "`" in res.prediction.cypher[0] and "`" + HOLDER + "`" in res.prediction.cypher[0]
     assert res.prediction.answer_texts == ["John Kasich"], res.prediction.extra
     assert res.prediction.answers[0].paths[0].nodes == ["m.ohio", "m.c2", "m.john"]
-    off = SGRAnswerer(governors, None, config_from_options("sgr-compiled", {"hops": 1, "answer_constraints": False}))
-    assert set(off.run(q).prediction.answer_texts) == {"Ted Strickland", "John Kasich", "Bob Taft"}
+    off = compiled_run(governors, q, hops=1, answer_constraints=False)
+    assert set(off.prediction.answer_texts) == {"Ted Strickland", "John Kasich", "Bob Taft"}

@@ -132,11 +132,10 @@ def languages(clean_store):
 def test_a_cvt_two_relation_question_end_to_end(languages):
     """Only the CVT two-relation path reaches the answer, and the ordinal of the question picks it in Cypher."""
     from sgr.core.types import Question
-    from sgr.methods.sgr.answerer import SGRAnswerer
-    from sgr.methods.sgr.config import config_from_options
+    from tests.helpers import compiled_run
 
     q = Question(id="q", text="what was the first official language of new zealand?", topic_entities=["New Zealand"])
-    res = SGRAnswerer(languages, None, config_from_options("sgr-compiled", {"hops": 1})).run(q)
+    res = compiled_run(languages, q, hops=1)
     assert res.subgraph.schema_paths[0].relations == ["location.country.official_language_s",
                                                       "location.official_language.language"]
     assert res.prediction.answer_texts == ["English"], res.prediction.extra
@@ -144,8 +143,7 @@ def test_a_cvt_two_relation_question_end_to_end(languages):
     assert "reduce(" in res.prediction.cypher[-1]  # the ordinal acted in the compiled query
     q2 = Question(id="q2", text="what official language did new zealand adopt after 1900?",
                   topic_entities=["New Zealand"])
-    assert SGRAnswerer(languages, None, config_from_options("sgr-compiled", {"hops": 1})).run(
-        q2).prediction.answer_texts == ["Maori"]
+    assert compiled_run(languages, q2, hops=1).prediction.answer_texts == ["Maori"]
 
 
 QC = QueryConstraints(type_name="person", year=1990, ordinal="latest", second_name="Paris")

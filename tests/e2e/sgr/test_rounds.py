@@ -6,6 +6,7 @@ from sgr.core.types import Question
 from sgr.methods.sgr.answerer import SGRAnswerer
 from sgr.methods.sgr.config import config_from_options
 from sgr.methods.sgr.trie import relation_paths
+from tests.helpers import compiled_run
 
 pytestmark = pytest.mark.neo4j
 
@@ -29,14 +30,14 @@ Q = Question(id="q", text="who owns the piece of the part of alpha?", topic_enti
 
 
 def test_a_second_round_extends_the_expansion_when_nothing_is_answered(deep):
-    one = SGRAnswerer(deep, None, config_from_options("sgr-compiled", {"hops": 1, "max_rounds": 1})).run(Q)
+    one = compiled_run(deep, Q, hops=1, max_rounds=1)
     assert not one.prediction.answers and len(one.rounds) == 1
-    two = SGRAnswerer(deep, None, config_from_options("sgr-compiled", {"hops": 1, "max_rounds": 2})).run(Q)
+    two = compiled_run(deep, Q, hops=1, max_rounds=2)
     assert two.prediction.answer_texts == ["Omega"]
     assert [r["round"] for r in two.rounds] == [1, 2] and "extend to 2 hops" in two.rounds[1]["action"]
     assert two.to_dict()["rounds"] == two.rounds
     # the bound holds: more rounds are never run than allowed, and none after an answer
-    many = SGRAnswerer(deep, None, config_from_options("sgr-compiled", {"hops": 1, "max_rounds": 5})).run(Q)
+    many = compiled_run(deep, Q, hops=1, max_rounds=5)
     assert len(many.rounds) == 2
 
 
