@@ -1,7 +1,7 @@
 """SGR benchmark: the full method and its ablations on MetaQA and the WebQSP slice, through `sgr eval`.
 
     .venv/bin/python bench/sgr.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
-        [--methods sgr-base,sgr-compiled,sgr-no-schema,cypher-only,llm-only] \
+        [--methods sgr,sgr-base,sgr-compiled,sgr-no-schema,cypher-only,llm-only] \
         [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp,webqsp-all] [--sample 100 --webqsp-sample 150 --seed 0]
     .venv/bin/python bench/sgr.py --linking-only --webqsp-uri bolt://…
 
@@ -12,6 +12,9 @@ between). ``webqsp-all`` runs every WebQSP test question (1,628, no sample) unde
 cache on, so reruns are free and methods that send the same prompt (``sgr``, ``sgr-direct``, ``cypher-only`` share
 the schema and NL→Cypher calls) pay once. ``--hops-per-dataset`` gives MetaQA's k-hop questions ``hops=k``
 (``--hops`` of ``sgr ask``; the expansion depth is a method setting, the scored paths still pick the length).
+``sgr`` is full SGR with the model of ``sgr llm tune`` (serve it with ``sgr llm serve --model tuned``; it gets the
+zero-shot schema prompt it was trained on), ``sgr-base`` the same method with the packaged base model; each runs only
+when the configured model is its own (run them in two invocations, the results file accumulates).
 
 It also measures **entity linking** on the WebQSP slice: for every question, the entities linked from the text
 alone (no dataset topics) against the gold topic names (``q_entity``): accuracy = share of questions whose first
@@ -58,10 +61,26 @@ DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "webqsp-all")
 #: bench dataset labels run on another dataset: ``webqsp-all`` is every WebQSP test question (no sample)
 DATASET_OF = {"webqsp-all": "webqsp"}
 GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp"}
-METHODS = ("sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
+METHODS = ("sgr", "sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
 #: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model
 RUN_AS = {"sgr-base": "sgr"}
+#: the served weights a label needs (``sgr llm serve --model tuned`` names its model ``…-tuned-<hash>``); a label
+#: whose weights are not the configured model's is skipped with a message, so one run never mixes them
+NEEDS_MODEL = {"sgr": "tuned", "sgr-base": "base"}
+#: options a label adds: the tuned model was trained on the zero-shot schema prompt (no worked examples)
+LABEL_OPTIONS = {"sgr": {"n_examples": "0"}}
 RESULTS = ROOT / "bench" / "results"
+
+
+def served_kind() -> str | None:
+    """``tuned`` or ``base`` for the configured model's name, None when no model is reachable."""
+    from sgr.core.errors import LLMError
+    from sgr.llm.client import shared_llm
+
+    try:
+        return "tuned" if "-tuned-" in shared_llm().name else "base"
+    except LLMError:
+        return None
 
 
 def route_shares(run_dir: Path) -> dict[str, Any]:
@@ -175,7 +194,7 @@ def markdown(result: dict[str, Any]) -> str:
               f"- run {cfg['finished_at']} on {cfg['machine']}; samples: "
               + (f"MetaQA {cfg['sample']} per hop, " if any(d.startswith("metaqa") for d in details) else "")
               + f"WebQSP {cfg['webqsp_sample']} (seed {cfg['seed']}); options {cfg['options']}; `sgr-base` = `sgr` "
-              "with the packaged base model",
+              "with the packaged base model, `sgr` = with the model of `sgr llm tune` (zero-shot schema prompt)",
               "- graphs: " + "; ".join(f"{g['graph']} (graph version {g['graph_version']})" for g in cfg.get("graphs", [])),
               "- latency = wall time of one `answer()` (2 shared CPU cores; the LLM server shares them)."]
     return "\n".join(lines) + "\n"
@@ -225,8 +244,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for ds in todo:
             n = None if ds == "webqsp-all" else args.webqsp_sample if ds == "webqsp" else args.sample
             for method in methods:
+                if method in NEEDS_MODEL and served_kind() != NEEDS_MODEL[method]:
+                    print(f"[sgr] {ds} {method}: skipped — it needs the {NEEDS_MODEL[method]} model served, the "
+                          f"configured one is {served_kind() or 'unreachable'}", flush=True)
+                    continue
                 run_as = RUN_AS.get(method, method)
-                opts = dict(options)
+                opts = {**LABEL_OPTIONS.get(method, {}), **options}
                 if args.hops_per_dataset and ds.startswith("metaqa"):
                     opts.setdefault("hops", ds[len("metaqa-")])
                 sel = f"sample{n}-seed{args.seed}" if n else "all"
