@@ -67,7 +67,8 @@ RUN_AS = {"sgr-base": "sgr"}
 #: the served weights a label needs (``sgr llm serve --model tuned`` names its model ``…-tuned-<hash>``); a label
 #: whose weights are not the configured model's is skipped with a message, so one run never mixes them
 NEEDS_MODEL = {"sgr": "tuned", "sgr-base": "base"}
-#: options a label adds: the tuned model was trained on the zero-shot schema prompt (no worked examples)
+#: options a label adds: the zero-shot schema prompt the tuned model was trained on (what ``sgr`` picks by itself
+#: for tuned weights; explicit here so that each run folder records it)
 LABEL_OPTIONS = {"sgr": {"n_examples": "0"}}
 RESULTS = ROOT / "bench" / "results"
 
@@ -76,9 +77,10 @@ def served_kind() -> str | None:
     """``tuned`` or ``base`` for the configured model's name, None when no model is reachable."""
     from sgr.core.errors import LLMError
     from sgr.llm.client import shared_llm
+    from sgr.llm.server import is_tuned
 
     try:
-        return "tuned" if "-tuned-" in shared_llm().name else "base"
+        return "tuned" if is_tuned(shared_llm().name) else "base"
     except LLMError:
         return None
 

