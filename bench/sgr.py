@@ -26,7 +26,9 @@ whose answers came from the model's own route (its Cypher, or a relation path it
 compiled, validated or voted; ``extra.route_source`` of each prediction), ``collaborative_share``), ``<dataset>/ceiling``,
 ``webqsp/<method>/constraint_hits1_strict`` (strict Hits@1 on the questions whose schema carries a constraint,
 ``constraint_questions`` of them), ``webqsp/linking/*``;
-``details`` with each run's metrics and the route shares; ``bench/results/sgr.md`` as tables.
+``details`` with each run's metrics and the route shares; ``paired`` (``--paired LABEL``): an unfinished run scored as
+it stands, every finished method on the same questions (keys ``<dataset>/paired_<label>/<method>/<metric>``, and
+``<dataset>/paired_<label>/questions``); ``bench/results/sgr.md`` as tables.
 """
 
 from __future__ import annotations
@@ -125,6 +127,27 @@ def constraint_hits(ds: str, runs: dict[str, Any], summary: dict[str, float]) ->
             summary[f"{ds}/{m}/constraint_hits1_strict"] = round(statistics.fmean(got), 4)
 
 
+def paired(label: str, run_dir: Path, others: dict[str, Any]) -> dict[str, Any]:
+    """An unfinished run of ``label`` scored as it stands, with every finished method (``others``) on the same
+    questions (the scored ones ``label`` has answered so far): strict Hits@1, Hit, F1, the model's route, p50."""
+    mine = {q: p for q, p in read_predictions(run_dir / "predictions.jsonl").items() if p.get("scores")}
+    runs = {label: mine, **{m: read_predictions(Path(r["run_dir"]) / "predictions.jsonl") for m, r in others.items()}}
+    ids = [q for q in mine if all(q in ps and ps[q].get("scores") for ps in runs.values())]
+    out: dict[str, Any] = {"questions": len(ids), "run_dir": str(run_dir), "methods": {}}
+    for m, ps in runs.items():
+        got = [ps[q] for q in ids]
+        answered = [p for p in got if p.get("answers")]
+        secs = [p.get("usage", {}).get("total_seconds") for p in got if p.get("usage", {}).get("total_seconds")]
+        out["methods"][m] = {
+            **{k: round(statistics.fmean(p["scores"][k] for p in got), 4) if got else None
+               for k in ("hits1_strict", "hit", "f1")},
+            "route_llm_share": round(sum((p.get("extra") or {}).get("route_source") == "model" for p in answered)
+                                     / max(1, len(answered)), 4),
+            "p50_ms": round(1000 * statistics.median(secs), 1) if secs else None,
+            "llm_calls_median": statistics.median(p.get("usage", {}).get("llm_calls", 0) for p in got) if got else 0}
+    return out
+
+
 def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
     """Entity linking from the question text alone against the gold topic entities of the WebQSP slice."""
     from sgr.datasets import load_dataset
@@ -186,6 +209,16 @@ def markdown(result: dict[str, Any]) -> str:
                          f"{run.get('routes', {}).get('constraint_questions', '-')}, "
                          f"{run.get('routes', {}).get('constraint_hits1_strict', '-')} | {m['n_errors']} |")
         lines.append("")
+    for ds, labels in result.get("paired", {}).items():
+        for label, pr in labels.items():
+            lines += [f"## {ds}: `{label}` unfinished — every method on the {pr['questions']} questions it has answered",
+                      "", "| method | Hits@1 (strict) | Hit (lenient) | F1 | model's route | p50 ms | LLM calls (median) |",
+                      "|---|---|---|---|---|---|---|"]
+            for m, f in pr["methods"].items():
+                lines.append(f"| {m} | {f['hits1_strict']:.3f} | {f['hit']:.3f} | {f['f1']:.3f} | "
+                             f"{f['route_llm_share']:.2f} | {f['p50_ms'] if f['p50_ms'] is not None else '-'} | "
+                             f"{f['llm_calls_median']:.0f} |")
+            lines.append("")
     link = result.get("linking")
     if link:
         lines += ["## Entity linking on the WebQSP slice", "",
@@ -215,16 +248,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--runs-dir", type=Path, default=None, help="run folders (default $SGR_HOME/bench-runs/sgr)")
     ap.add_argument("--out", type=Path, default=RESULTS / "sgr.json")
     ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (all methods)")
+    ap.add_argument("--paired", default="", help="labels whose runs are scored as they stand (unfinished), with "
+                    "the finished methods on the same questions, instead of being run to the end")
     ap.add_argument("--linking-only", action="store_true", help="only measure entity linking on WebQSP")
     ap.add_argument("--no-linking", action="store_true", help="skip the linking measurement")
     args = ap.parse_args(argv)
 
     methods = [m for m in args.methods.split(",") if m]
+    unfinished = [m for m in args.paired.split(",") if m]
     datasets = [d for d in args.datasets.split(",") if d]
     options = dict(o.split("=", 1) for o in args.option)
     runs_dir = args.runs_dir or sgr_home() / "bench-runs" / "sgr"
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     details: dict[str, dict[str, Any]] = previous.get("details", {})
+    pairs: dict[str, dict[str, Any]] = previous.get("paired", {})
     graphs: list[dict[str, Any]] = []
     linking = previous.get("linking")
     uris = {"metaqa": args.metaqa_uri or os.environ.get("NEO4J_URI"),
@@ -245,7 +282,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   flush=True)
         for ds in todo:
             n = None if ds == "webqsp-all" else args.webqsp_sample if ds == "webqsp" else args.sample
+            sel = f"sample{n}-seed{args.seed}" if n else "all"
             for method in methods:
+                if method in unfinished:
+                    continue
                 if method in NEEDS_MODEL and served_kind() != NEEDS_MODEL[method]:
                     print(f"[sgr] {ds} {method}: skipped — it needs the {NEEDS_MODEL[method]} model served, the "
                           f"configured one is {served_kind() or 'unreachable'}", flush=True)
@@ -254,7 +294,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 opts = {**LABEL_OPTIONS.get(method, {}), **options}
                 if args.hops_per_dataset and ds.startswith("metaqa"):
                     opts.setdefault("hops", ds[len("metaqa-")])
-                sel = f"sample{n}-seed{args.seed}" if n else "all"
                 cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",
                                 sample=n, seed=args.seed, hops=2 if graph == "webqsp" else None, options=opts)
                 t0 = time.perf_counter()
@@ -269,6 +308,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                       f"calls {res.metrics['cost']['llm_calls_median']} ({time.perf_counter() - t0:.0f} s)", flush=True)
                 details.setdefault(ds, {})[method] = {"run_dir": str(res.run_dir), "metrics": res.metrics,
                                                       "routes": route_shares(res.run_dir), "options": opts}
+            for label in unfinished:  # scored as they stand, with the finished methods on the same questions
+                finished = {m: r for m, r in details.get(ds, {}).items() if m not in unfinished}
+                pairs.setdefault(ds, {})[label] = paired(label, runs_dir / ds / f"{label}__{sel}", finished)
+                details.get(ds, {}).pop(label, None)
+                print(f"[sgr] {ds:12s} {label:14s} unfinished: scored on {pairs[ds][label]['questions']} questions "
+                      f"with {', '.join(finished)}", flush=True)
         store.close()
 
     summary: dict[str, float] = {}
@@ -281,6 +326,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 summary[f"{ds}/{method}/collaborative_share"] = r["collaborative_share"]
         if ds.startswith("webqsp"):
             constraint_hits(ds, details.get(ds, {}), summary)
+    for ds, labels in pairs.items():
+        for label, pr in labels.items():
+            summary[f"{ds}/paired_{label}/questions"] = pr["questions"]
+            for m, figs in pr["methods"].items():
+                for k, v in figs.items():
+                    if v is not None:
+                        summary[f"{ds}/paired_{label}/{m}/{k}"] = v
     if linking:
         summary["webqsp/linking/accuracy"] = linking["accuracy"]
         summary["webqsp/linking/recall"] = linking["recall"]
@@ -295,6 +347,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
         "linking": linking,
         "details": details,
+        "paired": pairs,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))

@@ -6,7 +6,7 @@ the same functions SGR uses at answer time, from three sources:
 * **WebQSP train** (``webqsp_train_paths.jsonl``): the question and its gold relation paths. The file names no topic
   entity, so the topic line reads ``(none)``. Paths through noise relations (``people.person.gender``,
   ``common.topic.notable_types`` …, which RoG's shortest-path extraction picks up) are dropped; at most
-  ``max_paths`` paths, in file order, duplicates removed.
+  ``max_paths`` paths, duplicates removed, the ones most similar to the question first (SGR's relation encoder).
 * **MetaQA dev** (``{1,2,3}hop_dev.tsv`` + ``_qtype.txt``): the topic in brackets and the qtype's relation path
   (:func:`sgr.datasets.metaqa_relation_path`); a seeded sample of ``per_hop`` questions per hop.
 * **A user dataset** with questions, topic entities and answers: the topic→answer shortest relation paths are
@@ -32,7 +32,7 @@ from sgr.core.errors import InputError
 from sgr.core.text import normalize
 from sgr.core.types import Question
 from sgr.datasets import load_dataset, read_metaqa, read_records, shared_data_dir
-from sgr.graph.store import GraphStore
+from sgr.graph.store import GraphStore, relation_text
 from sgr.llm.finetune import ChatExample
 from sgr.methods.sgr.prompts import SCHEMA_SYSTEM, schema_target, schema_user
 
@@ -68,20 +68,36 @@ def clean_paths(paths: Iterable[Sequence[str]], max_paths: int) -> list[list[str
     return out[:max_paths]
 
 
-def rank_paths(question: str, paths: Sequence[Sequence[str]], freq: dict[tuple[str, ...], int]) -> list[list[str]]:
-    """Best first: most words (of 4+ letters) shared between the question and the last two segments of the path's
-    relation names, then the paths seen
-    most often in the whole training file (RoG's file order carries no preference)."""
-    words = {w for w in question_key(question).split() if len(w) > 3}
+def rank_paths(paths: Sequence[Sequence[str]], similarity: Sequence[float]) -> list[list[str]]:
+    """Best first: the paths most similar to the question (``similarity[i]`` of ``paths[i]``; ties keep file order).
 
-    def overlap(p: Sequence[str]) -> int:
-        return len(words & {w for r in p for seg in r.split(".")[-2:] for w in seg.split("_")})
+    RoG's ``ground_paths`` are every shortest topic→answer path, in no order of preference; the ones that say
+    what the question asks sit among generic detours (``people.person.nationality > location.location.containedby``
+    reaches the answer of a question about a university), so ranking them by how often they occur in the file
+    taught the model those detours."""
+    order = sorted(range(len(paths)), key=lambda i: -similarity[i])
+    return [list(paths[i]) for i in order]
 
-    return sorted((list(p) for p in paths), key=lambda p: (-overlap(p), -freq.get(tuple(p), 0)))
+
+def path_text(path: Sequence[str]) -> str:
+    """A relation path as words, for the sentence encoder (``a.b_c > d.e`` → ``a b c ; d e``)."""
+    return " ; ".join(relation_text(r) for r in path)
+
+
+def question_path_similarity(questions: Sequence[str], paths: Sequence[Sequence[Sequence[str]]]) -> list[list[float]]:
+    """Cosine similarity of each question with each of its paths under SGR's relation encoder (MiniLM,
+    :func:`sgr.llm.encoders.embed_texts`, cached on disk)."""
+    from sgr.llm.encoders import embed_texts
+
+    texts = sorted({path_text(p) for ps in paths for p in ps})
+    vec = dict(zip(texts, embed_texts(texts))) if texts else {}
+    qvecs = embed_texts(list(questions)) if questions else []
+    return [[float(q @ vec[path_text(p)]) for p in ps] for q, ps in zip(qvecs, paths)]
 
 
 def webqsp_train_examples(path: Path | None = None, max_paths: int = 3) -> list[ChatExample]:
-    """Examples from WebQSP train questions with gold relation paths (questions left with no path are skipped)."""
+    """Examples from WebQSP train questions with gold relation paths, the paths most similar to the question first
+    (:func:`rank_paths`; questions left with no path are skipped)."""
     path = path or shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl"
     if not path.exists():
         raise InputError(f"{path}: not found (WebQSP train paths); set SGR_SHARED_DATA")
@@ -96,12 +112,10 @@ def webqsp_train_examples(path: Path | None = None, max_paths: int = 3) -> list[
                                 rec.get("q_entity") or []))
             except (ValueError, KeyError, TypeError) as exc:
                 raise InputError(f"{path}:{lineno}: not a {{id, question, ground_paths}} record ({exc})") from exc
-    freq: dict[tuple[str, ...], int] = {}
-    for _, _, paths, _ in records:
-        for p in paths:
-            freq[tuple(p)] = freq.get(tuple(p), 0) + 1
-    return [example(qid, question, topics, rank_paths(question, paths, freq)[:max_paths])
-            for qid, question, paths, topics in records if paths]
+    records = [r for r in records if r[2]]
+    sims = question_path_similarity([q for _, q, _, _ in records], [ps for _, _, ps, _ in records])
+    return [example(qid, question, topics, rank_paths(paths, sim)[:max_paths])
+            for (qid, question, paths, topics), sim in zip(records, sims)]
 
 
 def metaqa_dev_examples(per_hop: int | None = 500, seed: int = 0, folder: Path | None = None) -> list[ChatExample]:

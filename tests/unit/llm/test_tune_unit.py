@@ -39,6 +39,17 @@ def test_webqsp_examples_are_schema_prompts_and_targets(tmp_path: Path) -> None:
         tuning.webqsp_train_examples(f)
 
 
+def test_webqsp_targets_put_the_path_that_says_what_is_asked_first(tmp_path: Path) -> None:
+    detour = ["people.person.nationality", "location.location.containedby"]  # frequent in RoG's shortest paths
+    asked = ["education.education.student", "education.education.institution"]
+    f = tmp_path / "train.jsonl"
+    f.write_text(json.dumps({"id": "q1", "question": "what university did gordon brown attend",
+                             "ground_paths": [detour, asked]}) + "\n")
+    (ex,) = tuning.webqsp_train_examples(f)
+    assert parse_schema_reply(ex.target)[0] == [tuple(asked), tuple(detour)]
+    assert tuning.rank_paths([["a"], ["b"], ["c"]], [0.1, 0.3, 0.1]) == [["b"], ["a"], ["c"]]  # ties: file order
+
+
 def test_metaqa_examples_follow_the_qtype_paths() -> None:
     exs = tuning.metaqa_dev_examples(per_hop=4, seed=1)
     assert len(exs) == 12 and len({e.id for e in exs}) == 12
