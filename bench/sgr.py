@@ -286,9 +286,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for method in methods:
                 if method in unfinished:
                     continue
-                if method in NEEDS_MODEL and served_kind() != NEEDS_MODEL[method]:
+                if method in NEEDS_MODEL and (kind := served_kind()) != NEEDS_MODEL[method]:
                     print(f"[sgr] {ds} {method}: skipped — it needs the {NEEDS_MODEL[method]} model served, the "
-                          f"configured one is {served_kind() or 'unreachable'}", flush=True)
+                          f"configured one is {kind or 'unreachable'}", flush=True)
                     continue
                 run_as = RUN_AS.get(method, method)
                 opts = {**LABEL_OPTIONS.get(method, {}), **options}

@@ -55,6 +55,10 @@ DIALECTS = ("llamacpp", "openai", "none")
 _TEMPLATE_TOKENS = re.compile(r"<\|[A-Za-z0-9_:\-]{1,40}\|>(?:assistant|user|system)?|</s>|<s>|\[/?INST\]")
 
 
+#: how long a new client waits for the local server's /v1/models when the server is answering someone else
+BUSY_SERVER_WAIT_S = 30.0
+
+
 @dataclass
 class LLMUsage:
     """What the model was asked for: calls (cached ones included); billed tokens and seconds of real calls;
@@ -225,7 +229,8 @@ class LLM:
             if info is None:
                 raise LLMError("no LLM endpoint: start the local model with `sgr llm serve` "
                                "(or set SGR_LLM_BASE_URL and SGR_LLM_MODEL for another OpenAI-compatible server)")
-            if not local_llm.models_endpoint_ready(info.base_url):
+            # a busy server (one thread, generating for another client) answers only after its current reply
+            if not local_llm.models_endpoint_ready(info.base_url, timeout_s=BUSY_SERVER_WAIT_S):
                 raise LLMError(f"the local LLM server (pid {info.pid}) does not answer at {info.base_url}: "
                                f"restart it with `sgr llm stop && sgr llm serve` (log: {info.log})")
             base_url, model, local = info.base_url, s.model or info.model, True
