@@ -38,11 +38,10 @@ from sgr.core.text import normalize, parse_answer_lines
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
-from sgr.llm.server import is_tuned
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter
 from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types
-from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options
+from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, prompt_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
@@ -553,8 +552,7 @@ def create(variant: str, ctx: Any) -> Any:
         llm = shared_llm(cache=bool(options.get("llm_cache", True)))
     if cfg is None:
         return LLMOnlyAnswerer(llm)
-    if llm is not None and is_tuned(llm.name) and not {"n_examples", "exemplars"} & set(options):
-        cfg = dataclasses.replace(cfg, n_examples=0)  # a tuned model gets the zero-shot prompt it was trained on
+    cfg = prompt_for_model(cfg, options, getattr(llm, "name", None))
     retriever = options.get("relation_retriever")
     if retriever is None:  # RCR's trained heads when `sgr relations train` made some for this graph (RCR issue)
         from sgr.retrieval.training import find_model

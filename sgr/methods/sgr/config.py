@@ -8,6 +8,7 @@ options once with :func:`sgr.methods.base.parse_options`: an unknown key (``-o m
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,4 +155,14 @@ def config_from_options(variant: str, options: dict[str, Any] | None = None) -> 
     if cfg.path_retriever not in PATH_RETRIEVERS:
         raise ConfigError(f"{variant}: option path_retriever must be one of {', '.join(PATH_RETRIEVERS)}, "
                           f"not {cfg.path_retriever!r}")
+    return cfg
+
+
+def prompt_for_model(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> SGRConfig:
+    """Tuned weights (``sgr llm tune``) get the zero-shot schema prompt they were trained on (``n_examples = 0``)
+    unless ``options`` set ``n_examples`` or ``exemplars``; the packaged model keeps its worked example."""
+    from sgr.llm.server import is_tuned
+
+    if model_name and is_tuned(model_name) and not {"n_examples", "exemplars"} & set(options):
+        return dataclasses.replace(cfg, n_examples=0)
     return cfg
