@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +57,21 @@ def mask_entity(question: str, entity: str | None) -> str:
 
 def relation_words(path: list[str]) -> list[str]:
     return [r.replace(".", " ").replace("_", " ") for r in path]
+
+
+def question_path_similarity(questions: Sequence[str], paths: Sequence[Sequence[Sequence[str]]],
+                             path_text: Callable[[Sequence[str]], str] | None = None,
+                             encoder: str = "minilm") -> list[list[float]]:
+    """Cosine of each question with each of its relation paths (``paths[i]`` are question i's) under the sentence
+    encoder (:func:`sgr.llm.encoders.embed_texts`, disk-cached; every distinct path text embedded once).
+    ``path_text``: a path as words (default: its relations' words joined by spaces)."""
+    from sgr.llm.encoders import embed_texts
+
+    text = path_text or (lambda p: " ".join(relation_words(list(p))))
+    texts = sorted({text(p) for ps in paths for p in ps})
+    vec = dict(zip(texts, embed_texts(texts, encoder))) if texts else {}
+    qvecs = embed_texts(list(questions), encoder) if questions else []
+    return [[float(vec[text(p)] @ q) for p in ps] for q, ps in zip(qvecs, paths)]
 
 
 def load_metaqa_dev(folder: Path, per_hop: int = 1500, seed: int = 0) -> list[Exemplar]:
@@ -106,8 +122,6 @@ class ExemplarPool:
     def from_shared_data(cls, vocabulary: set[str], folder: Path | None = None,
                          encoder: str = "minilm") -> "ExemplarPool":
         """Training examples from the shared data whose relations are all in ``vocabulary``."""
-        from sgr.llm.encoders import embed_texts
-
         root = folder or shared_data_dir()
         pool: list[Exemplar] = []
         if root.is_dir():
@@ -119,13 +133,9 @@ class ExemplarPool:
                 rows = [(q, paths) for q, paths in rows if paths]
                 multi = [(q, paths) for q, paths in rows if len(paths) > 1]
                 if multi:  # keep the gold path closest to the question (batched embeddings)
-                    qv = embed_texts([q for q, _ in multi], encoder)
-                    texts = sorted({" ".join(relation_words(p)) for _, paths in multi for p in paths})
-                    tv = dict(zip(texts, embed_texts(texts, encoder)))
-                    best = {}
-                    for i, (q, paths) in enumerate(multi):
-                        sims = [float(tv[" ".join(relation_words(p))] @ qv[i]) for p in paths]
-                        best[q] = paths[int(np.argmax(sims))]
+                    sims = question_path_similarity([q for q, _ in multi], [paths for _, paths in multi],
+                                                    encoder=encoder)
+                    best = {q: paths[int(np.argmax(sim))] for (q, paths), sim in zip(multi, sims)}
                 for q, paths in rows:
                     pool.append(Exemplar(q, list(best[q] if len(paths) > 1 else paths[0]), None, [], "webqsp-train"))
         pool = [ex for ex in pool if ex.relations and all(r in vocabulary for r in ex.relations)]

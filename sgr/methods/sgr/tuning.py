@@ -34,6 +34,7 @@ from sgr.core.types import Question
 from sgr.datasets import load_dataset, read_metaqa, read_records, shared_data_dir
 from sgr.graph.store import GraphStore, relation_text
 from sgr.llm.finetune import ChatExample
+from sgr.methods.sgr.exemplars import question_path_similarity
 from sgr.methods.sgr.prompts import SCHEMA_SYSTEM, schema_target, schema_user
 
 #: Relations RoG's shortest paths pass through that say nothing about the question (hubs shared by millions).
@@ -84,17 +85,6 @@ def path_text(path: Sequence[str]) -> str:
     return " ; ".join(relation_text(r) for r in path)
 
 
-def question_path_similarity(questions: Sequence[str], paths: Sequence[Sequence[Sequence[str]]]) -> list[list[float]]:
-    """Cosine similarity of each question with each of its paths under SGR's relation encoder (MiniLM,
-    :func:`sgr.llm.encoders.embed_texts`, cached on disk)."""
-    from sgr.llm.encoders import embed_texts
-
-    texts = sorted({path_text(p) for ps in paths for p in ps})
-    vec = dict(zip(texts, embed_texts(texts))) if texts else {}
-    qvecs = embed_texts(list(questions)) if questions else []
-    return [[float(q @ vec[path_text(p)]) for p in ps] for q, ps in zip(qvecs, paths)]
-
-
 def webqsp_train_examples(path: Path | None = None, max_paths: int = 3) -> list[ChatExample]:
     """Examples from WebQSP train questions with gold relation paths, the paths most similar to the question first
     (:func:`rank_paths`; questions left with no path are skipped)."""
@@ -113,7 +103,7 @@ def webqsp_train_examples(path: Path | None = None, max_paths: int = 3) -> list[
             except (ValueError, KeyError, TypeError) as exc:
                 raise InputError(f"{path}:{lineno}: not a {{id, question, ground_paths}} record ({exc})") from exc
     records = [r for r in records if r[2]]
-    sims = question_path_similarity([q for _, q, _, _ in records], [ps for _, _, ps, _ in records])
+    sims = question_path_similarity([q for _, q, _, _ in records], [ps for _, _, ps, _ in records], path_text)
     return [example(qid, question, topics, rank_paths(paths, sim)[:max_paths])
             for (qid, question, paths, topics), sim in zip(records, sims)]
 
