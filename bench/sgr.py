@@ -69,9 +69,6 @@ RUN_AS = {"sgr-base": "sgr"}
 #: the served weights a label needs (``sgr llm serve --model tuned`` names its model ``…-tuned-<hash>``); a label
 #: whose weights are not the configured model's is skipped with a message, so one run never mixes them
 NEEDS_MODEL = {"sgr": "tuned", "sgr-base": "base"}
-#: options a label adds: the zero-shot schema prompt the tuned model was trained on (what ``sgr`` picks by itself
-#: for tuned weights; explicit here so that each run folder records it)
-LABEL_OPTIONS = {"sgr": {"n_examples": "0"}}
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -85,6 +82,22 @@ def served_kind() -> str | None:
         return "tuned" if is_tuned(shared_llm().name) else "base"
     except LLMError:
         return None
+
+
+def label_options(method: str) -> dict[str, str]:
+    """Options a label adds: for ``sgr``, what ``sgr`` picks by itself for the served tuned weights (their
+    provenance's worked examples per schema prompt and decision parameters; the compiler, not the model, writes the
+    direct Cypher), explicit here so that each run folder records it."""
+    from sgr.llm.client import shared_llm
+    from sgr.llm.server import tuned_provenance
+    from sgr.methods.sgr.config import TUNED_DECISION_KEYS
+
+    if method != "sgr":
+        return {}
+    prov = tuned_provenance(shared_llm().name)
+    decision = prov.get("decision") or {}
+    return {"n_examples": str(int(prov.get("prompt_examples") or 0)), "use_llm_cypher": "false",
+            **{k: str(decision[k]).lower() for k in TUNED_DECISION_KEYS if k in decision}}
 
 
 def route_shares(run_dir: Path) -> dict[str, Any]:
@@ -291,7 +304,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                           f"configured one is {kind or 'unreachable'}", flush=True)
                     continue
                 run_as = RUN_AS.get(method, method)
-                opts = {**LABEL_OPTIONS.get(method, {}), **options}
+                opts = {**label_options(method), **options}
                 if args.hops_per_dataset and ds.startswith("metaqa"):
                     opts.setdefault("hops", ds[len("metaqa-")])
                 cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",

@@ -77,16 +77,51 @@ def current() -> DecisionParams:
 
 
 # -- questions -----------------------------------------------------------------------------------------------------
-def metaqa_dev(hop: int, n: int, seed: int) -> list[Question]:
+def metaqa_dev(hop: int, n: int | None, seed: int) -> list[Question]:
     ds = load_dataset(str(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv"), sample=n, seed=seed)
     return ds.questions
 
 
-def webqsp_train(n: int, seed: int) -> list[Question]:
+def webqsp_train(n: int | None, seed: int) -> list[Question]:
     rows = [json.loads(line) for line in open(shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl",
                                               encoding="utf-8") if line.strip()]
-    pick = sorted(random.Random(seed).sample(range(len(rows)), min(n, len(rows))))
+    pick = range(len(rows)) if n is None else sorted(random.Random(seed).sample(range(len(rows)), min(n, len(rows))))
     return [Question(id=rows[i]["id"], text=rows[i]["question"], gold_paths=rows[i]["ground_paths"]) for i in pick]
+
+
+def held_out_ids(provenance: Path) -> set[str]:
+    """The validation questions a tuned model never trained on (``data.validation_ids`` of its ``model.json``)."""
+    try:
+        ids = json.loads(provenance.read_text())["data"]["validation_ids"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{provenance}: no data.validation_ids (a model.json of `sgr llm tune`): {exc}") from exc
+    return set(ids)
+
+
+def question_sets(args: argparse.Namespace) -> dict[str, list[Question]]:
+    """The validation questions per dataset: seeded samples (``--per-hop``, ``--webqsp``), or with ``--held-out``
+    every MetaQA dev / WebQSP train question of the tuned model's held-out split."""
+    if args.held_out:
+        ids = held_out_ids(args.held_out)
+        sets = {f"metaqa-{h}hop": [q for q in metaqa_dev(h, None, args.seed) if q.id in ids] for h in (1, 2, 3)}
+        return sets | {"webqsp-train": [q for q in webqsp_train(None, args.seed) if q.id in ids]}
+    sets = {f"metaqa-{h}hop": metaqa_dev(h, args.per_hop, args.seed) for h in (1, 2, 3)}
+    return sets | {"webqsp-train": webqsp_train(args.webqsp, args.seed)}
+
+
+def check_served(provenance: Path, replay_only: bool) -> None:
+    """``--held-out`` records with the weights of that provenance: the configured LLM must be the local server
+    serving them (SGR then also prompts them as their provenance says)."""
+    from sgr.llm.client import shared_llm
+    from sgr.llm.server import read_state
+
+    if replay_only:
+        return
+    info = read_state()
+    if info is None or not info.provenance or Path(info.provenance).resolve() != provenance.resolve() \
+            or shared_llm().name != info.model:
+        raise SystemExit(f"--held-out {provenance}: serve those weights first (`sgr llm serve --model "
+                         f"{provenance.with_suffix('.gguf')}`, SGR_LLM_BASE_URL unset)")
 
 
 # -- recording -----------------------------------------------------------------------------------------------------
@@ -132,22 +167,20 @@ def record_one(answerer: Any, dataset: str, q: Question, pass_name: str) -> dict
     return rec
 
 
-def record(args: argparse.Namespace, path: Path, pass_name: str, options: dict[str, Any], per_hop: int,
-           webqsp: int) -> None:
+def record(args: argparse.Namespace, path: Path, pass_name: str, options: dict[str, Any],
+           sets: dict[str, list[Question]]) -> None:
     done = done_ids(path)
-    sets: list[tuple[str, str, list[Question], dict[str, Any]]] = []
-    for hop in (1, 2, 3):
-        sets.append((f"metaqa-{hop}hop", args.metaqa_uri, metaqa_dev(hop, args.per_hop, args.seed)[:per_hop],
-                     {"hops": hop}))
-    sets.append(("webqsp-train", args.webqsp_uri, webqsp_train(args.webqsp, args.seed)[:webqsp], {}))
+    uri = {"webqsp-train": args.webqsp_uri}
+    hops = {f"metaqa-{h}hop": {"hops": h} for h in (1, 2, 3)}
     stores: dict[str, GraphStore] = {}
     with open(path, "a", encoding="utf-8") as out:
-        for dataset, uri, questions, extra in sets:
+        for dataset, questions in sets.items():
             todo = [q for q in questions if f"{pass_name}/{dataset}/{q.id}" not in done]
             if not todo:
                 continue
-            store = stores.setdefault(uri, GraphStore(uri, password=args.password_for(uri)))
-            answerer = create("sgr", MethodContext(store=store, options={**options, **extra}))
+            graph = uri.get(dataset, args.metaqa_uri)
+            store = stores.setdefault(graph, GraphStore(graph, password=args.password_for(graph)))
+            answerer = create("sgr", MethodContext(store=store, options={**options, **hops.get(dataset, {})}))
             print(f"[grid] {pass_name} {dataset}: {len(todo)} to record", flush=True)
             for q in todo:
                 rec = record_one(answerer, dataset, q, pass_name)
@@ -262,7 +295,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--pg-per-hop", type=int, default=None, help="… on the first N of each MetaQA sample")
     ap.add_argument("--pg-webqsp", type=int, default=None, help="… on the first N of the WebQSP train sample")
     ap.add_argument("--replay-only", action="store_true", help="no LLM: replay the records there are")
+    ap.add_argument("--held-out", type=Path, default=None,
+                    help="a tuned model's model.json: record its held-out validation questions (data.validation_ids) "
+                         "instead of the seeded samples; the configured LLM must serve those weights")
+    ap.add_argument("--set-provenance", action="store_true",
+                    help="with --held-out: write the chosen μ, ε, λ, answer_ratio, integrate into that model.json "
+                         "('decision'), which SGR then uses for those weights")
     args = ap.parse_args(argv)
+    if args.set_provenance and not args.held_out:
+        ap.error("--set-provenance needs --held-out")
+    if args.held_out:
+        check_served(args.held_out, args.replay_only)
+        args.records = args.records or args.held_out.parent / "sgr_grid.records.jsonl"
+        if args.out == RESULTS / "sgr_grid.json":
+            args.out = RESULTS / "sgr_grid_tuned.json"
     if args.records is None:
         args.records = sgr_home() / "bench" / "sgr_grid.records.jsonl"
         args.records.parent.mkdir(parents=True, exist_ok=True)
@@ -270,12 +316,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.password_for = lambda uri: Path(pw[uri]).read_text().strip() if pw.get(uri) else None
     t0 = time.perf_counter()
     if not args.replay_only:
-        record(args, args.records, "default", {}, args.per_hop, args.webqsp)
+        sets = question_sets(args)
+        record(args, args.records, "default", {}, sets)
         if args.path_grammar_pass:
-            record(args, args.records, "no-path-grammar", {"path_grammar": False}, args.pg_per_hop or args.per_hop,
-                   args.pg_webqsp or args.webqsp)
-    wanted = {f"metaqa-{h}hop": {q.id for q in metaqa_dev(h, args.per_hop, args.seed)} for h in (1, 2, 3)}
-    wanted["webqsp-train"] = {q.id for q in webqsp_train(args.webqsp, args.seed)}
+            n_pg = {"webqsp-train": args.pg_webqsp or args.webqsp}
+            first = {ds: qs[:n_pg.get(ds, args.pg_per_hop or args.per_hop)] for ds, qs in sets.items()}
+            record(args, args.records, "no-path-grammar", {"path_grammar": False}, first)
+    wanted = {ds: {q.id for q in qs} for ds, qs in question_sets(args).items()}
     all_recs = [r for r in done_ids(args.records).values() if r["id"] in wanted.get(r["dataset"], ())]
     recs = [r for r in all_recs if r["pass"] == "default"]
     found = search(recs)
@@ -329,6 +376,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                         else args.records),
                          "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                          "seconds": round(time.perf_counter() - t0, 1)}}
+    if args.held_out:
+        result["config"]["held_out"] = str(args.held_out)
+        if args.set_provenance:
+            prov = json.loads(args.held_out.read_text())
+            prov["decision"] = {**best["params"], "chosen_on": summary["sizes"], "mean_hits1": best["mean_hits1"]}
+            args.held_out.write_text(json.dumps(prov, indent=2, default=str))
+            print(f"[grid] decision parameters written to {args.held_out}", flush=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(summary, indent=1))
     return result

@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         webqsp: bool = typer.Option(True, help="train on WebQSP train questions with gold paths"),
         webqsp_sample: Optional[int] = typer.Option(None, help="a seeded sample of this many WebQSP train questions"),
         metaqa_per_hop: int = typer.Option(500, help="MetaQA dev questions per hop (0: none)"),
+        examples: int = typer.Option(0, min=0, help="worked examples in each training prompt (the nearest other "
+                                     "training questions); SGR then shows the tuned model as many"),
         top_layers: int = typer.Option(4, help="decoder layers trained (the rest stay frozen, their outputs cached)"),
         epochs: int = typer.Option(3), batch_size: int = typer.Option(16), lr: float = typer.Option(2e-4),
         seed: int = typer.Option(0), val_fraction: float = typer.Option(0.1), patience: int = typer.Option(1),
@@ -62,8 +64,8 @@ def register(app: typer.Typer) -> None:
         from sgr.api import tune
 
         prov = tune(dataset=dataset, split=split, webqsp=webqsp, webqsp_sample=webqsp_sample,
-                    metaqa_per_hop=metaqa_per_hop, graph_version=graph_version, eval_n=eval_n, log=console.print,
-                    top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
+                    metaqa_per_hop=metaqa_per_hop, examples=examples, graph_version=graph_version, eval_n=eval_n,
+                    log=console.print, top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
                     val_fraction=val_fraction, patience=patience, device=device, threads=threads)
         console.print(f"serve it with: sgr llm serve --model tuned   (weights {prov['weights']})")
 

@@ -42,12 +42,14 @@ IM_END = "<|im_end|>"
 
 @dataclass(frozen=True)
 class ChatExample:
-    """One training pair: the prompt's system and user turns, and the assistant reply to learn."""
+    """One training pair: the prompt's system and user turns, and the assistant reply to learn; ``shots`` are
+    earlier (user, assistant) turns of the same prompt (worked examples), shown before ``user``."""
 
     id: str
     system: str
     user: str
     target: str
+    shots: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -131,8 +133,11 @@ def system_text(system: str) -> str:
     return f"<|im_start|>system\n{system}{IM_END}\n"
 
 
-def user_text(user: str) -> str:
-    return f"<|im_start|>user\n{user}{IM_END}\n<|im_start|>assistant\n"
+def user_text(user: str, shots: Sequence[tuple[str, str]] = ()) -> str:
+    """The turns after the system turn: each worked example's user and assistant turns, then ``user`` and the
+    opening of the reply."""
+    done = "".join(f"<|im_start|>user\n{u}{IM_END}\n<|im_start|>assistant\n{a}{IM_END}\n" for u, a in shots)
+    return f"{done}<|im_start|>user\n{user}{IM_END}\n<|im_start|>assistant\n"
 
 
 @dataclass
@@ -152,7 +157,7 @@ def encode(tok, examples: Sequence[ChatExample], max_target_tokens: int) -> tupl
     prefix = tok(system_text(systems.pop()), add_special_tokens=False)["input_ids"]
     out = []
     for e in examples:
-        prompt = tok(user_text(e.user), add_special_tokens=False)["input_ids"]
+        prompt = tok(user_text(e.user, e.shots), add_special_tokens=False)["input_ids"]
         target = tok(e.target + IM_END, add_special_tokens=False)["input_ids"][:max_target_tokens]
         out.append(Encoded(e.id, prompt, target))
     return prefix, out
@@ -429,7 +434,7 @@ def generate(model, tok, examples: Sequence[ChatExample], max_new_tokens: int = 
     out = []
     with torch.inference_mode():
         for e in examples:
-            ids = tok(system_text(e.system) + user_text(e.user), add_special_tokens=False,
+            ids = tok(system_text(e.system) + user_text(e.user, e.shots), add_special_tokens=False,
                       return_tensors="pt")["input_ids"].to(dev)
             gen = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
                                  do_sample=False, eos_token_id=tok.convert_tokens_to_ids(IM_END),

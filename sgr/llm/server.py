@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from sgr.core.config import sgr_home
 from sgr.core.errors import LLMError
@@ -150,6 +151,20 @@ def resolve_model(spec: str = "base") -> ServedModel:
 def is_tuned(model_name: str) -> bool:
     """Whether a model name is that of weights served with ``--model tuned|PATH`` (not the packaged base)."""
     return TUNED_TAG in model_name
+
+
+def tuned_provenance(model_name: str) -> dict[str, Any]:
+    """The provenance (``model.json``, written by ``sgr llm tune``) of the tuned weights ``model_name`` when the
+    local server recorded in ``SGR_HOME`` serves them; ``{}`` otherwise. SGR reads how to prompt the weights
+    (``prompt_examples``) and its decision parameters for them (``decision``, from ``bench/sgr_grid.py --held-out``)."""
+    info = read_state()
+    if info is None or info.model != model_name or not info.provenance:
+        return {}
+    try:
+        prov = json.loads(Path(info.provenance).read_text())
+    except (OSError, ValueError):
+        return {}
+    return prov if isinstance(prov, dict) else {}
 
 
 def _pid_alive(pid: int) -> bool:

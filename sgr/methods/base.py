@@ -83,6 +83,12 @@ def _coerce(value: Any, hint: Any, key: str, method: str) -> Any:
     return value
 
 
+def llm_cache_option(options: dict[str, Any] | None, method: str) -> bool:
+    """The common ``llm_cache`` option (``-o llm_cache=false``: every LLM call goes to the model) as a bool."""
+    value = (options or {}).get("llm_cache", True)
+    return bool(_coerce(value, bool, "llm_cache", method))
+
+
 def parse_options(config_cls: type[C], options: dict[str, Any] | None, *, method: str,
                   base: C | None = None, extra_keys: set[str] | frozenset[str] = frozenset()) -> C:
     """The method's typed config: ``base`` (or the class's defaults) with ``options`` applied on top.

@@ -42,7 +42,7 @@ from sgr.core.errors import EntityNotFound
 from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
 from sgr.graph.store import GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
-from sgr.methods.base import UsageMeter, parse_options
+from sgr.methods.base import UsageMeter, llm_cache_option, parse_options
 from sgr.retrieval.relations import CosineRelationRetriever, ScoredRelation, load_retriever
 
 #: The relation-path prompt of RCR App. A.3 (Figure 3), verbatim; ``{paths_line}`` is the one addition needed to
@@ -550,7 +550,7 @@ def create(ctx: Any, substitutions: int | None = None, name: str = "rcr") -> RCR
     if llm is None:
         from sgr.llm.client import shared_llm
 
-        llm = shared_llm(cache=bool(options.get("llm_cache", True)))
+        llm = shared_llm(cache=llm_cache_option(options, "rcr"))
     return RCRAnswerer(ctx.store, llm, retriever, cfg, name=name)
 
 

@@ -34,7 +34,7 @@ import torch
 
 from sgr.core.errors import ConfigError
 from sgr.core.text import normalize, parse_answer_lines
-from sgr.methods.base import UsageMeter, parse_options
+from sgr.methods.base import UsageMeter, llm_cache_option, parse_options
 from sgr.methods.scr.beam import BeamPath, SearchResult, beam_search, single_step_search
 from sgr.methods.scr.data import ScrSubgraph, SubgraphSource
 from sgr.methods.scr.model import SCRModel, resolve_device
@@ -245,7 +245,7 @@ def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None
         if llm is None:
             from sgr.llm.client import shared_llm
 
-            llm = shared_llm(cache=bool((getattr(ctx, "options", {}) or {}).get("llm_cache", True)))
+            llm = shared_llm(cache=llm_cache_option(getattr(ctx, "options", {}), "scr"))
     return SCRAnswerer(store=ctx.store, checkpoint=ckpt, name=name, beam_size=beam if beam is not None else opts.beam,
                        min_prob=opts.min_prob, single_step=single, llm=llm, device=opts.device,
                        graph_version=opts.graph_version, batch_size=opts.batch_size, precision=opts.precision)

@@ -39,9 +39,9 @@ from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
-from sgr.methods.base import UsageMeter
+from sgr.methods.base import UsageMeter, llm_cache_option
 from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types
-from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, prompt_for_model
+from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
@@ -549,10 +549,10 @@ def create(variant: str, ctx: Any) -> Any:
     cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:
-        llm = shared_llm(cache=bool(options.get("llm_cache", True)))
+        llm = shared_llm(cache=llm_cache_option(options, "sgr"))
     if cfg is None:
         return LLMOnlyAnswerer(llm)
-    cfg = prompt_for_model(cfg, options, getattr(llm, "name", None))
+    cfg = config_for_model(cfg, options, getattr(llm, "name", None))
     retriever = options.get("relation_retriever")
     if retriever is None:  # RCR's trained heads when `sgr relations train` made some for this graph (RCR issue)
         from sgr.retrieval.training import find_model

@@ -158,11 +158,28 @@ def config_from_options(variant: str, options: dict[str, Any] | None = None) -> 
     return cfg
 
 
-def prompt_for_model(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> SGRConfig:
-    """Tuned weights (``sgr llm tune``) get the zero-shot schema prompt they were trained on (``n_examples = 0``)
-    unless ``options`` set ``n_examples`` or ``exemplars``; the packaged model keeps its worked example."""
-    from sgr.llm.server import is_tuned
+#: decision parameters a tuned model's provenance may set (``bench/sgr_grid.py --held-out … --set-provenance``)
+TUNED_DECISION_KEYS = ("mu", "epsilon", "lam", "answer_ratio", "integrate")
 
-    if model_name and is_tuned(model_name) and not {"n_examples", "exemplars"} & set(options):
-        return dataclasses.replace(cfg, n_examples=0)
-    return cfg
+
+def config_for_model(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> SGRConfig:
+    """Tuned weights (``sgr llm tune``) get the schema prompt they were trained on — as many worked examples as
+    their provenance's ``prompt_examples`` (0, the zero-shot prompt, when it names none) —, the decision parameters
+    chosen for them on their held-out questions (provenance ``decision``), and no NL→Cypher call: they are tuned on
+    the schema stage only, so the compiler writes the direct Cypher from their top path and C_q
+    (``use_llm_cypher = False``; measured: their own Cypher changed 1 of 485 WebQSP and 2 of 300 MetaQA 1-hop
+    answers, at half the latency). Each unless ``options`` set it (``exemplars`` also keeps ``n_examples``); the
+    packaged model keeps the defaults."""
+    from sgr.llm.server import is_tuned, tuned_provenance
+
+    if not (model_name and is_tuned(model_name)):
+        return cfg
+    prov = tuned_provenance(model_name)
+    changes: dict[str, Any] = {}
+    if not {"n_examples", "exemplars"} & set(options):
+        changes["n_examples"] = int(prov.get("prompt_examples") or 0)
+    if "use_llm_cypher" not in options and cfg.use_llm_cypher:
+        changes["use_llm_cypher"] = False
+    decision = prov.get("decision") or {}
+    changes.update({k: decision[k] for k in TUNED_DECISION_KEYS if k in decision and k not in options})
+    return dataclasses.replace(cfg, **changes)

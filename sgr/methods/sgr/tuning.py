@@ -15,6 +15,11 @@ the same functions SGR uses at answer time, from three sources:
 
 Targets hold relation paths only (no constraint lines): SGR's constraints come from rules, not the model.
 
+**Worked examples** (``examples`` > 0, :func:`add_worked_examples`): each prompt also shows the nearest *other*
+training question with its path as an earlier user/assistant turn, exactly as SGR shows its worked example at
+answer time (:meth:`sgr.methods.sgr.answerer.SGRAnswerer.worked_examples`), so the model learns when to follow the
+example and when not to; the count is recorded in the provenance (``prompt_examples``) and SGR then sends as many.
+
 **Never a test question**: :func:`drop_test_overlap` removes every example whose normalised question text equals
 a test question's (WebQSP ``webqsp_mini.jsonl``, MetaQA ``*_test.tsv``, plus any extra test files) and reports
 the count per source.
@@ -22,6 +27,7 @@ the count per source.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Iterable, Sequence
@@ -52,6 +58,7 @@ class TuneData:
     sources: dict[str, int] = field(default_factory=dict)
     overlap_removed: dict[str, int] = field(default_factory=dict)
     test_questions: int = 0
+    prompt_examples: int = 0  # worked examples in each prompt
 
 
 def example(qid: str, question: str, topics: Sequence[str], paths: Sequence[Sequence[str]]) -> ChatExample:
@@ -175,7 +182,7 @@ def dataset_examples(store: GraphStore, spec: str, split: str | None = None, max
 # -- never a test question ---------------------------------------------------------------------
 def question_key(text: str) -> str:
     """The form questions are compared in (brackets of MetaQA topics removed, :func:`sgr.core.text.normalize`)."""
-    return normalize(text.replace("[", "").replace("]", ""))
+    return normalize(question_key_text(text))
 
 
 def default_test_files() -> list[Path]:
@@ -191,6 +198,42 @@ def read_test_questions(files: Sequence[Path]) -> list[Question]:
     return out
 
 
+def topic_of(ex: ChatExample) -> str | None:
+    """The first topic entity of an example's user turn (None for ``(none)``)."""
+    for line in ex.user.splitlines():
+        if line.startswith("Topic:"):
+            first = line.split(":", 1)[1].split("|")[0].strip()
+            return None if first in ("", "(none)") else first
+    return None
+
+
+def add_worked_examples(examples: Sequence[ChatExample], n: int) -> list[ChatExample]:
+    """``examples`` with the ``n`` nearest other training questions as worked examples (``ChatExample.shots``),
+    chosen as SGR chooses them at answer time: :class:`sgr.methods.sgr.exemplars.ExemplarPool` over the shared
+    training data, restricted to the relations of these examples' own targets (the graph's vocabulary at answer
+    time: WebQSP questions get WebQSP train examples, MetaQA questions MetaQA dev ones), never the question itself."""
+    from sgr.methods.sgr.exemplars import ExemplarPool
+    from sgr.methods.sgr.prompts import parse_schema_reply
+
+    if n <= 0 or not examples:
+        return list(examples)
+    vocabulary = {r for e in examples for p in parse_schema_reply(e.target)[0] for r in p}
+    pool = ExemplarPool.from_shared_data(vocabulary)
+    out = []
+    for e in examples:
+        topic = topic_of(e)
+        near = pool.nearest(question_key_text(question_of(e)), n, topic)
+        shots = tuple((schema_user(ex.question, (ex.entity,) if ex.entity else ()), schema_target([ex.relations]))
+                      for ex, _ in near)
+        out.append(dataclasses.replace(e, shots=shots))
+    return out
+
+
+def question_key_text(text: str) -> str:
+    """A question as the exemplar pool stores it (MetaQA's topic brackets removed)."""
+    return text.replace("[", "").replace("]", "")
+
+
 def question_of(ex: ChatExample) -> str:
     """The question text of an example's user turn."""
     first = ex.user.splitlines()[0]
@@ -204,12 +247,14 @@ def drop_test_overlap(examples: Sequence[ChatExample], test_keys: set[str]) -> t
 
 
 def build(*, webqsp: bool = True, metaqa_per_hop: int | None = 500, user_examples: Sequence[ChatExample] = (),
-          test_files: Sequence[Path] | None = None, seed: int = 0, webqsp_sample: int | None = None) -> TuneData:
+          test_files: Sequence[Path] | None = None, seed: int = 0, webqsp_sample: int | None = None,
+          examples: int = 0) -> TuneData:
     """All sources, test questions removed (counts per source in ``overlap_removed``); ``webqsp_sample`` keeps a
-    seeded sample of that many WebQSP train questions (None: all)."""
+    seeded sample of that many WebQSP train questions (None: all); ``examples`` worked examples per prompt
+    (:func:`add_worked_examples`, per source)."""
     tests = read_test_questions(default_test_files() if test_files is None else test_files)
     keys = {question_key(q.text) for q in tests}
-    data = TuneData(examples=[], test_questions=len(tests))
+    data = TuneData(examples=[], test_questions=len(tests), prompt_examples=max(examples, 0))
     sources: list[tuple[str, Sequence[ChatExample]]] = []
     if webqsp:
         wq = webqsp_train_examples()
@@ -222,7 +267,7 @@ def build(*, webqsp: bool = True, metaqa_per_hop: int | None = 500, user_example
         sources.append(("dataset", user_examples))
     for name, exs in sources:
         kept, removed = drop_test_overlap(exs, keys)
-        data.examples += kept
+        data.examples += add_worked_examples(kept, examples)
         data.sources[name] = len(kept)
         data.overlap_removed[name] = removed
     return data
@@ -290,8 +335,10 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
 
     prov = {
         "weights": str(weights), "base_model": str(base), "graph_version": graph_version, "device": device,
+        "prompt_examples": data.prompt_examples,
         "data": {"sources": data.sources, "overlap_removed_test_questions": data.overlap_removed,
-                 "test_questions_checked": data.test_questions, "train": result.n_train, "validation": result.n_val},
+                 "test_questions_checked": data.test_questions, "train": result.n_train, "validation": result.n_val,
+                 "validation_ids": [e.id for e in val_ex]},
         "config": asdict(cfg), "steps": result.steps, "epochs_run": result.epochs_run,
         "stopped_early": result.stopped_early,
         "validation": {"loss_before": result.base_val_loss, "loss_per_epoch": result.val_losses,
@@ -309,8 +356,8 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
 
 
 def tune_from_options(*, dataset: str | None = None, split: str | None = None, webqsp: bool = True,
-                      webqsp_sample: int | None = None, metaqa_per_hop: int | None = 500, graph_version: str | None = None, eval_n: int = 100,
-                      log=print, **config) -> dict:  # noqa: ANN001
+                      webqsp_sample: int | None = None, metaqa_per_hop: int | None = 500, examples: int = 0,
+                      graph_version: str | None = None, eval_n: int = 100, log=print, **config) -> dict:  # noqa: ANN001
     """``sgr llm tune``: build the data (the user dataset's paths from the running store), key the run by the
     store's graph version (``no-graph`` when only file data is used and no store answers), run :func:`run`."""
     from sgr.core.errors import ConfigError, Neo4jUnavailable
@@ -340,5 +387,5 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
         if store is not None:
             store.close()
     data = build(webqsp=webqsp, webqsp_sample=webqsp_sample, metaqa_per_hop=metaqa_per_hop, user_examples=user,
-                 seed=cfg.seed)
+                 seed=cfg.seed, examples=examples)
     return run(data, cfg, version, eval_n=eval_n, log=log)

@@ -169,16 +169,34 @@ def test_integrated_decision_lets_av_vote_with_the_paths(webqsp_graph):
     assert top.score == pytest.approx(sum(d.v[i] for i in top.candidates) + sum(d.omegas[i] for i in top.votes))
 
 
-def test_a_tuned_model_gets_the_zero_shot_schema_prompt_it_was_trained_on(webqsp_graph):
-    from sgr.llm.server import MODEL_ALIAS, TUNED_TAG
+def test_a_tuned_model_gets_the_prompt_and_decision_parameters_of_its_provenance(webqsp_graph, monkeypatch, tmp_path):
+    import os
+    from dataclasses import asdict
+
+    from sgr.llm import server
+    from sgr.llm.server import MODEL_ALIAS, TUNED_TAG, LLMServerInfo
     from sgr.methods.base import MethodContext
     from sgr.methods.registry import create_method
 
-    def n_examples(name, **options):
+    def config(name, **options):
         ctx = MethodContext(store=webqsp_graph, options=options, llm=scripted_llm(name=name))
-        return create_method("sgr", ctx).config.n_examples
+        return create_method("sgr", ctx).config
 
     tuned = MODEL_ALIAS + TUNED_TAG + "0123abcd"
-    assert n_examples(MODEL_ALIAS) == 1  # the packaged model gets a worked example
-    assert n_examples(tuned) == 0
-    assert n_examples(tuned, n_examples="2") == 2  # an explicit option wins
+    monkeypatch.setattr(server, "state_file", lambda: tmp_path / "server.json")
+    base = config(MODEL_ALIAS)
+    assert base.n_examples == 1  # the packaged model gets a worked example
+    assert config(tuned).n_examples == 0  # no provenance says otherwise: the zero-shot prompt
+    assert config(tuned, n_examples="2").n_examples == 2  # an explicit option wins
+    prov = tmp_path / "model.json"  # `sgr llm tune --examples 1`, then `bench/sgr_grid.py --held-out … --set-provenance`
+    prov.write_text(json.dumps({"prompt_examples": 1, "decision": {"mu": 0.5, "epsilon": 0.8}}))
+    info = LLMServerInfo(pid=os.getpid(), port=1, base_url="http://127.0.0.1:1/v1", model=tuned, model_path="m.gguf",
+                         log="m.log", started_at=0.0, kind="tuned", provenance=str(prov))
+    (tmp_path / "server.json").write_text(json.dumps(asdict(info)))
+    served = config(tuned)
+    assert (served.n_examples, served.mu, served.epsilon, served.lam) == (1, 0.5, 0.8, base.lam)
+    assert base.use_llm_cypher and not served.use_llm_cypher  # tuned on the schema only: compiled direct Cypher
+    assert config(tuned, use_llm_cypher="true").use_llm_cypher
+    assert config(tuned, mu="0.7").mu == 0.7
+    other = config(MODEL_ALIAS + TUNED_TAG + "ffff0000")  # weights other than the served ones
+    assert (other.n_examples, other.mu) == (0, base.mu)

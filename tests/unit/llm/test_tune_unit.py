@@ -62,6 +62,23 @@ def test_metaqa_examples_follow_the_qtype_paths() -> None:
     assert [r for r, _ in metaqa_relation_path("actor_to_movie_to_director")] == ["starred_actors", "directed_by"]
 
 
+def test_worked_examples_are_the_nearest_other_training_questions_in_sgrs_prompt_form() -> None:
+    exs = tuning.metaqa_dev_examples(per_hop=3, seed=2)
+    shown = tuning.add_worked_examples(exs, 1)
+    assert [e.id for e in shown] == [e.id for e in exs] and all(len(e.shots) == 1 for e in shown)
+    same = 0
+    for e in shown:
+        ((user, reply),) = e.shots
+        assert user.startswith("Question: ") and user.splitlines()[0] != e.user.splitlines()[0]  # never itself
+        (path,), _ = parse_schema_reply(reply)
+        same += path == parse_schema_reply(e.target)[0][0]
+    assert same >= len(shown) - 1  # templated MetaQA: the nearest other question asks along the same path
+    text = ft.user_text(shown[0].user, shown[0].shots)
+    assert text.count("<|im_start|>user") == 2 and text.index(shown[0].shots[0][1]) < text.index(shown[0].user)
+    assert text.endswith("<|im_start|>assistant\n") and ft.user_text("u") == "<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n"
+    assert tuning.add_worked_examples(exs, 0) == exs
+
+
 def test_a_test_question_never_reaches_training(tmp_path: Path) -> None:
     train = tuning.webqsp_train_examples()
     victim = tuning.question_of(train[10])

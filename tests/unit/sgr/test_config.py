@@ -32,3 +32,13 @@ def test_the_expansion_fields_are_written_once():
     own = set(SGRConfig.__dataclass_fields__) - exp
     assert exp and own and issubclass(SGRConfig, ExpansionConfig)
     assert len(dataclasses.fields(SGRConfig)) == len(exp) + len(own)
+
+
+def test_llm_cache_option_reads_false_as_false() -> None:
+    from sgr.methods.base import llm_cache_option
+
+    assert llm_cache_option({}, "sgr") is True
+    assert llm_cache_option({"llm_cache": "false"}, "sgr") is False  # `-o llm_cache=false` (a string) turns it off
+    assert llm_cache_option({"llm_cache": "on"}, "sgr") is True and llm_cache_option({"llm_cache": False}, "rcr") is False
+    with pytest.raises(ConfigError, match="llm_cache='maybe'"):
+        llm_cache_option({"llm_cache": "maybe"}, "sgr")
