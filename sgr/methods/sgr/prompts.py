@@ -53,9 +53,10 @@ def schema_prompt(question: str, topics: Sequence[str],
                   examples: Sequence[WorkedExample] = ()) -> list[BaseMessage]:
     """System + user messages of the schema stage, after ``examples`` as user/assistant turns.
 
-    ``sgr llm tune`` trains on the zero-shot form (no examples); at answer time SGR adds the nearest training
-    questions (``SGRConfig.n_examples``) so that an untuned model sees the relation-path format filled in for a
-    question like this one — it copies the shape (how many relations, in which order) under the graph grammar.
+    At answer time SGR adds the nearest training questions (``SGRConfig.n_examples``) so that an untuned model sees
+    the relation-path format filled in for a question like this one — it copies the shape (how many relations, in
+    which order) under the graph grammar. ``sgr llm tune`` trains on this same form with ``--examples N`` worked
+    examples (0: the zero-shot form), and SGR then sends tuned weights as many.
     """
     msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM)]
     for ex in examples:
