@@ -85,19 +85,14 @@ def served_kind() -> str | None:
 
 
 def label_options(method: str) -> dict[str, str]:
-    """Options a label adds: for ``sgr``, what ``sgr`` picks by itself for the served tuned weights (their
-    provenance's worked examples per schema prompt and decision parameters; the compiler, not the model, writes the
-    direct Cypher), explicit here so that each run folder records it."""
+    """Options a label adds: for ``sgr``, what ``sgr`` changes by itself for the served tuned weights
+    (:func:`sgr.methods.sgr.config.tuned_overrides`), explicit here so that each run folder records it."""
     from sgr.llm.client import shared_llm
-    from sgr.llm.server import tuned_provenance
-    from sgr.methods.sgr.config import TUNED_DECISION_KEYS
+    from sgr.methods.sgr.config import SGRConfig, tuned_overrides
 
     if method != "sgr":
         return {}
-    prov = tuned_provenance(shared_llm().name)
-    decision = prov.get("decision") or {}
-    return {"n_examples": str(int(prov.get("prompt_examples") or 0)), "use_llm_cypher": "false",
-            **{k: str(decision[k]).lower() for k in TUNED_DECISION_KEYS if k in decision}}
+    return {k: str(v).lower() for k, v in tuned_overrides(SGRConfig(), {}, shared_llm().name).items()}
 
 
 def route_shares(run_dir: Path) -> dict[str, Any]:

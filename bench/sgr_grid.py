@@ -315,14 +315,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     pw = {args.metaqa_uri: args.metaqa_password_file, args.webqsp_uri: args.webqsp_password_file}
     args.password_for = lambda uri: Path(pw[uri]).read_text().strip() if pw.get(uri) else None
     t0 = time.perf_counter()
+    sets = question_sets(args)
     if not args.replay_only:
-        sets = question_sets(args)
         record(args, args.records, "default", {}, sets)
         if args.path_grammar_pass:
             n_pg = {"webqsp-train": args.pg_webqsp or args.webqsp}
             first = {ds: qs[:n_pg.get(ds, args.pg_per_hop or args.per_hop)] for ds, qs in sets.items()}
             record(args, args.records, "no-path-grammar", {"path_grammar": False}, first)
-    wanted = {ds: {q.id for q in qs} for ds, qs in question_sets(args).items()}
+    wanted = {ds: {q.id for q in qs} for ds, qs in sets.items()}
     all_recs = [r for r in done_ids(args.records).values() if r["id"] in wanted.get(r["dataset"], ())]
     recs = [r for r in all_recs if r["pass"] == "default"]
     found = search(recs)

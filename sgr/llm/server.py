@@ -158,12 +158,15 @@ def tuned_provenance(model_name: str) -> dict[str, Any]:
     local server recorded in ``SGR_HOME`` serves them; ``{}`` otherwise. SGR reads how to prompt the weights
     (``prompt_examples``) and its decision parameters for them (``decision``, from ``bench/sgr_grid.py --held-out``)."""
     info = read_state()
-    if info is None or info.model != model_name or not info.provenance:
-        return {}
+    return read_provenance(info) if info is not None and info.model == model_name else {}
+
+
+def read_provenance(info: LLMServerInfo) -> dict[str, Any]:
+    """The provenance JSON next to the served weights; ``{}`` when there is none or it does not parse."""
     try:
-        prov = json.loads(Path(info.provenance).read_text())
+        prov = json.loads(Path(info.provenance).read_text()) if info.provenance else None
     except (OSError, ValueError):
-        return {}
+        prov = None
     return prov if isinstance(prov, dict) else {}
 
 
@@ -303,10 +306,7 @@ def describe(info: LLMServerInfo) -> str:
     if info.kind == "base":
         return f"base model {Path(info.model_path).name}"
     line = f"{info.kind} model {info.model_path}"
-    try:
-        prov = json.loads(Path(info.provenance).read_text()) if info.provenance else None
-    except (OSError, ValueError):
-        prov = None
+    prov = read_provenance(info)
     if prov:
         acc = (prov.get("validation") or {}).get("path_accuracy_tuned") or {}
         line += (f" (graph version {prov.get('graph_version')}, {prov.get('steps')} steps, validation path "

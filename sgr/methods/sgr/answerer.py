@@ -302,13 +302,10 @@ class SGRAnswerer:
 
     def worked_examples(self, question: Question, entity: str | None) -> list[Any]:
         """The ``n_examples`` nearest training questions as worked examples of the schema prompt (``exemplars``)."""
-        from sgr.methods.sgr.prompts import WorkedExample, schema_target
-
         cfg = self.config
         if not (cfg.exemplars and self.exemplars is not None and cfg.n_examples > 0):
             return []
-        return [WorkedExample(ex.question, (ex.entity,) if ex.entity else (), schema_target([ex.relations]))
-                for ex, _ in self.exemplars.nearest(question.text, cfg.n_examples, entity)]
+        return [ex.worked() for ex, _ in self.exemplars.nearest(question.text, cfg.n_examples, entity)]
 
     # -- 3. subgraph: G_q ------------------------------------------------------------------------------------------
     def subgraph(self, question: Question, result: SGRResult) -> None:

@@ -162,18 +162,19 @@ def config_from_options(variant: str, options: dict[str, Any] | None = None) -> 
 TUNED_DECISION_KEYS = ("mu", "epsilon", "lam", "answer_ratio", "integrate")
 
 
-def config_for_model(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> SGRConfig:
-    """Tuned weights (``sgr llm tune``) get the schema prompt they were trained on — as many worked examples as
-    their provenance's ``prompt_examples`` (0, the zero-shot prompt, when it names none) —, the decision parameters
-    chosen for them on their held-out questions (provenance ``decision``), and no NL→Cypher call: they are tuned on
-    the schema stage only, so the compiler writes the direct Cypher from their top path and C_q
-    (``use_llm_cypher = False``; measured: their own Cypher changed 1 of 485 WebQSP and 2 of 300 MetaQA 1-hop
-    answers, at half the latency). Each unless ``options`` set it (``exemplars`` also keeps ``n_examples``); the
-    packaged model keeps the defaults."""
+def tuned_overrides(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> dict[str, Any]:
+    """What SGR changes in ``cfg`` for tuned weights (``sgr llm tune``); nothing for the packaged model.
+
+    They get the schema prompt they were trained on — as many worked examples as their provenance's
+    ``prompt_examples`` (0, the zero-shot prompt, when it names none) —, the decision parameters chosen for them on
+    their held-out questions (provenance ``decision``), and no NL→Cypher call: they are tuned on the schema stage
+    only, so the compiler writes the direct Cypher from their top path and C_q (``use_llm_cypher = False``;
+    measured: their own Cypher changed 1 of 485 WebQSP and 2 of 300 MetaQA 1-hop answers, at half the latency).
+    Each unless ``options`` set it (``exemplars`` also keeps ``n_examples``)."""
     from sgr.llm.server import is_tuned, tuned_provenance
 
     if not (model_name and is_tuned(model_name)):
-        return cfg
+        return {}
     prov = tuned_provenance(model_name)
     changes: dict[str, Any] = {}
     if not {"n_examples", "exemplars"} & set(options):
@@ -182,4 +183,9 @@ def config_for_model(cfg: SGRConfig, options: dict[str, Any], model_name: str | 
         changes["use_llm_cypher"] = False
     decision = prov.get("decision") or {}
     changes.update({k: decision[k] for k in TUNED_DECISION_KEYS if k in decision and k not in options})
-    return dataclasses.replace(cfg, **changes)
+    return changes
+
+
+def config_for_model(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> SGRConfig:
+    """``cfg`` with :func:`tuned_overrides` applied (the packaged model keeps it as it is)."""
+    return dataclasses.replace(cfg, **tuned_overrides(cfg, options, model_name))

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from sgr.datasets import metaqa_relation_path, shared_data_dir
+from sgr.methods.sgr.prompts import WorkedExample, schema_target
 
 _BRACKET = re.compile(r"\[([^\]]+)\]")
 
@@ -45,6 +46,10 @@ class Exemplar:
     @property
     def masked(self) -> str:
         return mask_entity(self.question, self.entity)
+
+    def worked(self) -> WorkedExample:
+        """This example as a worked example of the schema prompt (its one path as the reply)."""
+        return WorkedExample(self.question, (self.entity,) if self.entity else (), schema_target([self.relations]))
 
 
 def mask_entity(question: str, entity: str | None) -> str:

@@ -48,6 +48,10 @@ class WorkedExample:
     topics: tuple[str, ...]
     reply: str
 
+    def turns(self) -> tuple[str, str]:
+        """The (user, assistant) turns it adds before the question (:func:`schema_prompt`; ``sgr llm tune``)."""
+        return schema_user(self.question, self.topics), self.reply
+
 
 def schema_prompt(question: str, topics: Sequence[str],
                   examples: Sequence[WorkedExample] = ()) -> list[BaseMessage]:
@@ -60,7 +64,8 @@ def schema_prompt(question: str, topics: Sequence[str],
     """
     msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM)]
     for ex in examples:
-        msgs += [HumanMessage(schema_user(ex.question, ex.topics)), AIMessage(ex.reply)]
+        user, reply = ex.turns()
+        msgs += [HumanMessage(user), AIMessage(reply)]
     return msgs + [HumanMessage(schema_user(question, topics))]
 
 

@@ -180,6 +180,11 @@ def dataset_examples(store: GraphStore, spec: str, split: str | None = None, max
 
 
 # -- never a test question ---------------------------------------------------------------------
+def question_key_text(text: str) -> str:
+    """A question as the exemplar pool stores it (MetaQA's topic brackets removed)."""
+    return text.replace("[", "").replace("]", "")
+
+
 def question_key(text: str) -> str:
     """The form questions are compared in (brackets of MetaQA topics removed, :func:`sgr.core.text.normalize`)."""
     return normalize(question_key_text(text))
@@ -221,17 +226,9 @@ def add_worked_examples(examples: Sequence[ChatExample], n: int) -> list[ChatExa
     pool = ExemplarPool.from_shared_data(vocabulary)
     out = []
     for e in examples:
-        topic = topic_of(e)
-        near = pool.nearest(question_key_text(question_of(e)), n, topic)
-        shots = tuple((schema_user(ex.question, (ex.entity,) if ex.entity else ()), schema_target([ex.relations]))
-                      for ex, _ in near)
-        out.append(dataclasses.replace(e, shots=shots))
+        near = pool.nearest(question_key_text(question_of(e)), n, topic_of(e))
+        out.append(dataclasses.replace(e, shots=tuple(ex.worked().turns() for ex, _ in near)))
     return out
-
-
-def question_key_text(text: str) -> str:
-    """A question as the exemplar pool stores it (MetaQA's topic brackets removed)."""
-    return text.replace("[", "").replace("]", "")
 
 
 def question_of(ex: ChatExample) -> str:
