@@ -23,7 +23,8 @@ linked entity is a gold topic entity, recall = share with some gold topic among 
 Output: ``bench/results/sgr.json`` — ``summary`` keys ``<dataset>/<method>/<metric>`` (``hits1_strict``, ``hit``,
 ``f1``, ``p50_ms``, ``llm_calls_median``, ``prompt_tokens_median``, ``route_llm_share`` = share of answered questions
 whose answers came from the model's own route (its Cypher, or a relation path it proposed under the graph grammar,
-compiled, validated or voted; ``extra.route_source`` of each prediction), ``collaborative_share``), ``<dataset>/ceiling``,
+compiled, validated or voted; ``extra.route_source`` of each prediction), ``route_plan_share`` (… from a retrieved
+plan the model did not propose), ``collaborative_share``), ``<dataset>/ceiling``,
 ``webqsp/<method>/constraint_hits1_strict`` (strict Hits@1 on the questions whose schema carries a constraint,
 ``constraint_questions`` of them), ``webqsp/linking/*``;
 ``details`` with each run's metrics and the route shares; ``paired`` (``--paired LABEL``): an unfinished run scored as
@@ -95,6 +96,12 @@ def label_options(method: str) -> dict[str, str]:
     return {k: str(v).lower() for k, v in tuned_overrides(SGRConfig(), {}, shared_llm().name).items()}
 
 
+def plan_note(run: dict[str, Any]) -> str:
+    """`` (plan 0.12)`` when retrieved plans carried some answers of a run, else nothing."""
+    share = run.get("routes", {}).get("route_plan_share")
+    return f" (plan {share:.2f})" if share else ""
+
+
 def route_shares(run_dir: Path) -> dict[str, Any]:
     """Routes, LLM cost and cache hits of a run, from its predictions.jsonl."""
     preds = read_predictions(run_dir / "predictions.jsonl")
@@ -110,6 +117,8 @@ def route_shares(run_dir: Path) -> dict[str, Any]:
             "route_sources": {k: round(v / max(1, len(answered)), 4) for k, v in sources.items()},
             # the share of answered questions whose answers came from the model's own route (its paths or Cypher)
             "route_llm_share": round(sources.get("model", 0) / max(1, len(answered)), 4),
+            # … and from a retrieved plan (the nearest training question's path) that the model did not propose
+            "route_plan_share": round(sources.get("plan", 0) / max(1, len(answered)), 4),
             "collaborative_share": round(routes.get("collaborative", 0) / n, 4),
             "constraint_questions": len(constrained),
             "constraint_hits1_strict": round(statistics.fmean(p["scores"]["hits1_strict"] for p in constrained), 4)
@@ -213,7 +222,7 @@ def markdown(result: dict[str, Any]) -> str:
             routes = ", ".join(f"{k} {v:.0%}" for k, v in sorted(run.get("routes", {}).get("routes", {}).items()))
             lines.append(f"| {method} | {n} | {ov['hits1_strict']:.3f} | {pct} | {ov['hit']:.3f} | {ov['f1']:.3f} | "
                          f"{c['latency_ms_p50']:.0f} | {c['llm_calls_median']:.0f} | {c['prompt_tokens_median']:.0f} | "
-                         f"{routes} | {run.get('routes', {}).get('route_llm_share', '-')} | "
+                         f"{routes} | {run.get('routes', {}).get('route_llm_share', '-')}{plan_note(run)} | "
                          f"{run.get('routes', {}).get('constraint_questions', '-')}, "
                          f"{run.get('routes', {}).get('constraint_hits1_strict', '-')} | {m['n_errors']} |")
         lines.append("")
@@ -331,6 +340,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             r = run.get("routes", {})
             if "route_llm_share" in r:
                 summary[f"{ds}/{method}/route_llm_share"] = r["route_llm_share"]
+                summary[f"{ds}/{method}/route_plan_share"] = r.get("route_plan_share", 0.0)
                 summary[f"{ds}/{method}/collaborative_share"] = r["collaborative_share"]
         if ds.startswith("webqsp"):
             constraint_hits(ds, details.get(ds, {}), summary)

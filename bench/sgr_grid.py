@@ -1,4 +1,5 @@
-"""Choose SGR's decision parameters (μ, ε, λ, answer_ratio, integrate) on validation questions, never on test.
+"""Choose SGR's decision parameters (μ, ε, λ, answer_ratio, integrate, plan_trust) on validation questions, never on
+test.
 
     SGR_HOME=… .venv/bin/python bench/sgr_grid.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
         [--per-hop 15 --webqsp 30 --seed 0] [--path-grammar-pass] [--set-defaults]
@@ -59,13 +60,14 @@ from sgr.methods.sgr.config import SGRConfig  # noqa: E402
 from sgr.methods.sgr.decision import Decision, DecisionInputs, DecisionParams, decide  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
-GRID = {"mu": (0.1, 0.3, 0.5, 0.7, 0.9), "epsilon": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), "lam": (0.1, 0.3, 0.5, 0.7, 0.9),
-        "answer_ratio": (0.5, 0.8, 1.0), "integrate": (False, True)}
+GRID = {"mu": (0.1, 0.3, 0.5, 0.7, 0.9), "epsilon": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+        "lam": (0.1, 0.3, 0.5, 0.7, 0.9), "answer_ratio": (0.5, 0.8, 1.0), "integrate": (False, True),
+        "plan_trust": (0.8, 0.85, 0.9, 0.95, 1.01)}
 DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp-train")
 
 
 #: the defaults before this search ("today" in the output; ties go to the point closest to them)
-BEFORE = DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, answer_ratio=0.5, integrate=False)
+BEFORE = DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, answer_ratio=0.5, integrate=False, plan_trust=1.01)
 
 
 def today() -> DecisionParams:
@@ -98,12 +100,26 @@ def held_out_ids(provenance: Path) -> set[str]:
     return set(ids)
 
 
+def untrained_metaqa(provenance: Path, hop: int, n: int, seed: int) -> list[Question]:
+    """A seeded sample of ``n`` MetaQA dev questions of one hop that the tuned model never trained on: its MetaQA
+    training sample is drawn again from its provenance (``data.sources.metaqa_dev`` per hop, ``config.seed``)."""
+    from sgr.methods.sgr.tuning import metaqa_dev_examples
+
+    prov = json.loads(provenance.read_text())
+    per_hop = int((prov.get("data") or {}).get("sources", {}).get("metaqa_dev", 0)) // 3
+    trained = {e.id for e in metaqa_dev_examples(per_hop, seed=int(prov["config"]["seed"]))} if per_hop else set()
+    rest = [q for q in metaqa_dev(hop, None, seed) if q.id not in trained]
+    return [rest[i] for i in sorted(random.Random(seed + hop).sample(range(len(rest)), min(n, len(rest))))]
+
+
 def question_sets(args: argparse.Namespace) -> dict[str, list[Question]]:
     """The validation questions per dataset: seeded samples (``--per-hop``, ``--webqsp``), or with ``--held-out``
-    every MetaQA dev / WebQSP train question of the tuned model's held-out split."""
+    every MetaQA dev / WebQSP train question of the tuned model's held-out split, plus ``--held-out-metaqa`` MetaQA
+    dev questions per hop outside its training sample."""
     if args.held_out:
         ids = held_out_ids(args.held_out)
-        sets = {f"metaqa-{h}hop": [q for q in metaqa_dev(h, None, args.seed) if q.id in ids] for h in (1, 2, 3)}
+        sets = {f"metaqa-{h}hop": [q for q in metaqa_dev(h, None, args.seed) if q.id in ids]
+                + untrained_metaqa(args.held_out, h, args.held_out_metaqa, args.seed) for h in (1, 2, 3)}
         return sets | {"webqsp-train": [q for q in webqsp_train(None, args.seed) if q.id in ids]}
     sets = {f"metaqa-{h}hop": metaqa_dev(h, args.per_hop, args.seed) for h in (1, 2, 3)}
     return sets | {"webqsp-train": webqsp_train(args.webqsp, args.seed)}
@@ -241,7 +257,7 @@ def evaluate(records: list[dict[str, Any]], params: DecisionParams) -> dict[str,
 
 def distance(p: DecisionParams, ref: DecisionParams) -> float:
     return (abs(p.mu - ref.mu) + abs(p.epsilon - ref.epsilon) + abs(p.lam - ref.lam)
-            + abs(p.answer_ratio - ref.answer_ratio) + (p.integrate != ref.integrate))
+            + abs(p.answer_ratio - ref.answer_ratio) + (p.integrate != ref.integrate) + abs(p.plan_trust - ref.plan_trust))
 
 
 def delta_band(mu: float, epsilon: float) -> tuple[float, float]:
@@ -264,8 +280,8 @@ def search(records: list[dict[str, Any]]) -> dict[str, Any]:
         {(r.get("recorded_with") or {}).get("epsilon", 0.7) for r in records}
     recorded = (rw[0].pop(), rw[1].pop()) if len(rw[0]) == len(rw[1]) == 1 else (ref.mu, ref.epsilon)
     rows = []
-    for mu, eps, lam, ratio, integ in itertools.product(*GRID.values()):
-        p = DecisionParams(mu=mu, epsilon=eps, lam=lam, answer_ratio=ratio, integrate=integ)
+    for point in itertools.product(*GRID.values()):
+        p = DecisionParams(**dict(zip(GRID, point)))
         ev = evaluate(records, p)
         mean_h = statistics.fmean(v["hits1"] for v in ev.values())
         mq_f1 = [v["f1"] for v in ev.values() if "f1" in v]
@@ -298,8 +314,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--held-out", type=Path, default=None,
                     help="a tuned model's model.json: record its held-out validation questions (data.validation_ids) "
                          "instead of the seeded samples; the configured LLM must serve those weights")
+    ap.add_argument("--held-out-metaqa", type=int, default=0,
+                    help="with --held-out: also this many MetaQA dev questions per hop outside its training sample")
     ap.add_argument("--set-provenance", action="store_true",
-                    help="with --held-out: write the chosen μ, ε, λ, answer_ratio, integrate into that model.json "
+                    help="with --held-out: write the chosen μ, ε, λ, answer_ratio, integrate, plan_trust into that "
+                         "model.json "
                          "('decision'), which SGR then uses for those weights")
     args = ap.parse_args(argv)
     if args.set_provenance and not args.held_out:

@@ -210,6 +210,18 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
         return _SHARED[key]
 
 
+def sgr_retriever(store: GraphStore, option: Any = None) -> Any:
+    """SGR's relation retriever for its ``relation_retriever`` option: unset — RCR's trained heads when
+    ``sgr relations train`` made some for this graph, else ``None`` (SGR's plain MiniLM cosine); ``""`` or
+    ``"embedding"`` — ``None``; ``"auto"``, ``"cosine"`` or a path — :func:`load_retriever`; a retriever object as
+    is."""
+    if option is None:
+        option = "auto" if find_model(store.graph_version()) is not None else "embedding"
+    if not isinstance(option, str):
+        return option
+    return None if option in ("", "embedding") else load_retriever(store, option)
+
+
 def trained_model_for(store: GraphStore) -> str | None:
     """The heads ``load_retriever(store, "auto")`` would load (``SGR_RELATION_MODEL`` or the newest for this graph
     version), or None when it would fall back to cosine."""

@@ -8,8 +8,8 @@
    (:mod:`sgr.methods.sgr.schema`, §3.1.1);
 3. ``subgraph`` — G_q: scored paths from V_q along R_q (:mod:`sgr.methods.sgr.subgraph`, §3.1.2);
 4. ``direct`` — A_c from every source: the model's Cypher with validation and repair (:mod:`cypher.translate`,
-   :mod:`cypher.repair`), each of the model's N-best grammar paths compiled, G_q's compiled best schema path
-   (:mod:`cypher.compile`, §3.4.1);
+   :mod:`cypher.repair`), each of the model's N-best grammar paths compiled, the nearest training questions'
+   paths that exist from V_q (plans), G_q's compiled best schema path (:mod:`cypher.compile`, §3.4.1);
 5. ``validate`` — γ_j and δ_j of every candidate (§3.4.2); 6. ``collaborate`` — the voting paths P_q with ρ, η
    (§3.5), PRP-RM ρ measured only when nothing is valid; then :func:`sgr.methods.sgr.decision.decide` gives the
    answers (A_v, the ω-weighted vote, or both: ``integrate``); 7. ``generate`` — optional: the model picks the
@@ -50,7 +50,7 @@ from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
 from sgr.methods.sgr.grounding import ground_values, row_values
 from sgr.methods.sgr.trace import SGRResult
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
-from sgr.retrieval.relations import RelationRetriever, load_retriever
+from sgr.retrieval.relations import RelationRetriever, load_retriever, sgr_retriever
 
 _LOCK = threading.Lock()
 _EXEMPLARS: dict[tuple[str, str], Any] = {}
@@ -150,6 +150,9 @@ class SGRAnswerer:
         pred.extra["constraints"] = [c.kind for c in result.schema.constraints]
         if result.schema.model_paths:
             pred.extra["model_paths"] = [{"relations": list(p.relations), "rho": p.rho} for p in result.schema.model_paths]
+        if result.schema.plans:
+            pred.extra["plans"] = [{"relations": list(p.relations), "cos": round(p.rho, 4)}
+                                   for p in result.schema.plans]
         for round_no in range(1, max(1, cfg.max_rounds) + 1):
             action = "first" if round_no == 1 else self.widen(result)
             self.reason(question, result, first=round_no == 1)
@@ -271,16 +274,19 @@ class SGRAnswerer:
         from sgr.methods.sgr.exemplars import mask_entity
         from sgr.methods.sgr.prompts import schema_prompt
         from sgr.methods.sgr.schema import Constraint, combine_scores
-        from sgr.methods.sgr.trie import path_grammar, prefilter, relation_paths, score_reply
+        from sgr.methods.sgr.trie import ModelPath, path_grammar, prefilter, relation_paths, score_reply
 
         cfg = self.config
-        trie = relation_paths(self.store, [e.id for e in entities], max_hops=cfg.hops,
+        full = relation_paths(self.store, [e.id for e in entities], max_hops=cfg.hops,
                               max_relations=max(1, min(3, 2 * cfg.hops)), graph_version=self.graph_version)
         masked = mask_entity(question.text, entities[0].label)
-        trie = prefilter(trie, lambda names: self.embedding_retriever.score_of(masked, names), cfg.max_grammar_paths)
+        trie = prefilter(full, lambda names: self.embedding_retriever.score_of(masked, names), cfg.max_grammar_paths)
         if not len(trie):
             return
-        examples = self.worked_examples(question, entities[0].label)
+        near = self.nearest_exemplars(question, entities[0].label)
+        schema.plans = [ModelPath(tuple(ex.relations), sim, float("nan"), list(full.paths[tuple(ex.relations)]))
+                        for ex, sim in near[:cfg.plans] if tuple(ex.relations) in full]
+        examples = [ex.worked() for ex, _ in near[:cfg.n_examples]]
         rec = self.llm.complete_scored(schema_prompt(question.text, [e.label for e in entities], examples),
                                        stage="schema",
                                        grammar=path_grammar(trie, cfg.n_best), max_tokens=cfg.schema_max_tokens)
@@ -300,12 +306,14 @@ class SGRAnswerer:
                 schema.constraints.append(Constraint(kind, value, None if kind == "count" else value.lower()))
                 have.add(kind)
 
-    def worked_examples(self, question: Question, entity: str | None) -> list[Any]:
-        """The ``n_examples`` nearest training questions as worked examples of the schema prompt (``exemplars``)."""
+    def nearest_exemplars(self, question: Question, entity: str | None) -> list[Any]:
+        """The nearest training questions with their cosine: ``n_examples`` worked examples of the schema prompt and
+        ``plans`` retrieved plans are the first of them (``exemplars``)."""
         cfg = self.config
-        if not (cfg.exemplars and self.exemplars is not None and cfg.n_examples > 0):
+        k = max(cfg.n_examples, cfg.plans)
+        if not (cfg.exemplars and self.exemplars is not None and k > 0):
             return []
-        return [ex.worked() for ex, _ in self.exemplars.nearest(question.text, cfg.n_examples, entity)]
+        return self.exemplars.nearest(question.text, k, entity)
 
     # -- 3. subgraph: G_q ------------------------------------------------------------------------------------------
     def subgraph(self, question: Question, result: SGRResult) -> None:
@@ -331,8 +339,8 @@ class SGRAnswerer:
     # -- 4. direct: A_c --------------------------------------------------------------------------------------------
     def direct(self, question: Question, result: SGRResult, *, llm_cypher: bool = True) -> list[Candidate]:
         """A_c of every source, in their order of trust: the model's Cypher (first round only; ``"llm"``), each of
-        the model's N-best grammar paths compiled (``"model1"``, ``"model2"``, …), G_q's compiled best schema path
-        (``"compiled"``). Compiled queries are cheap, so every source is always computed; :func:`decide` picks."""
+        the model's N-best grammar paths compiled (``"model1"``, …), each plan (``"plan1"``, …), G_q's compiled best
+        schema path (``"compiled"``). Compiled queries are cheap, so every source is computed; :func:`decide` picks."""
         cfg = self.config
         pred = result.prediction
         g = result.subgraph
@@ -350,10 +358,11 @@ class SGRAnswerer:
                         c.origin, c.source = "llm", "llm"
                         cands.append(c)
         if result.schema is not None and g is not None:
-            for i in range(len(result.schema.model_paths)):
-                for c in self.model_candidates(result, i):
-                    c.source = f"model{i + 1}"
-                    cands.append(c)
+            for kind, paths in (("model", result.schema.model_paths), ("plan", result.schema.plans)):
+                for i, path in enumerate(paths):
+                    for c in self.path_candidates(result, path, kind):
+                        c.source = f"{kind}{i + 1}"
+                        cands.append(c)
         if cfg.compiled_fallback and g is not None and g.schema_paths:
             best = g.schema_paths[0]
             for c in self.run_compiled(result, best.seed, best.steps, best.relations, best.score, "compiled"):
@@ -389,12 +398,11 @@ class SGRAnswerer:
             out.append(Candidate(r["id"], r["name"] or r["id"], paths, origin=origin))
         return out
 
-    def model_candidates(self, result: SGRResult, index: int = 0) -> list[Candidate]:
-        """A_c from the model's ``index``-th path: each (seed, directions) realising it in the graph, compiled and run."""
-        top = result.schema.model_paths[index]
+    def path_candidates(self, result: SGRResult, path: Any, origin: str) -> list[Candidate]:
+        """A_c from one of the model's paths or one plan: each (seed, directions) realising it, compiled and run."""
         out: dict[str, Candidate] = {}
-        for seed, steps in top.variants[:3]:
-            for c in self.run_compiled(result, seed, steps, list(top.relations), top.rho, "model"):
+        for seed, steps in path.variants[:3]:
+            for c in self.run_compiled(result, seed, steps, list(path.relations), path.rho, origin):
                 if c.key in out:
                     out[c.key].paths += c.paths
                 else:
@@ -430,10 +438,11 @@ class SGRAnswerer:
 
     # -- 5. validate: γ, δ ---------------------------------------------------------------------------------------
     def validate(self, question: Question, result: SGRResult, cands: list[Candidate]) -> None:
-        """γ_j and δ_j of every candidate (eqs. 10–11): γ on the candidate's own walk for the model's paths, the best
-        walk of G_q reaching it otherwise; δ = the model's probability of the candidate's path when it is one of the
-        model's N-best, else PRP-RM of the verification prompt where it can decide ``v ≥ ε`` (``lazy_verification``;
-        at most ``max_verify_calls`` patterns), else the prior."""
+        """γ_j and δ_j of every candidate (eqs. 10–11): γ on the candidate's own walk for the model's paths and plans,
+        the best walk of G_q reaching it otherwise; δ = the question cosine for a plan's candidates, the model's
+        probability of the candidate's path when it is one of the model's N-best, else PRP-RM of the verification
+        prompt where it can decide ``v ≥ ε`` (``lazy_verification``; at most ``max_verify_calls`` patterns), else the
+        prior."""
         cfg = self.config
         g = result.subgraph
         assert g is not None
@@ -442,13 +451,15 @@ class SGRAnswerer:
         calls = 0
         rho = model_rho(result.schema)
         for c in cands:
-            c.gamma = (g.path_consistency(c.key, c.paths[0].relations) if c.origin == "model" and c.paths
+            c.gamma = (g.path_consistency(c.key, c.paths[0].relations) if c.origin in ("model", "plan") and c.paths
                        else g.answer_consistency(c.key))
             c.delta, c.delta_source = cfg.prior_confidence, "prior"
-            if c.paths and tuple(c.paths[0].relations) in rho:  # δ = the model's probability of the answer's path
+            if c.origin == "plan" and c.paths:  # δ = how alike the plan's training question is
+                c.delta, c.delta_source = c.paths[0].score, "plan"
+            elif c.paths and tuple(c.paths[0].relations) in rho:  # δ = the model's probability of the answer's path
                 c.delta, c.delta_source = rho[tuple(c.paths[0].relations)], "model-path"
         for c in sorted(cands, key=lambda c: -c.gamma):
-            if not c.paths or c.delta_source == "model-path":
+            if not c.paths or c.delta_source in ("model-path", "plan"):
                 continue
             if cfg.lazy_verification and not delta_decides(c.gamma, cfg.mu, cfg.epsilon):
                 continue
@@ -550,18 +561,7 @@ def create(variant: str, ctx: Any) -> Any:
     if cfg is None:
         return LLMOnlyAnswerer(llm)
     cfg = config_for_model(cfg, options, getattr(llm, "name", None))
-    retriever = options.get("relation_retriever")
-    if retriever is None:  # RCR's trained heads when `sgr relations train` made some for this graph (RCR issue)
-        from sgr.retrieval.training import find_model
-
-        retriever = "auto" if find_model(ctx.store.graph_version()) is not None else "embedding"
-    if isinstance(retriever, str):  # "embedding" (plain MiniLM cosine), "auto" / "cosine" / a model of sgr.retrieval.relations
-        if retriever in ("", "embedding"):
-            retriever = None
-        else:
-            from sgr.retrieval.relations import load_retriever
-
-            retriever = load_retriever(ctx.store, retriever)
+    retriever = sgr_retriever(ctx.store, options.get("relation_retriever"))
     return SGRAnswerer(ctx.store, llm if variant in NEEDS_LLM else None, cfg, name=variant, retriever=retriever)
 
 

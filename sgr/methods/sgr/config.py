@@ -86,6 +86,11 @@ class SGRConfig(ExpansionConfig):
     * ``answer_constraints = True`` — C_q acts: in the compiled Cypher (type, time, comparison, ordinal, second
       entity), in the model's Cypher grammar, and on the final answers' own walks (``count`` included).
     * ``exemplars = True``, ``n_examples = 1`` — worked examples of the schema prompt from training questions.
+    * ``plans = 1`` — the relation paths of the nearest training questions that exist from V_q join A_c as retrieved
+      plans (sources ``plan1``, …; δ = the questions' cosine; on the grammar route, with the exemplar pool);
+      ``plan_trust = 0.95`` — the cosine at which a plan is trusted before the model's paths (below it, after
+      them; 1.01: never first), chosen on validation questions (``bench/sgr_grid.py``: every value of 0.8–0.95
+      gained the same there, the one closest to "never" is kept).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),
@@ -123,6 +128,8 @@ class SGRConfig(ExpansionConfig):
     answer_constraints: bool = True
     exemplars: bool = True
     n_examples: int = 1
+    plans: int = 1
+    plan_trust: float = 0.95
     path_retriever: str = "schema"
     scr_beam: int = 10
     scr_checkpoint: str = ""
@@ -159,7 +166,7 @@ def config_from_options(variant: str, options: dict[str, Any] | None = None) -> 
 
 
 #: decision parameters a tuned model's provenance may set (``bench/sgr_grid.py --held-out … --set-provenance``)
-TUNED_DECISION_KEYS = ("mu", "epsilon", "lam", "answer_ratio", "integrate")
+TUNED_DECISION_KEYS = ("mu", "epsilon", "lam", "answer_ratio", "integrate", "plan_trust")
 
 
 def tuned_overrides(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> dict[str, Any]:

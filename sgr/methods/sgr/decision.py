@@ -6,10 +6,13 @@ It is deterministic and does no I/O, so ``bench/sgr_grid.py`` replays it over re
 answer_ratio, integrate) without calling the model again.
 
 **Candidates (A_c)**, one entry per (source, answer), sources in their order of trust: ``"llm"`` (the model's
-Cypher), ``"model1"``, ``"model2"``, … (each of the model's N-best grammar paths, compiled), ``"compiled"`` (G_q's
-best schema path, compiled). Each has γ (graph consistency, eq. 10) and δ (the model's probability ρ of the
-candidate's path when it is one of the model's paths, else PRP-RM where it was measured, else the prior), so
-v_j = μ·δ_j + (1−μ)·γ_j and A_v = {a_j : v_j ≥ ε} (eqs. 12–13).
+Cypher), ``"model1"``, ``"model2"``, … (each of the model's N-best grammar paths, compiled), ``"plan1"``, … (the
+relation path of the nearest training question, when it exists from V_q: a retrieved plan), ``"compiled"`` (G_q's
+best schema path, compiled). A plan whose question is phrased like this one — cosine ≥ ``plan_trust`` — is trusted
+before every other source (the recorded order is otherwise kept). Each candidate has γ (graph consistency, eq. 10)
+and δ (the model's probability ρ of the candidate's path when it is one of the model's paths, the question
+similarity for a plan, else PRP-RM where it was measured, else the prior), so v_j = μ·δ_j + (1−μ)·γ_j and
+A_v = {a_j : v_j ≥ ε} (eqs. 12–13).
 
 **Votes (P_q)**: G_q's top M walks, the walks of the model's N-best paths, SCR's paths when on; each with ρ_i, η_i
 and ω_i = λ·ρ_i + (1−λ)·η_i (eq. 17); support(a) = Σ_i ω_i·𝕀(a_i = a) (eq. 18). Answers whose support is at least
@@ -26,7 +29,8 @@ How A_v and the vote combine (``integrate``):
 ``route_source`` names who carried the top answer's support: ``"model"`` when the model's contributions — its
 Cypher's candidates, its N-best paths' candidates, any candidate or voting path whose relation pattern is one of
 the model's N-best paths — make up at least half of that answer's support (v_j for candidates, ω_i for paths);
-otherwise ``"compiled"`` when G_q's compiled best path's candidate is the largest of the rest, else ``"graph"``.
+otherwise ``"plan"`` or ``"compiled"`` when a plan's or G_q's compiled best path's candidate is the largest of the
+rest, else ``"graph"``.
 """
 
 from __future__ import annotations
@@ -48,15 +52,15 @@ class CandidateIn:
 
     key: str
     text: str
-    source: str  # "llm" | "model1" … | "compiled"
+    source: str  # "llm" | "model1" … | "plan1" … | "compiled"
     relations: Pattern  # of its best path
     gamma: float
     delta: float
-    delta_source: str = "prior"  # "model-path" | "prp-rm" | "prior"
+    delta_source: str = "prior"  # "model-path" | "plan" | "prp-rm" | "prior"
 
     @property
     def origin(self) -> str:
-        return "model" if self.source.startswith("model") else self.source
+        return next((o for o in ("model", "plan") if self.source.startswith(o)), self.source)
 
 
 @dataclass
@@ -123,8 +127,9 @@ def _top(items: list, cap: int | None, weight: Any) -> list:  # noqa: ANN401
 
 @dataclass(frozen=True)
 class DecisionParams:
-    """μ, ε (eqs. 12–13), λ (eq. 17), the set-answer ratio, how A_v and the vote combine, whether paths vote.
-    Defaults are :class:`sgr.methods.sgr.config.SGRConfig`'s (:meth:`from_config`)."""
+    """μ, ε (eqs. 12–13), λ (eq. 17), the set-answer ratio, how A_v and the vote combine, whether paths vote, the
+    similarity at which a plan is trusted first. Defaults are :class:`sgr.methods.sgr.config.SGRConfig`'s
+    (:meth:`from_config`)."""
 
     mu: float = _DEFAULTS.mu
     epsilon: float = _DEFAULTS.epsilon
@@ -132,11 +137,12 @@ class DecisionParams:
     answer_ratio: float = _DEFAULTS.answer_ratio
     integrate: bool = _DEFAULTS.integrate
     collaborative: bool = _DEFAULTS.collaborative
+    plan_trust: float = _DEFAULTS.plan_trust
 
     @classmethod
     def from_config(cls, c: SGRConfig) -> "DecisionParams":
         return cls(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate,
-                   collaborative=c.collaborative)
+                   collaborative=c.collaborative, plan_trust=c.plan_trust)
 
 
 @dataclass
@@ -188,7 +194,7 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
         return votes[i].origin == "model" or votes[i].relations in model
 
     if not params.integrate:
-        for src in inputs.sources:
+        for src in trust_order(inputs, params.plan_trust):
             idx = [i for i, c in enumerate(cands) if c.source == src and valid[i]]
             if idx:
                 idx.sort(key=lambda i: (-v[i], cands[i].text))  # stable: the source's own order breaks ties
@@ -221,6 +227,13 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
     return _finish(chosen, ranked, route, "integrated" if params.integrate else "vote", cands, v, valid, omegas)
 
 
+def trust_order(inputs: DecisionInputs, plan_trust: float) -> list[str]:
+    """The sources in their order of trust: plans whose δ (question similarity) reaches ``plan_trust`` first."""
+    trusted = [s for s in inputs.sources if s.startswith("plan")
+               and any(c.source == s and c.delta >= plan_trust for c in inputs.candidates)]
+    return trusted + [s for s in inputs.sources if s not in trusted]
+
+
 def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str | None, stage: str | None,
             cands: list[CandidateIn], v: list[float], valid: list[bool], omegas: list[float]) -> Decision:
     source = None
@@ -229,9 +242,10 @@ def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str
         if top.score > 0 and top.model_support >= 0.5 * top.score:
             source = "model"
         else:
-            compiled = sum(v[i] for i in top.candidates if cands[i].source == "compiled")
-            rest = top.score - top.model_support - compiled
-            source = "compiled" if compiled > 0 and compiled >= rest else "graph"
+            by = {o: sum(v[i] for i in top.candidates if cands[i].origin == o) for o in ("plan", "compiled")}
+            rest = top.score - top.model_support - sum(by.values())
+            best = max(by, key=lambda o: by[o])
+            source = best if by[best] > 0 and by[best] >= rest else "graph"
     return Decision(answers, tally, route, source, stage if answers else None, v, valid, omegas)
 
 

@@ -59,6 +59,7 @@ class QuestionSchema:
     source: str = "embedding"  # "grammar" (model paths under the graph grammar), "llm" (JSON pick) or "embedding"
     exemplars: list[str] = field(default_factory=list)  # questions of the worked examples shown
     model_paths: list = field(default_factory=list)  # the model's N-best relation paths (trie.ModelPath), best first
+    plans: list = field(default_factory=list)  # nearest training questions' paths that exist (trie.ModelPath, ρ = cos)
     reply: str | None = None  # the model's raw schema reply (grammar route)
 
     def relation_score(self, name: str) -> float:

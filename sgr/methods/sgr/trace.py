@@ -135,6 +135,7 @@ class SGRResult:
                 "mentions": self.schema.mentions, "source": self.schema.source, "exemplars": self.schema.exemplars,
                 "model_paths": [{"relations": list(p.relations), "rho": None if p.rho != p.rho else round(p.rho, 4)}
                                 for p in self.schema.model_paths],
+                "plans": [{"relations": list(p.relations), "cos": round(p.rho, 4)} for p in self.schema.plans],
                 "reply": self.schema.reply},
             "cypher": {
                 "source": self.cypher_source,

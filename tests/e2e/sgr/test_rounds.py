@@ -65,3 +65,47 @@ def test_rq_and_delta_come_from_the_models_log_probabilities(webqsp_graph, local
     model_votes = [v for v in rec["votes"] if v[4] == "model"]
     assert model_votes and all(v[5] == "model-path" and 0 < v[2] <= 1 for v in model_votes)
     assert res.prediction.usage.llm_calls >= 1 and res.prediction.extra["llm_calls_by_stage"]["schema"] == 1
+
+
+PART, OWNER, DIRECT = "test.thing.part", "test.part.owner", "test.thing.owner"
+
+
+@pytest.fixture()
+def two_paths(clean_store):
+    """Alpha -[owner]-> Wrong, and Alpha -[part]-> (CVT) -[owner]-> Omega: two relation paths to two answers."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    for mid, name in (("m.alpha", "Alpha"), ("m.omega", "Omega"), ("m.wrong", "Wrong")):
+        b.add_entity(mid, name)
+    b.add_triple("m.alpha", DIRECT, "m.wrong")
+    b.add_triple("m.alpha", PART, "m.c1")
+    b.add_triple("m.c1", OWNER, "m.omega")
+    write_graph(clean_store, b)
+    return clean_store
+
+
+@pytest.mark.llm
+def test_a_plan_of_a_training_question_phrased_alike_answers_first(two_paths, local_llm):
+    from sgr.methods.sgr.exemplars import Exemplar, ExemplarPool
+
+    q = Question(id="q", text="who owns the part of alpha?", topic_entities=["Alpha"])
+    alike = Exemplar("who owns the part of beta?", [PART, OWNER], "beta", [], "train")
+    missing = Exemplar("who owns the part of gamma?", ["test.no.such"], "gamma", [], "train")
+
+    def run(pool, **options):
+        cfg = config_from_options("sgr", {"use_llm_cypher": False, "n_examples": 0, **options})
+        return SGRAnswerer(two_paths, local_llm, cfg, exemplars=ExemplarPool(pool)).run(q)
+
+    res = run([alike], plan_trust=0.5)
+    (plan,) = res.schema.plans  # the nearest training question's path exists from Alpha: it is a plan
+    assert plan.relations == (PART, OWNER) and 0.5 <= plan.rho <= 1.0 and plan.variants
+    assert res.decision.stage == "plan1" and res.prediction.answer_texts == ["Omega"]
+    for c in (c for c in res.candidates if c.source == "plan1"):  # δ = the cosine, even when the model wrote it too
+        assert c.delta_source == "plan" and c.delta == pytest.approx(plan.rho) and c.valid
+    assert res.prediction.extra["plans"] == [{"relations": [PART, OWNER], "cos": round(plan.rho, 4)}]
+    # never trusted first: the model's valid paths answer before it
+    late = run([alike], plan_trust=1.01)
+    assert late.decision.stage == "plan1" or any(c.valid for c in late.candidates if c.source.startswith("model"))
+    # a training question whose path does not exist from Alpha gives no plan
+    assert not run([missing], plan_trust=0.5).schema.plans

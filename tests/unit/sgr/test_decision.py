@@ -1,5 +1,6 @@
 """decide(): A_v, the vote and how they combine (sgr/methods/sgr/decision.py, SGR eqs. 12–13 and 17–18)."""
 
+import dataclasses
 import json
 
 import pytest
@@ -37,6 +38,23 @@ def test_the_first_source_with_a_valid_candidate_answers_unless_av_votes():
     assert [a.key for a in both.answers] == ["y"] and both.stage == "integrated"
     assert both.answers[0].score == pytest.approx(1.0 + 2 * (0.3 * 0.5 + 0.7 * 1.0))
     assert both.route == "collaborative" and both.route_source == "graph"  # the paths carried more than A_v
+
+
+def test_a_plan_answers_first_only_when_its_question_is_alike_enough():
+    P = ("p1", "p2")
+    inputs = DecisionInputs(["model1", "plan1", "compiled"],
+                            [cand("m", "model1", 0.1, 0.9), cand("p", "plan1", 0.0, 0.95, P),
+                             cand("c", "compiled", 1.0, 0.5)],
+                            model_patterns=[R])
+    params = DecisionParams(mu=0.5, epsilon=0.4)
+    trusted = decide(inputs, dataclasses.replace(params, plan_trust=0.9))
+    assert [a.key for a in trusted.answers] == ["p"] and trusted.stage == "plan1" and trusted.route_source == "plan"
+    after = decide(inputs, dataclasses.replace(params, plan_trust=0.96))  # recorded order: the model's path first
+    assert [a.key for a in after.answers] == ["m"] and after.stage == "model1" and after.route_source == "model"
+    inputs.candidates[0].delta = 0.1  # the model's path is not valid: the plan still comes before G_q's best path
+    assert decide(inputs, dataclasses.replace(params, plan_trust=0.96)).stage == "plan1"
+    inputs.candidates[1].relations = R  # a plan on the model's own path is the model's route
+    assert decide(inputs, dataclasses.replace(params, plan_trust=0.9)).route_source == "model"
 
 
 def test_av_votes_with_weight_v():
