@@ -88,9 +88,9 @@ class SGRConfig(ExpansionConfig):
     * ``exemplars = True``, ``n_examples = 1`` — worked examples of the schema prompt from training questions.
     * ``plans = 1`` — the relation paths of the nearest training questions that exist from V_q join A_c as retrieved
       plans (sources ``plan1``, …; δ = the questions' cosine; on the grammar route, with the exemplar pool);
-      ``plan_trust = 0.95`` — the cosine at which a plan is trusted before the model's paths (below it, after
-      them; 1.01: never first), chosen on validation questions (``bench/sgr_grid.py``: every value of 0.8–0.95
-      gained the same there, the one closest to "never" is kept).
+      ``plan_trust = 0.95`` — the cosine at which a plan is trusted before the model's paths (below it the plan
+      is recorded and takes no part; 1.01: never), chosen on validation questions (``bench/sgr_grid.py``: every
+      value of 0.8–0.95 gained the same there, the one closest to "never" is kept).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),

@@ -9,7 +9,9 @@ answer_ratio, integrate) without calling the model again.
 Cypher), ``"model1"``, ``"model2"``, … (each of the model's N-best grammar paths, compiled), ``"plan1"``, … (the
 relation path of the nearest training question, when it exists from V_q: a retrieved plan), ``"compiled"`` (G_q's
 best schema path, compiled). A plan whose question is phrased like this one — cosine ≥ ``plan_trust`` — is trusted
-before every other source (the recorded order is otherwise kept). Each candidate has γ (graph consistency, eq. 10)
+before every other source; a plan below it is recorded but takes no part (measured: letting it through validation
+behind the model's paths passed the model's own wrong paths that validation had rejected). Each candidate has γ
+(graph consistency, eq. 10)
 and δ (the model's probability ρ of the candidate's path when it is one of the model's paths, the question
 similarity for a plan, else PRP-RM where it was measured, else the prior), so v_j = μ·δ_j + (1−μ)·γ_j and
 A_v = {a_j : v_j ≥ ε} (eqs. 12–13).
@@ -183,7 +185,8 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
     """A_v, the vote and the answers of one round (module docstring); deterministic, no I/O."""
     cands, votes = inputs.candidates, inputs.votes
     v = [validation_score(c.delta, c.gamma, params.mu) if inputs.validated else 1.0 for c in cands]
-    valid = [(not inputs.validated) or x >= params.epsilon - 1e-9 for x in v]  # tolerance for float sums
+    valid = [((not inputs.validated) or x >= params.epsilon - 1e-9)  # tolerance for float sums
+             and (c.origin != "plan" or c.delta >= params.plan_trust) for x, c in zip(v, cands)]
     omegas = [reliability(p.rho, p.eta, params.lam) for p in votes]
     model = set(inputs.model_patterns)
 
@@ -228,7 +231,8 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
 
 
 def trust_order(inputs: DecisionInputs, plan_trust: float) -> list[str]:
-    """The sources in their order of trust: plans whose δ (question similarity) reaches ``plan_trust`` first."""
+    """The sources in their order of trust: plans whose δ (question similarity) reaches ``plan_trust`` first (the
+    others are never valid, :func:`decide`)."""
     trusted = [s for s in inputs.sources if s.startswith("plan")
                and any(c.source == s and c.delta >= plan_trust for c in inputs.candidates)]
     return trusted + [s for s in inputs.sources if s not in trusted]

@@ -49,10 +49,11 @@ def test_a_plan_answers_first_only_when_its_question_is_alike_enough():
     params = DecisionParams(mu=0.5, epsilon=0.4)
     trusted = decide(inputs, dataclasses.replace(params, plan_trust=0.9))
     assert [a.key for a in trusted.answers] == ["p"] and trusted.stage == "plan1" and trusted.route_source == "plan"
-    after = decide(inputs, dataclasses.replace(params, plan_trust=0.96))  # recorded order: the model's path first
+    after = decide(inputs, dataclasses.replace(params, plan_trust=0.96))  # below plan_trust a plan takes no part
     assert [a.key for a in after.answers] == ["m"] and after.stage == "model1" and after.route_source == "model"
-    inputs.candidates[0].delta = 0.1  # the model's path is not valid: the plan still comes before G_q's best path
-    assert decide(inputs, dataclasses.replace(params, plan_trust=0.96)).stage == "plan1"
+    assert after.valid == [True, False, True]
+    inputs.candidates[0].delta = 0.1  # the model's path is not valid either: G_q's best path answers, not the plan
+    assert decide(inputs, dataclasses.replace(params, plan_trust=0.96)).stage == "compiled"
     inputs.candidates[1].relations = R  # a plan on the model's own path is the model's route
     assert decide(inputs, dataclasses.replace(params, plan_trust=0.9)).route_source == "model"
 
