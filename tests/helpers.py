@@ -35,6 +35,20 @@ def compiled_run(store, question, **options):  # -> SGRResult
     return SGRAnswerer(store, None, config_from_options("sgr-compiled", options)).run(question)
 
 
+def hand_graph(store, names: dict[str, str], triples: list[tuple[str, str, str]]):  # -> GraphStore
+    """Write a hand-built graph into ``store``: ``names`` (MID → name) are named entities, ``triples`` are
+    (subject MID, relation, object MID); a MID without a name becomes a CVT node."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    for mid, name in names.items():
+        b.add_entity(mid, name)
+    for s, r, o in triples:
+        b.add_triple(s, r, o)
+    write_graph(store, b)
+    return store
+
+
 def node_ids(value: object) -> set[str]:
     """Entity ids in query rows (paths come back as lists of node property maps and relationship tuples)."""
     if isinstance(value, dict):

@@ -6,7 +6,7 @@ from sgr.core.types import Question
 from sgr.methods.sgr.answerer import SGRAnswerer
 from sgr.methods.sgr.config import config_from_options
 from sgr.methods.sgr.trie import relation_paths
-from tests.helpers import compiled_run
+from tests.helpers import compiled_run, hand_graph
 
 pytestmark = pytest.mark.neo4j
 
@@ -14,16 +14,9 @@ pytestmark = pytest.mark.neo4j
 @pytest.fixture()
 def deep(clean_store):
     """Alpha -[r1]-> (CVT) -[r2]-> (CVT) -[r3]-> Omega: two CVT hops before the only named neighbour."""
-    from loaders.writer import GraphBatch, write_graph
-
-    b = GraphBatch()
-    b.add_entity("m.alpha", "Alpha")
-    b.add_entity("m.omega", "Omega")
-    b.add_triple("m.alpha", "test.thing.part", "m.c1")
-    b.add_triple("m.c1", "test.part.piece", "m.c2")
-    b.add_triple("m.c2", "test.piece.owner", "m.omega")
-    write_graph(clean_store, b)
-    return clean_store
+    return hand_graph(clean_store, {"m.alpha": "Alpha", "m.omega": "Omega"},
+                      [("m.alpha", "test.thing.part", "m.c1"), ("m.c1", "test.part.piece", "m.c2"),
+                       ("m.c2", "test.piece.owner", "m.omega")])
 
 
 Q = Question(id="q", text="who owns the piece of the part of alpha?", topic_entities=["Alpha"])
@@ -73,16 +66,8 @@ PART, OWNER, DIRECT = "test.thing.part", "test.part.owner", "test.thing.owner"
 @pytest.fixture()
 def two_paths(clean_store):
     """Alpha -[owner]-> Wrong, and Alpha -[part]-> (CVT) -[owner]-> Omega: two relation paths to two answers."""
-    from loaders.writer import GraphBatch, write_graph
-
-    b = GraphBatch()
-    for mid, name in (("m.alpha", "Alpha"), ("m.omega", "Omega"), ("m.wrong", "Wrong")):
-        b.add_entity(mid, name)
-    b.add_triple("m.alpha", DIRECT, "m.wrong")
-    b.add_triple("m.alpha", PART, "m.c1")
-    b.add_triple("m.c1", OWNER, "m.omega")
-    write_graph(clean_store, b)
-    return clean_store
+    return hand_graph(clean_store, {"m.alpha": "Alpha", "m.omega": "Omega", "m.wrong": "Wrong"},
+                      [("m.alpha", DIRECT, "m.wrong"), ("m.alpha", PART, "m.c1"), ("m.c1", OWNER, "m.omega")])
 
 
 @pytest.mark.llm

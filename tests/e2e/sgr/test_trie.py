@@ -7,6 +7,7 @@ import pytest
 
 from sgr.methods.sgr.prompts import parse_schema_reply
 from sgr.methods.sgr.trie import PathTrie, path_grammar, prefilter, relation_paths, score_reply
+from tests.helpers import hand_graph
 
 REPS = "government.political_district.representatives"
 HOLDER = "government.government_position_held.office_holder"
@@ -17,19 +18,10 @@ CAPITAL = "location.country.capital"
 @pytest.fixture()
 def ohio(clean_store):
     """Ohio -[REPS]-> (CVT) -[HOLDER]-> John Kasich; Ohio -[IN]-> United States -[CAPITAL]-> Washington."""
-    from loaders.writer import GraphBatch, write_graph
-
-    b = GraphBatch()
-    b.add_entity("m.ohio", "Ohio")
-    b.add_entity("m.kasich", "John Kasich")
-    b.add_entity("m.us", "United States")
-    b.add_entity("m.dc", "Washington")
-    b.add_triple("m.ohio", REPS, "m.cvt1")
-    b.add_triple("m.cvt1", HOLDER, "m.kasich")
-    b.add_triple("m.ohio", IN, "m.us")
-    b.add_triple("m.us", CAPITAL, "m.dc")
-    write_graph(clean_store, b)
-    return clean_store
+    return hand_graph(clean_store, {"m.ohio": "Ohio", "m.kasich": "John Kasich", "m.us": "United States",
+                                    "m.dc": "Washington"},
+                      [("m.ohio", REPS, "m.cvt1"), ("m.cvt1", HOLDER, "m.kasich"), ("m.ohio", IN, "m.us"),
+                       ("m.us", CAPITAL, "m.dc")])
 
 
 @pytest.mark.neo4j
