@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -52,12 +53,18 @@ def register(app: typer.Typer) -> None:
         metaqa_per_hop: int = typer.Option(500, help="MetaQA dev questions per hop (0: none)"),
         examples: int = typer.Option(0, min=0, help="worked examples in each training prompt (the nearest other "
                                      "training questions); SGR then shows the tuned model as many"),
-        top_layers: int = typer.Option(4, help="decoder layers trained (the rest stay frozen, their outputs cached)"),
+        method: str = typer.Option("top", help="top: the top layers on cached frozen states (CPU); lora: adapters "
+                                   "on every layer (GPU)"),
+        top_layers: int = typer.Option(4, help="method top: decoder layers trained (the rest frozen, outputs cached)"),
+        lora_rank: int = typer.Option(16, help="method lora: adapter rank"),
         epochs: int = typer.Option(3), batch_size: int = typer.Option(16), lr: float = typer.Option(2e-4),
         seed: int = typer.Option(0), val_fraction: float = typer.Option(0.1), patience: int = typer.Option(1),
         device: str = typer.Option("auto", help="auto | cpu | cuda"), threads: int = typer.Option(1),
         eval_n: int = typer.Option(100, help="validation questions answered by the base and the tuned model"),
         graph_version: Optional[str] = typer.Option(None, help="key of the run (default: the loaded graph's version)"),
+        bundle: Optional[Path] = typer.Option(None, help="write a tuning bundle here for another machine (a GPU "
+                                              "one) instead of training; see `python -m sgr.llm.bundle`"),
+        from_bundle: Optional[Path] = typer.Option(None, help="with --bundle: export the weights its run wrote here"),
     ) -> None:
         """Tune the local model on SGR's schema prompts for the loaded graph; export it for `sgr llm serve --model
         tuned`."""
@@ -65,9 +72,11 @@ def register(app: typer.Typer) -> None:
 
         prov = tune(dataset=dataset, split=split, webqsp=webqsp, webqsp_sample=webqsp_sample,
                     metaqa_per_hop=metaqa_per_hop, examples=examples, graph_version=graph_version, eval_n=eval_n,
-                    log=console.print, top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
+                    log=console.print, bundle=bundle, from_bundle=from_bundle, method=method, lora_rank=lora_rank,
+                    top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
                     val_fraction=val_fraction, patience=patience, device=device, threads=threads)
-        console.print(f"serve it with: sgr llm serve --model tuned   (weights {prov['weights']})")
+        if "weights" in prov:
+            console.print(f"serve it with: sgr llm serve --model tuned   (weights {prov['weights']})")
 
     @llm_app.command("stop")
     def llm_stop() -> None:

@@ -18,9 +18,11 @@ Adam(W) on the top layers, cosine-free constant learning rate, early stopping on
 epochs), checkpoints (top-layer weights, optimiser, RNG, step) under ``SGR_HOME/tune/<graph version>/`` after every
 ``checkpoint_every`` steps and every epoch, so an interrupted run resumes where it stopped.
 
-Why not LoRA here: LoRA adapters on every layer still need the full forward *and* backward pass through all 30
-layers and the output head over every token for every step; with the lower layers frozen and cached, a step costs
-the top k layers over the user+target tokens (measured figures in ``docs/readme/tune.md``).
+**LoRA on every layer** (``method="lora"``, the GPU path; :func:`attach_lora`): peft adapters on the seven
+projections of every decoder layer, trained through the whole model (bf16 autocast on CUDA), folded into the weights
+at the end. On a CPU it works but costs the full forward *and* backward pass through all 30 layers per step; with
+the lower layers frozen and cached, a ``top`` step costs the top k layers over the user+target tokens (measured
+figures in the README's ``sgr llm tune`` section). :mod:`sgr.llm.bundle` carries a run to a GPU machine and back.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sgr.core.config import sgr_home
 from sgr.core.errors import ConfigError, LLMError
 
 IM_END = "<|im_end|>"
+#: ``top``: the top layers on cached frozen states (the CPU path); ``lora``: adapters on every layer (the GPU path).
+TUNE_METHODS = ("top", "lora")
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,10 @@ class TuneConfig:
     device: str = "auto"
     threads: int = 1
     max_target_tokens: int = 96
+    method: str = "top"  # top | lora (TUNE_METHODS)
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
 
 
 @dataclass
@@ -284,6 +291,8 @@ def split_examples(examples: Sequence[ChatExample], cfg: TuneConfig) -> tuple[li
 
 def tune_dir(graph_version: str) -> Path:
     """``SGR_HOME/tune/<graph version>/``: checkpoints, the exported model and its provenance."""
+    from sgr.core.config import sgr_home  # here, not at the top: a tuning bundle's machine has no pydantic
+
     path = sgr_home() / "tune" / graph_version
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -302,13 +311,134 @@ def _trajectory(config: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k not in ("epochs", "patience", "checkpoint_every", "device", "threads")}
 
 
-def _evaluate(model, top, prefix_h, val, n_prefix: int, batch_size: int) -> float:  # noqa: ANN001
+@dataclass
+class _Trainable:
+    """What the shared training loop (:func:`_fit`) needs from a method: its parameters, its per-batch loss over
+    ``items`` (one per example), a tokens count, how to snapshot and restore its weights, and a resume key."""
+
+    params: list[Any]
+    train_items: list[Any]
+    val_items: list[Any]
+    loss: Callable[[Sequence[Any]], tuple[Any, int]]
+    tokens: Callable[[Sequence[Any]], int]
+    weights: Callable[[], dict[str, Any]]
+    key: dict[str, Any]
+    cache_seconds: float = 0.0
+    modules: Any = None  # switched between train() and eval()
+
+
+def _top_trainable(model, tok, train_ex, val_ex, cfg: TuneConfig, out_dir: Path, bar, log) -> _Trainable:  # noqa: ANN001
+    """``method="top"``: the top ``cfg.top_layers`` layers, run on the cached outputs of the frozen ones."""
+    import torch
+
+    n_layers = len(model.model.layers)
+    if not 1 <= cfg.top_layers <= n_layers:
+        raise ConfigError(f"top_layers must be between 1 and {n_layers}, got {cfg.top_layers}")
+    split = n_layers - cfg.top_layers
+    prefix, train_enc = encode(tok, train_ex, cfg.max_target_tokens)
+    _, val_enc = encode(tok, list(val_ex), cfg.max_target_tokens)
+    cache_file = out_dir / "lower_cache.pt"
+    key = {"split": split, "ids": [e.id for e in train_ex] + ["|"] + [e.id for e in val_ex], "prefix": prefix}
+    c0 = time.time()
+    cached = torch.load(cache_file, weights_only=False) if cache_file.exists() else None
+    if cached and cached.get("key") == key:
+        prefix_h, train_states, val_states = cached["prefix"], cached["train"], cached["val"]
+        cache_seconds = cached["seconds"]
+        log(f"frozen-layer cache reused ({cache_file})")
+    else:
+        task = bar.add_task("caching frozen layers", total=len(train_enc) + len(val_enc), info="")
+        prefix_h, train_states = cache_lower(model, prefix, train_enc, split, progress=lambda n: bar.advance(task, n))
+        _, val_states = cache_lower(model, prefix, val_enc, split, progress=lambda n: bar.advance(task, n))
+        cache_seconds = time.time() - c0
+        torch.save({"key": key, "prefix": prefix_h, "train": train_states, "val": val_states,
+                    "seconds": cache_seconds}, cache_file)
+    top = model.model.layers[split:]
+    params = list(top.parameters())
+    for p in params:
+        p.requires_grad_(True)
+    return _Trainable(params=params, train_items=list(zip(train_states, train_enc)),
+                      val_items=list(zip(val_states, val_enc)),
+                      loss=lambda batch: batch_loss(model, top, prefix_h, batch, len(prefix)),
+                      tokens=lambda batch: sum(s.shape[0] for s, _ in batch),
+                      weights=lambda: top_state(model, split), key=key, cache_seconds=cache_seconds, modules=top)
+
+
+#: Where :func:`train` keeps the best-validation weights of each method.
+BEST_FILE = {"top": "top_layers.pt", "lora": "lora.pt"}
+#: The linear maps of a llama decoder layer that get LoRA adapters.
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def target_loss(model, prefix: list[int], batch: Sequence[Encoded]):  # noqa: ANN001, ANN201
+    """Mean target-token cross-entropy of a batch through the whole model (prefix + prompt + target, right-padded);
+    the output head runs at target positions only. Returns ``(loss, number of target tokens)``."""
+    import torch
+    import torch.nn.functional as F
+
+    dev = model.lm_head.weight.device
+    ids, mask = _pad([prefix + e.prompt + e.target[:-1] for e in batch])
+    rows, cols, labels = [], [], []
+    for i, e in enumerate(batch):
+        start = len(prefix) + len(e.prompt) - 1
+        for j, y in enumerate(e.target):
+            rows.append(i)
+            cols.append(start + j)
+            labels.append(y)
+    amp = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else torch.autocast("cpu", enabled=False)
+    with amp:
+        hidden = model.model(input_ids=ids.to(dev), attention_mask=mask.to(dev)).last_hidden_state
+        logits = model.lm_head(hidden[torch.tensor(rows, device=dev), torch.tensor(cols, device=dev)])
+    return F.cross_entropy(logits.float(), torch.tensor(labels, device=dev)), len(labels)
+
+
+def attach_lora(model, cfg: TuneConfig):  # noqa: ANN001, ANN201
+    """Rank-``lora_rank`` adapters on every linear map of every decoder layer (peft), injected into ``model`` in
+    place: ``W' = W + (α/r)·B·A`` with ``A ∈ R^{r×in}``, ``B ∈ R^{out×r}`` and ``B = 0`` at start. Returns the peft
+    wrapper (``merge_and_unload()`` folds the adapters into the weights)."""
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                      target_modules=list(LORA_TARGETS), bias="none")
+    return get_peft_model(model, lora)
+
+
+def _lora_trainable(model, tok, train_ex, val_ex, cfg: TuneConfig) -> _Trainable:  # noqa: ANN001
+    """``method="lora"``: adapters on every layer (:func:`attach_lora`), trained through the whole model."""
+    prefix, train_enc = encode(tok, train_ex, cfg.max_target_tokens)
+    _, val_enc = encode(tok, list(val_ex), cfg.max_target_tokens)
+    wrapped = attach_lora(model, cfg)
+    params = [p for n, p in model.named_parameters() if "lora_" in n]
+    for p in params:
+        p.requires_grad_(True)
+    key = {"method": "lora", "ids": [e.id for e in train_ex] + ["|"] + [e.id for e in val_ex], "prefix": prefix}
+    return _Trainable(params=params, train_items=train_enc, val_items=val_enc,
+                      loss=lambda batch: target_loss(model, prefix, batch),
+                      tokens=lambda batch: sum(len(prefix) + len(e.prompt) + len(e.target) for e in batch),
+                      weights=lambda: lora_state(model), key=key, modules=wrapped)
+
+
+def lora_state(model) -> dict[str, Any]:  # noqa: ANN001
+    """The LoRA adapter weights of ``model`` (fp32 copies on the CPU), under their names in ``model``."""
+    return {k: v.detach().float().cpu().clone() for k, v in model.state_dict().items() if "lora_" in k}
+
+
+def merge_lora_state(model, cfg: TuneConfig, state: dict[str, Any]):  # noqa: ANN001, ANN201
+    """``model`` with the adapters ``state`` (from :func:`lora_state`) folded into its weights."""
+    wrapped = attach_lora(model, cfg)
+    missing = set(state) - set(model.state_dict())
+    if missing:
+        raise LLMError(f"LoRA weights do not fit this model (e.g. {sorted(missing)[0]}): other rank or base model?")
+    model.load_state_dict(state, strict=False)
+    return wrapped.merge_and_unload()
+
+
+def _evaluate(trainable: _Trainable, batch_size: int) -> float:
     import torch
 
     total, count = 0.0, 0
     with torch.inference_mode():
-        for i in range(0, len(val), batch_size):
-            loss, n = batch_loss(model, top, prefix_h, val[i:i + batch_size], n_prefix)
+        for i in range(0, len(trainable.val_items), batch_size):
+            loss, n = trainable.loss(trainable.val_items[i:i + batch_size])
             total += float(loss) * n
             count += n
     return total / max(count, 1)
@@ -316,94 +446,73 @@ def _evaluate(model, top, prefix_h, val, n_prefix: int, batch_size: int) -> floa
 
 def train(model, tok, train_ex: Sequence[ChatExample], val_ex: Sequence[ChatExample], cfg: TuneConfig,
           out_dir: Path, *, log: Callable[[str], None] = print, show_progress: bool = True) -> TuneResult:  # noqa: ANN001
-    """Train the top ``cfg.top_layers`` layers of ``model`` in place (resuming from ``out_dir/checkpoint.pt``);
-    the best-validation weights are saved to ``out_dir/top_layers.pt`` and loaded into ``model`` at the end."""
+    """Train ``model`` in place by ``cfg.method`` (``top``: the top ``cfg.top_layers`` layers; ``lora``: adapters on
+    every layer, merged into the weights at the end), resuming from ``out_dir/checkpoint.pt``. The best-validation
+    weights are saved to ``out_dir/`` :data:`BEST_FILE` and are ``model``'s weights at the end."""
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    if cfg.method not in TUNE_METHODS:
+        raise ConfigError(f"--method must be one of {', '.join(TUNE_METHODS)}, got {cfg.method!r}")
     t0 = time.time()
     torch.manual_seed(cfg.seed)
     if cfg.threads > 0 and next(model.parameters()).device.type == "cpu":
         torch.set_num_threads(cfg.threads)
-    n_layers = len(model.model.layers)
-    if not 1 <= cfg.top_layers <= n_layers:
-        raise ConfigError(f"top_layers must be between 1 and {n_layers}, got {cfg.top_layers}")
-    split = n_layers - cfg.top_layers
-    prefix, train_enc = encode(tok, train_ex, cfg.max_target_tokens)
-    _, val_enc = encode(tok, list(val_ex), cfg.max_target_tokens)
     out_dir.mkdir(parents=True, exist_ok=True)
-    cache_file = out_dir / "lower_cache.pt"
-    key = {"split": split, "ids": [e.id for e in train_ex] + ["|"] + [e.id for e in val_ex], "prefix": prefix}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                TimeRemainingColumn())
     with Progress(*columns, disable=not show_progress, transient=False) as bar:
-        c0 = time.time()
-        cached = torch.load(cache_file, weights_only=False) if cache_file.exists() else None
-        if cached and cached.get("key") == key:
-            prefix_h, train_states, val_states = cached["prefix"], cached["train"], cached["val"]
-            cache_seconds = cached["seconds"]
-            log(f"frozen-layer cache reused ({cache_file})")
+        if cfg.method == "lora":
+            tr = _lora_trainable(model, tok, train_ex, val_ex, cfg)
         else:
-            task = bar.add_task("caching frozen layers", total=len(train_enc) + len(val_enc), info="")
-            prefix_h, train_states = cache_lower(model, prefix, train_enc, split,
-                                                 progress=lambda n: bar.advance(task, n))
-            _, val_states = cache_lower(model, prefix, val_enc, split, progress=lambda n: bar.advance(task, n))
-            cache_seconds = time.time() - c0
-            torch.save({"key": key, "prefix": prefix_h, "train": train_states, "val": val_states,
-                        "seconds": cache_seconds}, cache_file)
-        top = model.model.layers[split:]
-        params = [p for p in top.parameters()]
-        for p in params:
-            p.requires_grad_(True)
-        opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-        train_data = list(zip(train_states, train_enc))
-        val_data = list(zip(val_states, val_enc))
-        steps_per_epoch = math.ceil(len(train_data) / cfg.batch_size)
-        ck_file, best_file = out_dir / "checkpoint.pt", out_dir / "top_layers.pt"
+            tr = _top_trainable(model, tok, train_ex, val_ex, cfg, out_dir, bar, log)
+        opt = torch.optim.AdamW(tr.params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        steps_per_epoch = math.ceil(len(tr.train_items) / cfg.batch_size)
+        ck_file, best_file = out_dir / "checkpoint.pt", out_dir / BEST_FILE[cfg.method]
         state = {"epoch": 0, "step_in_epoch": 0, "steps": 0, "val_losses": [], "best": float("inf"), "bad": 0,
                  "tokens": 0, "train_seconds": 0.0, "base_val_loss": None, "stopped_early": False}
         if ck_file.exists():
             ck = torch.load(ck_file, weights_only=False)
-            if ck.get("key") == key and _trajectory(ck.get("config") or {}) == _trajectory(asdict(cfg)):
+            if ck.get("key") == tr.key and _trajectory(ck.get("config") or {}) == _trajectory(asdict(cfg)):
                 model.load_state_dict(ck["weights"], strict=False)
                 opt.load_state_dict(ck["optimizer"])
                 state = ck["state"]
                 log(f"resumed at epoch {state['epoch'] + 1}, step {state['step_in_epoch']} ({ck_file})")
         if state["base_val_loss"] is None:
-            state["base_val_loss"] = _evaluate(model, top, prefix_h, val_data, len(prefix), cfg.batch_size)
+            state["base_val_loss"] = _evaluate(tr, cfg.batch_size)
             log(f"validation loss before tuning: {state['base_val_loss']:.4f}")
 
         def save_checkpoint() -> None:
-            torch.save({"key": key, "config": asdict(cfg), "weights": top_state(model, split),
+            torch.save({"key": tr.key, "config": asdict(cfg), "weights": tr.weights(),
                         "optimizer": opt.state_dict(), "state": state}, ck_file)
 
         task = bar.add_task("training", total=cfg.epochs * steps_per_epoch,
                             completed=state["epoch"] * steps_per_epoch + state["step_in_epoch"], info="")
         while state["epoch"] < cfg.epochs and not state["stopped_early"]:
-            order = list(range(len(train_data)))
+            order = list(range(len(tr.train_items)))
             random.Random(cfg.seed * 1000 + state["epoch"]).shuffle(order)
-            top.train()
+            tr.modules.train()
             for step in range(state["step_in_epoch"], steps_per_epoch):
                 s0 = time.time()
-                batch = [train_data[i] for i in order[step * cfg.batch_size:(step + 1) * cfg.batch_size]]
-                loss, _ = batch_loss(model, top, prefix_h, batch, len(prefix))
+                batch = [tr.train_items[i] for i in order[step * cfg.batch_size:(step + 1) * cfg.batch_size]]
+                loss, _ = tr.loss(batch)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-                state["tokens"] += sum(s.shape[0] for s, _ in batch)
+                state["tokens"] += tr.tokens(batch)
                 state["train_seconds"] += time.time() - s0
                 state["steps"] += 1
                 state["step_in_epoch"] = step + 1
                 bar.update(task, advance=1, info=f"epoch {state['epoch'] + 1} loss {loss.detach().item():.3f}")
                 if state["steps"] % cfg.checkpoint_every == 0:
                     save_checkpoint()
-            top.eval()
-            val_loss = _evaluate(model, top, prefix_h, val_data, len(prefix), cfg.batch_size)
+            tr.modules.eval()
+            val_loss = _evaluate(tr, cfg.batch_size)
             state["val_losses"].append(val_loss)
             log(f"epoch {state['epoch'] + 1}: validation loss {val_loss:.4f}")
             if val_loss < state["best"]:
                 state["best"], state["bad"] = val_loss, 0
-                torch.save(top_state(model, split), best_file)
+                torch.save(tr.weights(), best_file)
             else:
                 state["bad"] += 1
                 if state["bad"] >= cfg.patience:
@@ -415,12 +524,14 @@ def train(model, tok, train_ex: Sequence[ChatExample], val_ex: Sequence[ChatExam
     for p in model.parameters():
         p.requires_grad_(False)
     model.load_state_dict(torch.load(best_file, weights_only=False), strict=False)
+    if cfg.method == "lora":
+        tr.modules.merge_and_unload()
     model.eval()
     secs = state["train_seconds"]
     return TuneResult(state_path=best_file, config=cfg, n_train=len(train_ex), n_val=len(val_ex),
                       steps=state["steps"], epochs_run=len(state["val_losses"]), best_val_loss=state["best"],
                       val_losses=state["val_losses"], base_val_loss=state["base_val_loss"],
-                      seconds=time.time() - t0, cache_seconds=cache_seconds,
+                      seconds=time.time() - t0, cache_seconds=tr.cache_seconds,
                       train_tokens_per_s=state["tokens"] / secs if secs else 0.0,
                       stopped_early=state["stopped_early"])
 

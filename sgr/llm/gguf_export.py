@@ -68,10 +68,20 @@ def gguf_tensors(state: Mapping[str, Any], n_head: int, n_head_kv: int) -> dict[
     return out
 
 
-def write_merged(base: Path, out: Path, state: Mapping[str, Any], *, metadata: Mapping[str, str] = ()) -> Path:
-    """Write ``out``: ``base`` with the tensors in ``state`` (transformers names) replaced; ``metadata`` adds string
-    fields (e.g. ``sgr.graph_version``). Written to a temporary name first, then renamed."""
+#: How tuned matrices are written: ``f16``, or ``q8_0`` (llama.cpp's 8-bit blocks of 32, written with gguf-py's
+#: quantiser; half the bytes of F16, for models whose every layer was tuned).
+MATRIX_TYPES = ("f16", "q8_0")
+
+
+def write_merged(base: Path, out: Path, state: Mapping[str, Any], *, metadata: Mapping[str, str] = (),
+                 matrix_type: str = "f16") -> Path:
+    """Write ``out``: ``base`` with the tensors in ``state`` (transformers names) replaced, matrices as
+    ``matrix_type``; ``metadata`` adds string fields (e.g. ``sgr.graph_version``). Written to a temporary name first,
+    then renamed."""
     import gguf
+
+    if matrix_type not in MATRIX_TYPES:
+        raise LLMError(f"matrix type must be one of {', '.join(MATRIX_TYPES)}, got {matrix_type!r}")
 
     reader = gguf.GGUFReader(base)
     arch = str(reader.fields["general.architecture"].contents())
@@ -100,6 +110,11 @@ def write_merged(base: Path, out: Path, state: Mapping[str, Any], *, metadata: M
             expected = tuple(int(x) for x in reversed(t.shape.tolist()))
             if arr.shape != expected:
                 raise LLMError(f"tensor {t.name}: tuned shape {arr.shape} differs from the base's {expected}")
+            if arr.ndim == 2 and matrix_type == "q8_0":
+                q8 = gguf.GGMLQuantizationType.Q8_0
+                new[t.name] = arr = gguf.quants.quantize(arr.astype(np.float32), q8)
+                writer.add_tensor_info(t.name, arr.shape, arr.dtype, arr.nbytes, q8)
+                continue
             writer.add_tensor_info(t.name, arr.shape, arr.dtype, arr.nbytes)
         else:
             writer.add_tensor_info(t.name, t.data.shape, t.data.dtype, t.data.nbytes, t.tensor_type)

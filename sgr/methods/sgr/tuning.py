@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgr.core.errors import InputError
+from sgr.core.errors import ConfigError, InputError
 from sgr.core.text import normalize
 from sgr.core.types import Question
 from sgr.datasets import load_dataset, read_metaqa, read_records, shared_data_dir
@@ -291,62 +291,92 @@ NO_GRAPH = "no-graph"  # the key of a model tuned on file data only (valid for a
 
 
 def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print,  # noqa: ANN001
-        show_progress: bool = True) -> dict:
+        show_progress: bool = True, bundle: Path | None = None, from_bundle: Path | None = None) -> dict:
     """Tune SGR's schema model on ``data`` (resumable), measure validation path accuracy of the base and the
     tuned model (greedy, unconstrained, on the first ``eval_n`` validation questions), export the merged GGUF to
-    ``SGR_HOME/tune/<graph version>/model.gguf`` and write its provenance (``model.json``). Returns the provenance."""
+    ``SGR_HOME/tune/<graph version>/model.gguf`` and write its provenance (``model.json``). Returns the provenance.
+
+    ``bundle``: write a tuning bundle there instead of training (:mod:`sgr.llm.bundle`) and return its manifest;
+    with ``from_bundle`` as well, take the weights and figures that the bundle's run wrote to ``from_bundle``."""
     import time
 
+    from sgr.llm import bundle as remote
     from sgr.llm import finetune as ft
     from sgr.llm.gguf_export import write_merged, write_provenance
     from sgr.llm.server import model_path
 
     t0 = time.time()
-    device = ft.resolve_device(cfg.device)
-    out_dir = ft.tune_dir(graph_version)
     base = model_path()
-    log(f"tuning {base.name} on {len(data.examples)} examples {data.sources} (test overlap removed: "
-        f"{data.overlap_removed}); device {device}; checkpoints in {out_dir}")
-    model, tok = ft.load_base(base, device, threads=cfg.threads)
     train_ex, val_ex = ft.split_examples(data.examples, cfg)
     probe = val_ex[:eval_n]
-    base_file = out_dir / "base_replies.json"
-    ids = [e.id for e in probe]
-    cached = json.loads(base_file.read_text()) if base_file.exists() else {}
-    if cached.get("ids") != ids:
-        log(f"untuned model on {len(probe)} validation questions …")
-        cached = {"ids": ids, "replies": ft.generate(model, tok, probe, max_new_tokens=40)}
-        base_file.write_text(json.dumps(cached))
-    base_acc = path_accuracy(probe, cached["replies"])
-    log(f"untuned path accuracy: {base_acc}")
-    result = ft.train(model, tok, train_ex, val_ex, cfg, out_dir, log=log, show_progress=show_progress)
-    g0 = time.time()
-    replies = ft.generate(model, tok, probe, max_new_tokens=40)
-    gen_s = time.time() - g0
+    summary = {"sources": data.sources, "overlap_removed_test_questions": data.overlap_removed,
+               "test_questions_checked": data.test_questions, "prompt_examples": data.prompt_examples}
+    if bundle is not None and from_bundle is None:
+        path = remote.write(bundle, base, train_ex, val_ex, cfg, eval_n=eval_n, data=summary)
+        log(f"tuning bundle: {bundle} ({len(train_ex)} train, {len(val_ex)} validation examples); train it with "
+            f"`python -m sgr.llm.bundle {bundle} OUT`, then `sgr llm tune --bundle {bundle} --from-bundle OUT`")
+        return json.loads(path.read_text())
+    out_dir = ft.tune_dir(graph_version)
+    if from_bundle is not None:
+        if bundle is None:
+            raise ConfigError("--from-bundle needs --bundle: the bundle folder its weights were trained from")
+        trained = remote.read(from_bundle)
+        res = trained.result
+        if res["validation_ids"] != [e.id for e in val_ex] or res["probe_ids"] != [e.id for e in probe]:
+            raise ConfigError(f"{from_bundle}: trained on another split than these options make (same data, seed, "
+                              "val_fraction and eval_n as the bundle?)")
+        cfg = ft.TuneConfig(**{**res["config"], "device": cfg.device, "threads": cfg.threads})
+        model, tok = ft.load_base(base, "cpu", threads=cfg.threads)
+        model = remote.apply(model, cfg, trained.state)
+        result = ft.TuneResult(state_path=from_bundle, config=cfg, **res["result"])
+        base_replies, replies, device = res["base_replies"], res["replies"], f"{res['device']} ({res['device_name']})"
+        gen_s = res["seconds"]["generation_per_question"] * max(len(probe), 1)
+        log(f"weights trained on {device} read from {from_bundle}")
+    else:
+        device = ft.resolve_device(cfg.device)
+        log(f"tuning {base.name} on {len(data.examples)} examples {data.sources} (test overlap removed: "
+            f"{data.overlap_removed}); device {device}; method {cfg.method}; checkpoints in {out_dir}")
+        model, tok = ft.load_base(base, device, threads=cfg.threads)
+        base_file = out_dir / "base_replies.json"
+        ids = [e.id for e in probe]
+        cached = json.loads(base_file.read_text()) if base_file.exists() else {}
+        if cached.get("ids") != ids:
+            log(f"untuned model on {len(probe)} validation questions …")
+            cached = {"ids": ids, "replies": ft.generate(model, tok, probe, max_new_tokens=40)}
+            base_file.write_text(json.dumps(cached))
+        base_replies = cached["replies"]
+        result = ft.train(model, tok, train_ex, val_ex, cfg, out_dir, log=log, show_progress=show_progress)
+        g0 = time.time()
+        replies = ft.generate(model, tok, probe, max_new_tokens=40)
+        gen_s = time.time() - g0
+    base_acc = path_accuracy(probe, base_replies)
     tuned_acc = path_accuracy(probe, replies)
-    log(f"tuned path accuracy: {tuned_acc}")
-    split = len(model.model.layers) - cfg.top_layers
+    log(f"path accuracy on {len(probe)} held-back questions: untuned {base_acc}, tuned {tuned_acc}")
+    split = 0 if cfg.method == "lora" else len(model.model.layers) - cfg.top_layers
     weights = write_merged(base, out_dir / "model.gguf", ft.top_state(model, split),
-                           metadata={"sgr.graph_version": graph_version, "sgr.task": "sgr schema stage"})
+                           metadata={"sgr.graph_version": graph_version, "sgr.task": "sgr schema stage"},
+                           matrix_type="q8_0" if cfg.method == "lora" else "f16")
     from dataclasses import asdict
 
     prov = {
         "weights": str(weights), "base_model": str(base), "graph_version": graph_version, "device": device,
         "prompt_examples": data.prompt_examples,
-        "data": {"sources": data.sources, "overlap_removed_test_questions": data.overlap_removed,
-                 "test_questions_checked": data.test_questions, "train": result.n_train, "validation": result.n_val,
-                 "validation_ids": [e.id for e in val_ex]},
+        "data": {**{k: v for k, v in summary.items() if k != "prompt_examples"}, "train": result.n_train,
+                 "validation": result.n_val, "validation_ids": [e.id for e in val_ex]},
         "config": asdict(cfg), "steps": result.steps, "epochs_run": result.epochs_run,
         "stopped_early": result.stopped_early,
         "validation": {"loss_before": result.base_val_loss, "loss_per_epoch": result.val_losses,
                        "best_loss": result.best_val_loss, "path_accuracy_base": base_acc,
                        "path_accuracy_tuned": tuned_acc},
         "examples": [{"user": e.user, "target": e.target, "tuned": r, "base": b}
-                     for e, r, b in list(zip(probe, replies, cached["replies"]))[:5]],
+                     for e, r, b in list(zip(probe, replies, base_replies))[:5]],
         "seconds": {"total": time.time() - t0, "tune": result.seconds, "lower_layer_cache": result.cache_seconds,
                     "generation_per_question": gen_s / max(len(probe), 1)},
         "train_tokens_per_s": result.train_tokens_per_s, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    if from_bundle is not None:
+        prov["trained_by_bundle"] = {"bundle": str(bundle), "out": str(from_bundle),
+                                     "seconds_there": res["seconds"]}
     write_provenance(weights, prov)
     log(f"tuned model: {weights} (provenance {weights.with_suffix('.json')})")
     return prov
@@ -354,10 +384,11 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
 
 def tune_from_options(*, dataset: str | None = None, split: str | None = None, webqsp: bool = True,
                       webqsp_sample: int | None = None, metaqa_per_hop: int | None = 500, examples: int = 0,
-                      graph_version: str | None = None, eval_n: int = 100, log=print, **config) -> dict:  # noqa: ANN001
+                      graph_version: str | None = None, eval_n: int = 100, log=print, bundle: Path | None = None,
+                      from_bundle: Path | None = None, **config) -> dict:  # noqa: ANN001
     """``sgr llm tune``: build the data (the user dataset's paths from the running store), key the run by the
     store's graph version (``no-graph`` when only file data is used and no store answers), run :func:`run`."""
-    from sgr.core.errors import ConfigError, Neo4jUnavailable
+    from sgr.core.errors import Neo4jUnavailable
     from sgr.llm.finetune import TuneConfig
 
     valid = set(TuneConfig.__dataclass_fields__)
@@ -385,4 +416,4 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
             store.close()
     data = build(webqsp=webqsp, webqsp_sample=webqsp_sample, metaqa_per_hop=metaqa_per_hop, user_examples=user,
                  seed=cfg.seed, examples=examples)
-    return run(data, cfg, version, eval_n=eval_n, log=log)
+    return run(data, cfg, version, eval_n=eval_n, log=log, bundle=bundle, from_bundle=from_bundle)

@@ -48,8 +48,10 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("tune")
     result = ft.train(model, tok, train, val, cfg, out, log=lambda _: None, show_progress=False)
     after = ft.generate(model, tok, val, max_new_tokens=18)
-    weights = write_merged(base, out / "model.gguf", ft.top_state(model, len(model.model.layers) - cfg.top_layers))
-    return {"val": val, "before": before, "after": after, "result": result, "weights": weights}
+    state = ft.top_state(model, len(model.model.layers) - cfg.top_layers)
+    weights = write_merged(base, out / "model.gguf", state)
+    return {"val": val, "before": before, "after": after, "result": result, "weights": weights, "state": state,
+            "base": base}
 
 
 def test_tiny_tuning_beats_the_untuned_model_on_held_back_questions(tiny_run) -> None:
@@ -69,10 +71,28 @@ def schema_grammar(relations: tuple[str, ...], max_hops: int = 3) -> str:
     return f'root ::= "path: " rel {tail}\nrel ::= {rel}\n'
 
 
-@pytest.mark.llm
-def test_exported_model_serves_a_constrained_schema_answer(tiny_run, tmp_path: Path) -> None:
+def _constrained_reply(weights: Path, question: str, topic: str, log: Path) -> str:
     from sgr.llm import server
     from sgr.llm.client import LLM
+
+    proc, info = server.launch(log=log, model=str(weights), n_threads=1)
+    try:
+        assert info.kind == "path" and info.model != server.MODEL_ALIAS
+        llm = LLM.from_endpoint(info.base_url, info.model, cache_dir=None, dialect="llamacpp")
+        return llm.complete(schema_prompt(question, [topic]), stage="schema", grammar=schema_grammar(METAQA_RELATIONS),
+                            max_tokens=30)
+    finally:
+        server.terminate(proc.pid)
+
+
+@pytest.mark.llm
+def test_exported_model_serves_a_constrained_schema_answer(tiny_run, tmp_path: Path) -> None:
+    """F16 tuned layers (the CPU path's export) and Q8_0 ones (the export of a LoRA run, every layer tuned) give the
+    tuned first path through the real server; Q8_0 tensors are within its rounding of the F16 ones."""
+    import numpy as np
+
+    from sgr.llm import server
+    from sgr.llm.gguf_export import base_tensor, write_merged
 
     try:
         server.check_installed()
@@ -83,17 +103,16 @@ def test_exported_model_serves_a_constrained_schema_answer(tiny_run, tmp_path: P
     assert right, "the tuned model answered no held-back question right"
     ex, _ = right[0]
     question, topic = tuning.question_of(ex), ex.user.split("Topic: ", 1)[1]
-    proc, info = server.launch(log=tmp_path / "server.log", model=str(tiny_run["weights"]), n_threads=1)
-    try:
-        assert info.kind == "path" and info.model != server.MODEL_ALIAS
-        llm = LLM.from_endpoint(info.base_url, info.model, cache_dir=None, dialect="llamacpp")
-        reply = llm.complete(schema_prompt(question, [topic]), stage="schema", grammar=schema_grammar(METAQA_RELATIONS),
-                             max_tokens=30)
-    finally:
-        server.terminate(proc.pid)
-    paths, _ = parse_schema_reply(reply)
-    assert paths and set(paths[0]) <= set(METAQA_RELATIONS), reply
-    assert paths[0] == parse_schema_reply(ex.target)[0][0], (question, reply)
+    q8 = write_merged(tiny_run["base"], tmp_path / "model-q8.gguf", tiny_run["state"], matrix_type="q8_0")
+    name = "blk.29.ffn_down.weight"
+    f16, q8w = base_tensor(tiny_run["weights"], name), base_tensor(q8, name)
+    assert np.abs(q8w - f16).max() <= np.abs(f16).max() / 127 + 1e-6
+    assert q8.stat().st_size < tiny_run["weights"].stat().st_size
+    for weights in (tiny_run["weights"], q8):
+        reply = _constrained_reply(weights, question, topic, tmp_path / f"{weights.stem}.log")
+        paths, _ = parse_schema_reply(reply)
+        assert paths and set(paths[0]) <= set(METAQA_RELATIONS), reply
+        assert paths[0] == parse_schema_reply(ex.target)[0][0], (weights.name, question, reply)
 
 
 def test_graph_paths_treat_cvt_nodes_as_pass_through(clean_store) -> None:
