@@ -77,6 +77,10 @@ class TuneConfig:
     lora_alpha: int = 32
     lora_dropout: float = 0.05
 
+    def __post_init__(self) -> None:
+        if self.method not in TUNE_METHODS:
+            raise ConfigError(f"--method must be one of {', '.join(TUNE_METHODS)}, got {self.method!r}")
+
 
 @dataclass
 class TuneResult:
@@ -452,8 +456,6 @@ def train(model, tok, train_ex: Sequence[ChatExample], val_ex: Sequence[ChatExam
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    if cfg.method not in TUNE_METHODS:
-        raise ConfigError(f"--method must be one of {', '.join(TUNE_METHODS)}, got {cfg.method!r}")
     t0 = time.time()
     torch.manual_seed(cfg.seed)
     if cfg.threads > 0 and next(model.parameters()).device.type == "cpu":

@@ -35,6 +35,11 @@ LORA = ft.TuneConfig(method="lora", lora_rank=4, lora_alpha=8, lora_dropout=0.0,
                      val_fraction=0.25, patience=5, seed=0)
 
 
+def test_an_unknown_tuning_method_is_refused() -> None:
+    with pytest.raises(ConfigError, match="--method must be one of top, lora"):
+        ft.TuneConfig(method="full")
+
+
 def test_lora_training_learns_and_folds_adapters_into_every_layer(tmp_path: Path) -> None:
     import torch
 
