@@ -117,6 +117,12 @@ def manifest(bundle: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def check_base(bundle: Path, base: Path) -> None:
+    """Refuse to fold weights into another base model than the one the bundle carried."""
+    if _sha256(base) != manifest(bundle)["base_sha256"]:
+        raise ConfigError(f"{base} is not the base model of the bundle {bundle} (SHA-256 differs)")
+
+
 def config_of(man: dict[str, Any], **override: Any) -> ft.TuneConfig:
     return ft.TuneConfig(**{**man["config"], **{k: v for k, v in override.items() if v is not None}})
 
@@ -166,14 +172,14 @@ def run(bundle: Path, out: Path, *, part_folders: Sequence[Path] = (), device: s
 
 
 @dataclass
-class Trained:
+class Returned:
     """What came back from a bundle run."""
 
     state: dict[str, Any]
     result: dict[str, Any]
 
 
-def read(out: Path) -> Trained:
+def read(out: Path) -> Returned:
     """The weights (fp32) and figures a bundle run wrote to ``out``."""
     import io
 
@@ -185,7 +191,7 @@ def read(out: Path) -> Trained:
     res = json.loads(path.read_text())
     raw = b"".join((out / name).read_bytes() for name in res["weights_parts"])
     state = torch.load(io.BytesIO(raw), weights_only=False)
-    return Trained(state={k: v.float() for k, v in state.items()}, result=res)
+    return Returned(state={k: v.float() for k, v in state.items()}, result=res)
 
 
 def apply(model, cfg: ft.TuneConfig, state: dict[str, Any]):  # noqa: ANN001, ANN201

@@ -290,6 +290,64 @@ def path_accuracy(examples: Sequence[ChatExample], replies: Sequence[str]) -> di
 NO_GRAPH = "no-graph"  # the key of a model tuned on file data only (valid for any loaded graph)
 
 
+@dataclass
+class Trained:
+    """A tuned model in memory (weights folded in), its training figures, and the probe replies before and after."""
+
+    model: object
+    result: object  # sgr.llm.finetune.TuneResult
+    base_replies: list[str]
+    replies: list[str]
+    device: str
+    generation_seconds: float
+    there: dict | None = None  # the seconds of a bundle run on the other machine
+
+
+def _train_here(base: Path, cfg, data: TuneData, train_ex, val_ex, probe, out_dir: Path, log,  # noqa: ANN001
+                show_progress: bool) -> Trained:
+    """Train on this machine (resumable); the untuned replies are cached beside the checkpoints."""
+    import time
+
+    from sgr.llm import finetune as ft
+
+    device = ft.resolve_device(cfg.device)
+    log(f"tuning {base.name} on {len(data.examples)} examples {data.sources} (test overlap removed: "
+        f"{data.overlap_removed}); device {device}; method {cfg.method}; checkpoints in {out_dir}")
+    model, tok = ft.load_base(base, device, threads=cfg.threads)
+    base_file = out_dir / "base_replies.json"
+    ids = [e.id for e in probe]
+    cached = json.loads(base_file.read_text()) if base_file.exists() else {}
+    if cached.get("ids") != ids:
+        log(f"untuned model on {len(probe)} validation questions …")
+        cached = {"ids": ids, "replies": ft.generate(model, tok, probe, max_new_tokens=40)}
+        base_file.write_text(json.dumps(cached))
+    result = ft.train(model, tok, train_ex, val_ex, cfg, out_dir, log=log, show_progress=show_progress)
+    g0 = time.time()
+    replies = ft.generate(model, tok, probe, max_new_tokens=40)
+    return Trained(model, result, cached["replies"], replies, device, time.time() - g0)
+
+
+def _trained_there(bundle: Path, out: Path, base: Path, cfg, val_ex, probe, log) -> Trained:  # noqa: ANN001
+    """The weights and figures a bundle run wrote to ``out``, folded into the base model here."""
+    from sgr.llm import bundle as remote
+    from sgr.llm import finetune as ft
+
+    remote.check_base(bundle, base)
+    trained = remote.read(out)
+    res = trained.result
+    if res["validation_ids"] != [e.id for e in val_ex] or res["probe_ids"] != [e.id for e in probe]:
+        raise ConfigError(f"{out}: trained on another split than these options make (same data, seed, "
+                          "val_fraction and eval_n as the bundle?)")
+    cfg = ft.TuneConfig(**{**res["config"], "device": cfg.device, "threads": cfg.threads})
+    model, _ = ft.load_base(base, "cpu", threads=cfg.threads)
+    model = remote.apply(model, cfg, trained.state)
+    device = f"{res['device']} ({res['device_name']})"
+    log(f"weights trained on {device} read from {out}")
+    return Trained(model, ft.TuneResult(state_path=out, config=cfg, **res["result"]), res["base_replies"],
+                   res["replies"], device, res["seconds"]["generation_per_question"] * max(len(probe), 1),
+                   there=res["seconds"])
+
+
 def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print,  # noqa: ANN001
         show_progress: bool = True, bundle: Path | None = None, from_bundle: Path | None = None) -> dict:
     """Tune SGR's schema model on ``data`` (resumable), measure validation path accuracy of the base and the
@@ -320,46 +378,21 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
     if from_bundle is not None:
         if bundle is None:
             raise ConfigError("--from-bundle needs --bundle: the bundle folder its weights were trained from")
-        trained = remote.read(from_bundle)
-        res = trained.result
-        if res["validation_ids"] != [e.id for e in val_ex] or res["probe_ids"] != [e.id for e in probe]:
-            raise ConfigError(f"{from_bundle}: trained on another split than these options make (same data, seed, "
-                              "val_fraction and eval_n as the bundle?)")
-        cfg = ft.TuneConfig(**{**res["config"], "device": cfg.device, "threads": cfg.threads})
-        model, tok = ft.load_base(base, "cpu", threads=cfg.threads)
-        model = remote.apply(model, cfg, trained.state)
-        result = ft.TuneResult(state_path=from_bundle, config=cfg, **res["result"])
-        base_replies, replies, device = res["base_replies"], res["replies"], f"{res['device']} ({res['device_name']})"
-        gen_s = res["seconds"]["generation_per_question"] * max(len(probe), 1)
-        log(f"weights trained on {device} read from {from_bundle}")
+        t = _trained_there(bundle, from_bundle, base, cfg, val_ex, probe, log)
     else:
-        device = ft.resolve_device(cfg.device)
-        log(f"tuning {base.name} on {len(data.examples)} examples {data.sources} (test overlap removed: "
-            f"{data.overlap_removed}); device {device}; method {cfg.method}; checkpoints in {out_dir}")
-        model, tok = ft.load_base(base, device, threads=cfg.threads)
-        base_file = out_dir / "base_replies.json"
-        ids = [e.id for e in probe]
-        cached = json.loads(base_file.read_text()) if base_file.exists() else {}
-        if cached.get("ids") != ids:
-            log(f"untuned model on {len(probe)} validation questions …")
-            cached = {"ids": ids, "replies": ft.generate(model, tok, probe, max_new_tokens=40)}
-            base_file.write_text(json.dumps(cached))
-        base_replies = cached["replies"]
-        result = ft.train(model, tok, train_ex, val_ex, cfg, out_dir, log=log, show_progress=show_progress)
-        g0 = time.time()
-        replies = ft.generate(model, tok, probe, max_new_tokens=40)
-        gen_s = time.time() - g0
-    base_acc = path_accuracy(probe, base_replies)
-    tuned_acc = path_accuracy(probe, replies)
+        t = _train_here(base, cfg, data, train_ex, val_ex, probe, out_dir, log, show_progress)
+    cfg, result = t.result.config, t.result
+    base_acc = path_accuracy(probe, t.base_replies)
+    tuned_acc = path_accuracy(probe, t.replies)
     log(f"path accuracy on {len(probe)} held-back questions: untuned {base_acc}, tuned {tuned_acc}")
-    split = 0 if cfg.method == "lora" else len(model.model.layers) - cfg.top_layers
-    weights = write_merged(base, out_dir / "model.gguf", ft.top_state(model, split),
+    split = 0 if cfg.method == "lora" else len(t.model.model.layers) - cfg.top_layers
+    weights = write_merged(base, out_dir / "model.gguf", ft.top_state(t.model, split),
                            metadata={"sgr.graph_version": graph_version, "sgr.task": "sgr schema stage"},
                            matrix_type="q8_0" if cfg.method == "lora" else "f16")
     from dataclasses import asdict
 
     prov = {
-        "weights": str(weights), "base_model": str(base), "graph_version": graph_version, "device": device,
+        "weights": str(weights), "base_model": str(base), "graph_version": graph_version, "device": t.device,
         "prompt_examples": data.prompt_examples,
         "data": {**{k: v for k, v in summary.items() if k != "prompt_examples"}, "train": result.n_train,
                  "validation": result.n_val, "validation_ids": [e.id for e in val_ex]},
@@ -369,14 +402,13 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
                        "best_loss": result.best_val_loss, "path_accuracy_base": base_acc,
                        "path_accuracy_tuned": tuned_acc},
         "examples": [{"user": e.user, "target": e.target, "tuned": r, "base": b}
-                     for e, r, b in list(zip(probe, replies, base_replies))[:5]],
+                     for e, r, b in list(zip(probe, t.replies, t.base_replies))[:5]],
         "seconds": {"total": time.time() - t0, "tune": result.seconds, "lower_layer_cache": result.cache_seconds,
-                    "generation_per_question": gen_s / max(len(probe), 1)},
+                    "generation_per_question": t.generation_seconds / max(len(probe), 1)},
         "train_tokens_per_s": result.train_tokens_per_s, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    if from_bundle is not None:
-        prov["trained_by_bundle"] = {"bundle": str(bundle), "out": str(from_bundle),
-                                     "seconds_there": res["seconds"]}
+    if t.there is not None:
+        prov["trained_by_bundle"] = {"bundle": str(bundle), "out": str(from_bundle), "seconds_there": t.there}
     write_provenance(weights, prov)
     log(f"tuned model: {weights} (provenance {weights.with_suffix('.json')})")
     return prov

@@ -96,6 +96,10 @@ def test_a_bundle_round_trip_gives_the_weights_trained_there(tmp_path: Path, mon
     for name, tensor in merged.state_dict().items():
         assert torch.allclose(tensor, there[name], atol=2e-3), name  # fp16 on the way back
 
+    bundle.check_base(tmp_path / "b", base)
+    with pytest.raises(ConfigError, match="not the base model of the bundle"):
+        bundle.check_base(tmp_path / "b", manifest)
+
     (elsewhere / "base.gguf.01").write_bytes(b"x" * 10)
     with pytest.raises(ConfigError, match="SHA-256"):
         bundle.run(tmp_path / "b", tmp_path / "out2", part_folders=[elsewhere], device="cpu")
