@@ -133,3 +133,41 @@ def test_graph_paths_treat_cvt_nodes_as_pass_through(clean_store) -> None:
 
 
 # -- the trainer's pieces ---------------------------------------------------------------------------
+
+
+def test_tune_cli_writes_a_bundle_with_its_options_and_refuses_a_foreign_one(tmp_path: Path, monkeypatch) -> None:
+    """`sgr llm tune --bundle` through the real command line: the options reach the bundle's manifest (method,
+    rank, epochs, the split), the base model travels in parts that join back to it, no training happens; and
+    `--from-bundle` without `--bundle`, or an unknown `--method`, stops with a message."""
+    import hashlib
+
+    from typer.testing import CliRunner
+
+    from cli import app
+    from sgr.llm import bundle
+    from sgr.llm.server import model_path
+
+    try:
+        base = model_path()
+    except LLMError as exc:
+        _skip_or_fail(str(exc))
+    monkeypatch.setenv("SGR_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:9")  # no store: the run is keyed no-graph
+    runner = CliRunner()
+    common = ["llm", "tune", "--no-webqsp", "--metaqa-per-hop", "4", "--val-fraction", "0.25", "--eval-n", "2"]
+    res = runner.invoke(app, [*common, "--method", "lora", "--lora-rank", "8", "--epochs", "5",
+                              "--bundle", str(tmp_path / "b")])
+    assert res.exit_code == 0, res.output
+    man = bundle.manifest(tmp_path / "b")
+    assert man["config"]["method"] == "lora" and man["config"]["lora_rank"] == 8 and man["config"]["epochs"] == 5
+    assert man["eval_n"] == 2 and man["data"]["sources"] == {"metaqa_dev": 12}
+    train, val = bundle.read_examples(tmp_path / "b")
+    assert (len(train), len(val)) == (9, 3)
+    joined = b"".join((tmp_path / "b" / "parts" / n).read_bytes() for n in man["parts"])
+    assert hashlib.sha256(joined).hexdigest() == man["base_sha256"] == hashlib.sha256(base.read_bytes()).hexdigest()
+    assert not list((tmp_path / "home").rglob("model.gguf")), "a bundle is written, nothing is trained"
+
+    res = runner.invoke(app, [*common, "--from-bundle", str(tmp_path / "out")])
+    assert res.exit_code != 0 and "--from-bundle needs --bundle" in res.output
+    res = runner.invoke(app, [*common, "--method", "full", "--bundle", str(tmp_path / "c")])
+    assert res.exit_code != 0 and "--method must be one of top, lora" in res.output
