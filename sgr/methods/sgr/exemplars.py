@@ -157,13 +157,15 @@ class ExemplarPool:
         return self._matrix
 
     def nearest(self, question: str, k: int = 1, entity: str | None = None) -> list[tuple[Exemplar, float]]:
-        """The ``k`` most similar examples (never the question itself), best first, with their cosine."""
+        """The ``k`` most similar examples (never the question itself), best first, with their cosine (clipped to
+        [−1, 1]: two questions that are the same once their entities are masked give 1 plus float32 rounding, and
+        the cosine is a plan's δ and ρ)."""
         if not self.exemplars or k <= 0:
             return []
         from sgr.llm.encoders import embed_texts
 
         qv = embed_texts([mask_entity(question, entity)], self.encoder)[0]
-        sims = self._embeddings() @ qv
+        sims = np.clip(self._embeddings() @ qv, -1.0, 1.0)
         order = np.argsort(-sims)
         out: list[tuple[Exemplar, float]] = []
         norm_q = question.strip().lower()
