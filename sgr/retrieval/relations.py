@@ -1,4 +1,4 @@
-"""Relation retrieval: one protocol, two implementations, and how a retriever for a graph is loaded.
+"""Relation retrieval: one protocol, three implementations, and how a retriever for a graph is loaded.
 
 Every method that needs candidate relations (SGR's schema stage, RCR) asks a :class:`RelationRetriever`:
 
@@ -11,8 +11,10 @@ Every method that needs candidate relations (SGR's schema stage, RCR) asks a :cl
   trained projection heads, ``sim(q, r) = cos(f_q(q), f_r(r))`` (heads and training in
   :mod:`sgr.retrieval.training`); with a fusion weight ``w`` chosen on validation the score is
   ``(1 − w)·cos(f_q(q), f_r(r)) + w·cos(q, r)``.
+* :class:`FineTunedRelationRetriever` — plain cosine of an encoder fine-tuned for relation retrieval
+  (:mod:`sgr.retrieval.encoder_training`): ``sim(q, r) = cos(E(q), E(r))``.
 
-:func:`load_retriever` builds either for a store: ``"auto"`` picks the newest heads trained on the current graph
+:func:`load_retriever` builds any of them for a store: ``"auto"`` picks the newest model trained on the current graph
 version (``SGR_RELATION_MODEL`` names a file instead) and falls back to cosine. The relation matrix of a
 (store, graph version, encoder, model) is built once per process and shared. :func:`evaluate_retrieval` measures
 RRA@k (§5.1) of several retrievers on a dataset.
@@ -32,8 +34,9 @@ import torch
 from sgr.core.config import relation_model
 from sgr.core.errors import ConfigError
 from sgr.graph.store import GraphStore, relation_text
-from sgr.retrieval.training import (DEFAULT_ENCODER, RRA_KS, RelationExample, RelationHeads, embed,
-                                    evaluation_examples, find_model, gold_ranks, graph_relations, read_model, rra_at_k)
+from sgr.retrieval.supervision import RelationExample, evaluation_examples
+from sgr.retrieval.training import (DEFAULT_ENCODER, RRA_KS, RelationHeads, embed, encoder_folder, find_model,
+                                    gold_ranks, graph_relations, read_meta, read_model, rra_at_k)
 
 
 @dataclass
@@ -171,6 +174,14 @@ class TrainedRelationRetriever(CosineRelationRetriever):
         return y.numpy()
 
 
+class FineTunedRelationRetriever(CosineRelationRetriever):
+    """Cosine of an encoder fine-tuned for relation retrieval (:mod:`sgr.retrieval.encoder_training`):
+    ``s(q, r) = cos(E(q), E(r))`` with ``E`` the trained encoder, its relation vectors computed once per graph."""
+
+    name = "rcr-encoder"
+    trained = True
+
+
 def _mtime(path: Path) -> float:
     return path.stat().st_mtime if path.exists() else 0.0
 
@@ -183,7 +194,8 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
                    encoder: str = DEFAULT_ENCODER) -> CosineRelationRetriever:
     """A retriever over the store's relations (:func:`sgr.retrieval.training.graph_relations`).
 
-    ``model``: a path to saved heads; ``"auto"`` — ``SGR_RELATION_MODEL`` when set, else the newest heads trained
+    ``model``: a path to a saved model (heads over the frozen encoder, or a fine-tuned encoder: ``sgr relations
+    train --method heads|encoder``); ``"auto"`` — ``SGR_RELATION_MODEL`` when set, else the newest model trained
     on this graph version, else plain cosine; ``None`` or ``"cosine"`` — plain cosine. Built once per process for
     each (store, graph version, encoder, model).
     """
@@ -197,6 +209,12 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
             names, texts = graph_relations(store)  # an empty graph gives a retriever that returns nothing
             if label == "cosine":
                 _SHARED[key] = CosineRelationRetriever(names, texts, encoder=encoder, graph_version=version)
+            elif (meta := read_meta(Path(model)))["kind"] == "encoder":
+                folder = encoder_folder(Path(model))
+                if encoder != DEFAULT_ENCODER:
+                    raise ConfigError(f"{model}: a fine-tuned encoder; it cannot run on encoder {encoder!r}")
+                _SHARED[key] = FineTunedRelationRetriever(names, texts, encoder=str(folder), graph_version=version,
+                                                          info={"model": str(model), **meta})
             else:
                 heads, meta = read_model(Path(model))
                 trained_on = meta.get("encoder", DEFAULT_ENCODER)
@@ -211,10 +229,10 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
 
 
 def sgr_retriever(store: GraphStore, option: Any = None) -> Any:
-    """SGR's relation retriever for its ``relation_retriever`` option: unset — RCR's trained heads when
-    ``sgr relations train`` made some for this graph, else ``None`` (SGR's plain MiniLM cosine); ``""`` or
-    ``"embedding"`` — ``None``; ``"auto"``, ``"cosine"`` or a path — :func:`load_retriever`; a retriever object as
-    is."""
+    """SGR's relation retriever for its ``relation_retriever`` option: unset — RCR's trained model (heads or a
+    fine-tuned encoder) when ``sgr relations train`` made one for this graph, else ``None`` (SGR's plain MiniLM
+    cosine); ``""`` or ``"embedding"`` — ``None``; ``"auto"``, ``"cosine"`` or a path — :func:`load_retriever`; a
+    retriever object as is."""
     if option is None:
         option = "auto" if find_model(store.graph_version()) is not None else "embedding"
     if not isinstance(option, str):
@@ -242,7 +260,7 @@ class RetrievalEval:
 
 def evaluate_retrieval(retrievers: dict[str, CosineRelationRetriever], dataset: str, *, data_dir: Path | None = None,
                        limit: int | None = None, seed: int = 0, ks: Iterable[int] = RRA_KS) -> RetrievalEval:
-    """RRA@k (RCR §5.1) of each retriever on ``dataset`` (see :func:`sgr.retrieval.training.evaluation_examples`)."""
+    """RRA@k (RCR §5.1) of each retriever on ``dataset`` (see :func:`sgr.retrieval.supervision.evaluation_examples`)."""
     ks = tuple(ks)
     if not retrievers:
         raise ConfigError("no retriever to evaluate")

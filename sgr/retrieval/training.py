@@ -35,9 +35,6 @@ Saved models keep the graph version (:meth:`sgr.graph.store.GraphStore.graph_ver
 
 from __future__ import annotations
 
-import json
-import random
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -51,8 +48,8 @@ from torch import nn
 
 from sgr.core.config import cache_dir
 from sgr.core.errors import ConfigError, InputError
-from sgr.datasets import metaqa_relation_path
 from sgr.graph.store import GraphStore, relation_text
+from sgr.retrieval.supervision import RelationExample, split_validation, training_examples
 
 #: The default frozen encoder (see the module docstring); ``mpnet`` is the larger one.
 DEFAULT_ENCODER = "minilm"
@@ -70,119 +67,6 @@ def graph_relations(store: GraphStore) -> tuple[list[str], list[str]]:
     rows += [(n, relation_text(n)) for n in sorted(present - known)]
     return [n for n, _ in rows], [t for _, t in rows]
 
-
-# -- supervision: questions with their gold relations
-@dataclass(frozen=True)
-class RelationExample:
-    """One question with the relations of its gold reasoning paths (the positives ``R_q⁺`` of eq. 2)."""
-
-    id: str
-    question: str
-    paths: tuple[tuple[str, ...], ...]
-    hops: int | None = None
-
-    @property
-    def relations(self) -> tuple[str, ...]:
-        """Every relation on any gold path, in order of first appearance."""
-        seen: dict[str, None] = {}
-        for path in self.paths:
-            for rel in path:
-                seen.setdefault(rel, None)
-        return tuple(seen)
-
-
-def read_webqsp_paths(path: Path, limit: int | None = None) -> list[RelationExample]:
-    """WebQSP questions with gold relation paths: ``webqsp_train_paths.jsonl`` or the RoG-format slice.
-
-    Each line needs ``id``, ``question`` and ``ground_paths`` (a list of relation lists). Questions without any
-    gold path are skipped (they cannot supervise or be scored by RRA).
-    """
-    out: list[RelationExample] = []
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: not JSON ({exc.msg})") from exc
-            for key in ("id", "question", "ground_paths"):
-                if key not in rec:
-                    raise InputError(f"{path}:{lineno}: field {key!r} is missing")
-            paths = rec["ground_paths"]
-            if not isinstance(paths, list) or not all(isinstance(p, list) for p in paths):
-                raise InputError(f"{path}:{lineno}: field 'ground_paths' must be a list of relation lists")
-            paths_t = tuple(tuple(str(r) for r in p) for p in paths if p)
-            if not paths_t:
-                continue
-            out.append(RelationExample(id=str(rec["id"]), question=str(rec["question"]), paths=paths_t,
-                                       hops=max(len(p) for p in paths_t)))
-            if limit is not None and len(out) >= limit:
-                break
-    return out
-
-
-def metaqa_qtype_path(qtype: str) -> tuple[str, ...]:
-    """The relation path of a MetaQA question type: ``actor_to_movie_to_director`` → ``(starred_actors, directed_by)``
-    (:func:`sgr.datasets.metaqa_relation_path` without the directions: RRA ranks relation names)."""
-    try:
-        return tuple(rel for rel, _ in metaqa_relation_path(qtype))
-    except ValueError as exc:
-        raise InputError(f"MetaQA question type {qtype!r}: {exc}") from exc
-
-
-_BRACKETS = re.compile(r"\[([^\]]*)\]")
-
-
-def metaqa_question_text(raw: str) -> str:
-    """MetaQA's question with the topic-entity brackets removed: ``movies starred by [X]`` → ``movies starred by X``."""
-    return _BRACKETS.sub(r"\1", raw).strip()
-
-
-def read_metaqa(data_dir: Path, split: str, hops: Sequence[int] = (1, 2, 3), limit_per_hop: int | None = None,
-                seed: int = 0) -> list[RelationExample]:
-    """MetaQA questions of ``split`` (``dev``/``test``) with their qtype relation path as the gold path.
-
-    With ``limit_per_hop`` a fixed-seed sample (``random.Random(seed)``) of that many questions per hop is kept,
-    in file order.
-    """
-    out: list[RelationExample] = []
-    for hop in hops:
-        qfile = data_dir / f"{hop}hop_{split}.tsv"
-        tfile = data_dir / f"{hop}hop_{split}_qtype.txt"
-        for f in (qfile, tfile):
-            if not f.exists():
-                raise InputError(f"{f}: MetaQA file not found (set --data to the folder with {{1,2,3}}hop_*.tsv)")
-        questions = qfile.read_text(encoding="utf-8").splitlines()
-        qtypes = tfile.read_text(encoding="utf-8").splitlines()
-        if len(questions) != len(qtypes):
-            raise InputError(f"{tfile}: {len(qtypes)} lines but {qfile.name} has {len(questions)}: files not aligned")
-        idx = list(range(len(questions)))
-        if limit_per_hop is not None and limit_per_hop < len(idx):
-            idx = sorted(random.Random(seed).sample(idx, limit_per_hop))
-        for i in idx:
-            text = questions[i].split("\t", 1)[0]
-            path = metaqa_qtype_path(qtypes[i])
-            out.append(RelationExample(id=f"metaqa-{hop}hop-{split}-{i}", question=metaqa_question_text(text),
-                                       paths=(path,), hops=hop))
-    return out
-
-
-def split_validation(examples: Sequence[RelationExample], fraction: float, seed: int = 0
-                     ) -> tuple[list[RelationExample], list[RelationExample]]:
-    """A fixed-seed (train, validation) split; ``fraction`` of the questions are held out."""
-    if not 0.0 < fraction < 1.0:
-        raise ConfigError(f"validation fraction must be in (0, 1), got {fraction}")
-    order = list(range(len(examples)))
-    random.Random(seed).shuffle(order)
-    n_val = max(1, int(round(len(examples) * fraction)))
-    val_idx = set(order[:n_val])
-    return ([e for i, e in enumerate(examples) if i not in val_idx],
-            [e for i, e in enumerate(examples) if i in val_idx])
 
 
 # -- embeddings
@@ -479,16 +363,32 @@ def save_model(path: Path, result: RelationTrainResult, *, dataset: str, graph_v
     return path
 
 
-def default_model_path(dataset: str, graph_version: str) -> Path:
-    return models_dir() / f"{dataset}-{graph_version}.pt"
+def default_model_path(dataset: str, graph_version: str, kind: str = "heads") -> Path:
+    """``<dataset>-<graph version>.pt`` (heads) or ``<dataset>-encoder-<graph version>.pt`` (a fine-tuned encoder,
+    whose folder sits beside it with the suffix ``.encoder``); :func:`find_model` finds either."""
+    return models_dir() / (f"{dataset}-{graph_version}.pt" if kind == "heads" else
+                           f"{dataset}-encoder-{graph_version}.pt")
 
 
-def read_model(path: Path) -> tuple[RelationHeads, dict[str, Any]]:
-    """(heads, meta) of a saved model."""
+def encoder_folder(path: Path) -> Path:
+    """The fine-tuned encoder folder that belongs to the model file ``path``."""
+    return path.with_suffix(".encoder")
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """The provenance of a saved model; ``meta["kind"]`` is ``"heads"`` (the paper's) or ``"encoder"``."""
     if not path.exists():
         raise ConfigError(f"{path}: no trained relation model there (train one with `sgr relations train`)")
     blob = torch.load(path, map_location="cpu", weights_only=True)
-    meta = blob["meta"]
+    return {"kind": "heads", **blob["meta"]}
+
+
+def read_model(path: Path) -> tuple[RelationHeads, dict[str, Any]]:
+    """(heads, meta) of a saved heads model."""
+    meta = read_meta(path)
+    if meta["kind"] != "heads":
+        raise ConfigError(f"{path}: a fine-tuned encoder, not projection heads")
+    blob = torch.load(path, map_location="cpu", weights_only=True)
     heads = RelationHeads(int(meta["dim"]), float(meta.get("dropout", 0.1)))
     heads.load_state_dict(blob["state_dict"])
     heads.eval()
@@ -504,47 +404,6 @@ def find_model(graph_version: str) -> Path | None:
             best = (mtime, path)
     return best[1] if best else None
 
-# -- training and evaluation on the shared datasets (what `sgr relations train|eval` run)
-TRAIN_DATASETS = ("webqsp", "metaqa")
-EVAL_DATASETS = ("webqsp", "metaqa-1hop", "metaqa-2hop", "metaqa-3hop")
-
-
-def _data_dir(data_dir: Path | None) -> Path:
-    if data_dir is not None:
-        return Path(data_dir).expanduser()
-    from sgr.datasets import shared_data_dir
-
-    return shared_data_dir()
-
-
-def training_examples(dataset: str, data_dir: Path | None = None, limit: int | None = None,
-                      seed: int = 0) -> list[RelationExample]:
-    """Supervision for ``dataset``: WebQSP train questions with gold paths, or MetaQA dev (all hops).
-
-    ``limit``: WebQSP — the first ``limit`` questions; MetaQA — a fixed-seed sample of ``limit`` per hop.
-    """
-    root = _data_dir(data_dir)
-    if dataset == "webqsp":
-        return read_webqsp_paths(root / "webqsp" / "webqsp_train_paths.jsonl", limit=limit)
-    if dataset == "metaqa":
-        return read_metaqa(root / "metaqa", "dev", (1, 2, 3), limit_per_hop=limit, seed=seed)
-    raise ConfigError(f"unknown training set {dataset!r} (known: {', '.join(TRAIN_DATASETS)})")
-
-
-def evaluation_examples(dataset: str, data_dir: Path | None = None, limit: int | None = None,
-                        seed: int = 0) -> list[RelationExample]:
-    """Test questions with gold paths: the WebQSP slice's ``ground_paths`` or MetaQA test of one hop count.
-
-    ``limit``: a fixed-seed sample of that many questions (WebQSP: the first ``limit``).
-    """
-    root = _data_dir(data_dir)
-    if dataset == "webqsp":
-        return read_webqsp_paths(root / "webqsp" / "webqsp_mini.jsonl", limit=limit)
-    m = re.fullmatch(r"metaqa-([123])hop", dataset)
-    if m:
-        return read_metaqa(root / "metaqa", "test", (int(m.group(1)),), limit_per_hop=limit, seed=seed)
-    raise ConfigError(f"unknown evaluation set {dataset!r} (known: {', '.join(EVAL_DATASETS)})")
-
 
 def cosine_rra(examples: Sequence[RelationExample], vocabulary: Sequence[str], encoder: str = DEFAULT_ENCODER,
                ks: Iterable[int] = RRA_KS) -> dict[int, float]:
@@ -556,37 +415,57 @@ def cosine_rra(examples: Sequence[RelationExample], vocabulary: Sequence[str], e
 
 @dataclass
 class TrainedModel:
-    """A trained model on disk and how it was trained."""
+    """A trained model on disk and how it was trained (``result``: heads or a fine-tuned encoder)."""
 
     path: Path
     dataset: str
     graph_version: str
-    result: RelationTrainResult
+    result: Any  # RelationTrainResult | encoder_training.EncoderTrainResult
     vocabulary_size: int
     cosine_val: dict[int, float]
 
 
-def train_model(store: GraphStore, dataset: str, *, config: RelationTrainConfig | None = None, data_dir: Path | None = None,
-                limit: int | None = None, val_fraction: float = 0.1, out: Path | None = None,
-                progress: Callable[[EpochLog], None] | None = None) -> TrainedModel:
-    """Train RCR's heads on ``dataset`` against the store's relation vocabulary and save them.
+@dataclass
+class TrainingData:
+    """What a relation retriever trains on for one store: the graph's vocabulary, the split, the universe."""
 
-    A fixed-seed ``val_fraction`` of the questions is held out for model selection (App. A.5.2). The model is
-    written to ``out`` or ``models_dir()/<dataset>-<graph version>.pt`` (what ``load_retriever("auto")`` finds).
-    """
-    cfg = config or RelationTrainConfig()
+    dataset: str
+    graph_version: str
+    vocabulary: list[str]
+    train: list[RelationExample]
+    val: list[RelationExample]
+    universe: list[str]  # the vocabulary plus every relation of the training paths
+
+
+def training_data(store: GraphStore, dataset: str, *, data_dir: Path | None = None, limit: int | None = None,
+                  val_fraction: float = 0.1, seed: int = 0) -> TrainingData:
+    """The store's relation vocabulary and ``dataset``'s questions split by a fixed-seed ``val_fraction`` held out
+    for model selection (App. A.5.2)."""
     vocab, _ = graph_relations(store)
     if not vocab:
         raise ConfigError("the graph has no (:Relation) vocabulary: load data first (`sgr load …`)")
-    version = store.graph_version()
-    examples = training_examples(dataset, data_dir, limit=limit, seed=cfg.seed)
+    examples = training_examples(dataset, data_dir, limit=limit, seed=seed)
     if len(examples) < 2:
         raise InputError(f"{dataset}: only {len(examples)} training questions with gold paths")
-    train, val = split_validation(examples, val_fraction, cfg.seed)
+    train, val = split_validation(examples, val_fraction, seed)
     universe = list(dict.fromkeys([*vocab, *(r for e in examples for r in e.relations)]))
-    result = train_heads(train, val, universe, vocab, cfg, progress=progress)
-    cosine_val = cosine_rra(val, vocab, cfg.encoder) if val else {}
-    path = Path(out) if out else default_model_path(dataset, version)
-    save_model(path, result, dataset=dataset, graph_version=version, vocabulary_size=len(vocab), config=cfg)
-    return TrainedModel(path=path, dataset=dataset, graph_version=version, result=result,
-                        vocabulary_size=len(vocab), cosine_val=cosine_val)
+    return TrainingData(dataset, store.graph_version(), vocab, list(train), list(val), universe)
+
+
+def train_model(store: GraphStore, dataset: str, *, config: RelationTrainConfig | None = None,
+                data_dir: Path | None = None, limit: int | None = None, val_fraction: float = 0.1,
+                out: Path | None = None, progress: Callable[[EpochLog], None] | None = None) -> TrainedModel:
+    """Train RCR's heads on ``dataset`` against the store's relation vocabulary and save them.
+
+    The model is written to ``out`` or ``models_dir()/<dataset>-<graph version>.pt`` (what
+    ``load_retriever("auto")`` finds).
+    """
+    cfg = config or RelationTrainConfig()
+    data = training_data(store, dataset, data_dir=data_dir, limit=limit, val_fraction=val_fraction, seed=cfg.seed)
+    result = train_heads(data.train, data.val, data.universe, data.vocabulary, cfg, progress=progress)
+    cosine_val = cosine_rra(data.val, data.vocabulary, cfg.encoder) if data.val else {}
+    path = Path(out) if out else default_model_path(dataset, data.graph_version)
+    save_model(path, result, dataset=dataset, graph_version=data.graph_version, vocabulary_size=len(data.vocabulary),
+               config=cfg)
+    return TrainedModel(path=path, dataset=dataset, graph_version=data.graph_version, result=result,
+                        vocabulary_size=len(data.vocabulary), cosine_val=cosine_val)

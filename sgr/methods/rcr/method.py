@@ -182,7 +182,7 @@ class PathExamplePool:
     @classmethod
     def from_shared_data(cls, vocabulary: set[str], metaqa_per_hop: int = 300, seed: int = 0) -> "PathExamplePool":
         from sgr.datasets import shared_data_dir
-        from sgr.retrieval.training import read_metaqa, read_webqsp_paths
+        from sgr.retrieval.supervision import read_metaqa, read_webqsp_paths
 
         root = shared_data_dir()
         out: list[PathExample] = []

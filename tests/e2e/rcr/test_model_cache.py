@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from loaders.writer import GraphBatch, write_graph
 from sgr.retrieval.relations import load_retriever, trained_model_for
-from sgr.retrieval.training import RelationExample, RelationTrainConfig, default_model_path, save_model, train_heads
+from sgr.retrieval.supervision import RelationExample
+from sgr.retrieval.training import RelationTrainConfig, default_model_path, save_model, train_heads
 
 
 def test_auto_finds_the_model_of_this_graph_version_only(clean_store, tmp_path, monkeypatch) -> None:
@@ -42,3 +43,39 @@ def test_auto_finds_the_model_of_this_graph_version_only(clean_store, tmp_path, 
     assert clean_store.graph_version() != version
     assert load_retriever(clean_store, "auto").trained is False
     assert load_retriever(clean_store, path).trained is True  # an explicit model file still loads
+
+
+def test_a_fine_tuned_encoder_trains_from_the_cli_and_auto_serves_it(webqsp_graph, neo4j_uri, tmp_path,
+                                                                     monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+    from sgr.core.errors import ConfigError
+    from sgr.llm import encoders
+    from sgr.retrieval.relations import FineTunedRelationRetriever
+
+    monkeypatch.setenv("NEO4J_URI", neo4j_uri)
+    monkeypatch.setenv("SGR_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("SGR_RELATION_MODEL", raising=False)
+    encoders._caches.clear()
+    runner = CliRunner()
+    bad = runner.invoke(app, ["relations", "train", "--dataset", "webqsp", "--method", "encoder", "--gamma", "0.3"])
+    assert bad.exit_code == ConfigError.exit_code and "--gamma is a setting of --method heads" in bad.output
+    bad = runner.invoke(app, ["relations", "train", "--dataset", "webqsp", "--method", "bert"])
+    assert bad.exit_code == ConfigError.exit_code and "unknown --method 'bert'" in bad.output
+
+    done = runner.invoke(app, ["relations", "train", "--dataset", "webqsp", "--method", "encoder", "--epochs", "1",
+                               "--limit", "40", "--hard-negatives", "2", "--negatives", "8"])
+    assert done.exit_code == 0, done.output
+    version = webqsp_graph.graph_version()
+    path = default_model_path("webqsp", version, "encoder")
+    assert path.exists() and (path.with_suffix(".encoder") / encoders.WEIGHTS).exists() and "saved" in done.output
+
+    r = load_retriever(webqsp_graph, "auto")
+    assert isinstance(r, FineTunedRelationRetriever) and r.trained and r.info["kind"] == "encoder"
+    assert r.info["train_questions"] == 36 and r.info["config"]["hard_negatives"] == 2
+    assert trained_model_for(webqsp_graph) == str(path)
+    assert len(r.retrieve("what language do they speak in jamaica", 5)) == 5
+    shown = runner.invoke(app, ["relations", "eval", "--limit", "20"])
+    assert shown.exit_code == 0 and "trained" in shown.output and "cosine" in shown.output, shown.output
+    encoders._caches.clear()

@@ -11,9 +11,9 @@ import torch
 
 from sgr.core.errors import InputError
 from sgr.retrieval.relations import CosineRelationRetriever, RelationRetriever, TrainedRelationRetriever
-from sgr.retrieval.training import (RelationExample, RelationHeads, RelationTrainConfig, gold_ranks,
-                                    margin_ranking_loss, metaqa_qtype_path, metaqa_question_text, rra_at_k,
-                                    split_validation, train_heads)
+from sgr.retrieval.supervision import RelationExample, metaqa_qtype_path, metaqa_question_text, split_validation
+from sgr.retrieval.training import (RelationHeads, RelationTrainConfig, gold_ranks, margin_ranking_loss, rra_at_k,
+                                    train_heads)
 
 VOCAB = [
     "location.country.languages_spoken", "language.human_language.countries_spoken_in",
