@@ -287,7 +287,9 @@ def show_relations_training(dataset: str, trained: Any) -> None:
     table.add_row(f"trained (epoch {res.best_epoch})", *[f"{v:.3f}" for v in res.best_val.values()])
     table.add_row("cosine", *[f"{trained.cosine_val.get(k, 0.0):.3f}" for k in res.best_val])
     console.print(table)
-    console.print(f"saved {trained.path} (graph version {trained.graph_version}, {res.seconds:.0f} s)")
+    resumed = getattr(res, "resumed_after", 0)
+    console.print(f"saved {trained.path} (graph version {trained.graph_version}, {res.seconds:.0f} s"
+                  + (f" after resuming {resumed} epochs from its state)" if resumed else ")"))
 
 
 def show_rra(ev: Any, ks: Sequence[int]) -> None:

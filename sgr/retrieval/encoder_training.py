@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,8 @@ from sgr.core.errors import ConfigError
 from sgr.graph.store import relation_text
 from sgr.graph.store import GraphStore
 from sgr.retrieval.supervision import RelationExample
-from sgr.retrieval.training import (DEFAULT_ENCODER, EpochLog, TrainedModel, cosine_rra, default_model_path,
-                                    encoder_folder, gold_ranks, rra_at_k, training_data)
+from sgr.retrieval.training import (DEFAULT_ENCODER, EpochLog, TrainedModel, TrainingRun, cosine_rra,
+                                    default_model_path, encoder_folder, gold_ranks, rra_at_k, training_data)
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best_encoder.pt"
@@ -76,18 +76,11 @@ class EncoderTrainConfig:
             raise ConfigError("hard_negatives and random_negatives cannot be negative")
 
 
-@dataclass
-class EncoderTrainResult:
+@dataclass(kw_only=True)
+class EncoderTrainResult(TrainingRun):
     """The saved encoder folder and how training went."""
 
     folder: Path
-    best_epoch: int
-    best_val: dict[int, float]
-    history: list[EpochLog] = field(default_factory=list)
-    universe_size: int = 0
-    train_questions: int = 0
-    val_questions: int = 0
-    seconds: float = 0.0
     resumed_after: int = 0  # epochs found in the checkpoint
 
 

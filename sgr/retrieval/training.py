@@ -186,11 +186,10 @@ class EpochLog:
     seconds: float
 
 
-@dataclass
-class RelationTrainResult:
-    """The chosen heads and how training went."""
+@dataclass(kw_only=True)
+class TrainingRun:
+    """How a relation retriever's training went: the epoch chosen on validation and every epoch's log."""
 
-    heads: RelationHeads
     best_epoch: int
     best_val: dict[int, float]
     history: list[EpochLog] = field(default_factory=list)
@@ -198,6 +197,13 @@ class RelationTrainResult:
     train_questions: int = 0
     val_questions: int = 0
     seconds: float = 0.0
+
+
+@dataclass(kw_only=True)
+class RelationTrainResult(TrainingRun):
+    """The chosen heads and how training went."""
+
+    heads: RelationHeads
     cosine_weight: float = 0.0  # w of the fused score (see the module docstring), chosen on validation
 
 
@@ -420,7 +426,7 @@ class TrainedModel:
     path: Path
     dataset: str
     graph_version: str
-    result: Any  # RelationTrainResult | encoder_training.EncoderTrainResult
+    result: TrainingRun  # RelationTrainResult | encoder_training.EncoderTrainResult
     vocabulary_size: int
     cosine_val: dict[int, float]
 
