@@ -280,7 +280,7 @@ class SGRAnswerer:
         full = relation_paths(self.store, [e.id for e in entities], max_hops=cfg.hops,
                               max_relations=max(1, min(3, 2 * cfg.hops)), graph_version=self.graph_version)
         masked = mask_entity(question.text, entities[0].label)
-        trie = prefilter(full, lambda names: self.embedding_retriever.score_of(masked, names), cfg.max_grammar_paths)
+        trie = prefilter(full, lambda names: self.retriever.score_of(masked, names), cfg.max_grammar_paths)
         if not len(trie):
             return
         near = self.nearest_exemplars(question, entities[0].label)

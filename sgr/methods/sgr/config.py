@@ -58,8 +58,8 @@ class SGRConfig(ExpansionConfig):
 
     * ``top_k_relations = 10`` — embedding top-k candidate relations of S_q (§3.1.1).
     * ``path_grammar = True`` — R_q from the model under the graph grammar (:mod:`sgr.methods.sgr.trie`): ``n_best = 2``
-      path lines, at most ``max_grammar_paths = 150`` paths in one grammar (the embedding ranking pre-filters
-      beyond), ``schema_max_tokens = 120``; off (or an endpoint without grammars): the model picks numbered
+      path lines, at most ``max_grammar_paths = 150`` paths in one grammar (the relation retriever's ranking
+      pre-filters beyond), ``schema_max_tokens = 120``; off (or an endpoint without grammars): the model picks numbered
       candidate relations in JSON. ``model_path_order = False`` — whether the model's top path also steers G_q's
       path score (the order term); off, G_q is the graph's own judgement and the model's paths are validated
       against it (v = μ·ρ + (1−μ)·γ on the path's own walk) before the compiled best path is tried.

@@ -94,3 +94,34 @@ def test_the_model_can_write_only_paths_that_exist(ohio, local_llm):
     assert parse_schema_reply(rec.text)[0] == [(REPS, HOLDER)]  # an existing path can be written
     scored, _ = score_reply(rec.text, rec.token_logprobs, trie)
     assert scored and 0.0 < scored[0].rho <= 1.0  # with its real probability
+
+
+class _Prefers:
+    """A relation retriever whose score puts one relation first (every other scores 0); it ranks like cosine."""
+
+    def __init__(self, store, favourite):
+        from sgr.retrieval.relations import load_retriever
+
+        self.base, self.favourite = load_retriever(store, "cosine"), favourite
+
+    def retrieve(self, question, k, among=None):
+        return self.base.retrieve(question, k, among)
+
+    def score_of(self, question, names):
+        return {n: 1.0 if n == self.favourite else 0.0 for n in names}
+
+    def vectors(self, names):
+        return self.base.vectors(names)
+
+
+@pytest.mark.llm
+@pytest.mark.neo4j
+def test_the_configured_relation_retriever_prefilters_the_grammar(ohio, local_llm):
+    from sgr.core.types import Question
+    from sgr.methods.sgr.answerer import SGRAnswerer, config_from_options
+
+    cfg = config_from_options("sgr", {"exemplars": False, "max_grammar_paths": 1})
+    for favourite, kept in ((CAPITAL, (IN, CAPITAL)), (HOLDER, (REPS, HOLDER))):
+        res = SGRAnswerer(ohio, local_llm, cfg, retriever=_Prefers(ohio, favourite)).run(
+            Question(id="q", text="who represents Ohio", topic_entities=["Ohio"]))
+        assert [p.relations for p in res.schema.model_paths] == [kept]  # the one path the retriever kept
