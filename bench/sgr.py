@@ -14,7 +14,10 @@ the schema and NL→Cypher calls) pay once. ``--hops-per-dataset`` gives MetaQA'
 (``--hops`` of ``sgr ask``; the expansion depth is a method setting, the scored paths still pick the length).
 ``sgr`` is full SGR with the model of ``sgr llm tune`` (serve it with ``sgr llm serve --model tuned``; it gets the
 zero-shot schema prompt it was trained on), ``sgr-base`` the same method with the packaged base model; each runs only
-when the configured model is its own (run them in two invocations, the results file accumulates).
+when the configured model is its own (run them in two invocations, the results file accumulates). A label ending in
+``+rcr`` (``sgr-base+rcr``, ``sgr-compiled+rcr``, ``sgr+rcr``) is its method with RCR's trained relation model as the
+relation retriever (``--relation-model FILE``, e.g. ``sgr relations train --method encoder`` on WebQSP: it ranks
+the candidate relations of S_q, breaks linking ties and pre-filters the graph grammar).
 
 It also measures **entity linking** on the WebQSP slice: for every question, the entities linked from the text
 alone (no dataset topics) against the gold topic names (``q_entity``): accuracy = share of questions whose first
@@ -65,11 +68,12 @@ DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "webqsp-all")
 DATASET_OF = {"webqsp-all": "webqsp"}
 GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp"}
 METHODS = ("sgr", "sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
-#: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model
-RUN_AS = {"sgr-base": "sgr"}
+#: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model; a label
+#: ending in ``+rcr`` is its method with RCR's trained relation model (``--relation-model``) as relation retriever
+RUN_AS = {"sgr-base": "sgr", "sgr+rcr": "sgr", "sgr-base+rcr": "sgr", "sgr-compiled+rcr": "sgr-compiled"}
 #: the served weights a label needs (``sgr llm serve --model tuned`` names its model ``…-tuned-<hash>``); a label
 #: whose weights are not the configured model's is skipped with a message, so one run never mixes them
-NEEDS_MODEL = {"sgr": "tuned", "sgr-base": "base"}
+NEEDS_MODEL = {"sgr": "tuned", "sgr-base": "base", "sgr+rcr": "tuned", "sgr-base+rcr": "base"}
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -85,15 +89,22 @@ def served_kind() -> str | None:
         return None
 
 
-def label_options(method: str) -> dict[str, str]:
-    """Options a label adds: for ``sgr``, what ``sgr`` changes by itself for the served tuned weights
-    (:func:`sgr.methods.sgr.config.tuned_overrides`), explicit here so that each run folder records it."""
+def label_options(method: str, relation_model: Path | None = None) -> dict[str, str]:
+    """Options a label adds, explicit here so that each run folder records them: for the tuned weights, what
+    ``sgr`` changes by itself for them (:func:`sgr.methods.sgr.config.tuned_overrides`); for a ``+rcr`` label,
+    ``relation_retriever`` = the model file of ``--relation-model``."""
     from sgr.llm.client import shared_llm
     from sgr.methods.sgr.config import SGRConfig, tuned_overrides
 
-    if method != "sgr":
-        return {}
-    return {k: str(v).lower() for k, v in tuned_overrides(SGRConfig(), {}, shared_llm().name).items()}
+    opts: dict[str, str] = {}
+    if NEEDS_MODEL.get(method) == "tuned":
+        opts |= {k: str(v).lower() for k, v in tuned_overrides(SGRConfig(), {}, shared_llm().name).items()}
+    if method.endswith("+rcr"):
+        if relation_model is None or not relation_model.is_file():
+            raise SystemExit(f"{method} needs --relation-model FILE (a model of `sgr relations train`), "
+                             f"got {relation_model}")
+        opts["relation_retriever"] = str(relation_model.resolve())
+    return opts
 
 
 def plan_note(run: dict[str, Any]) -> str:
@@ -265,6 +276,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--runs-dir", type=Path, default=None, help="run folders (default $SGR_HOME/bench-runs/sgr)")
     ap.add_argument("--out", type=Path, default=RESULTS / "sgr.json")
     ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (all methods)")
+    ap.add_argument("--relation-model", type=Path, default=None,
+                    help="RCR's trained relation model for the +rcr labels (sgr relations train --method encoder)")
     ap.add_argument("--paired", default="", help="labels whose runs are scored as they stand (unfinished), with "
                     "the finished methods on the same questions, instead of being run to the end")
     ap.add_argument("--linking-only", action="store_true", help="only measure entity linking on WebQSP")
@@ -308,7 +321,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                           f"configured one is {kind or 'unreachable'}", flush=True)
                     continue
                 run_as = RUN_AS.get(method, method)
-                opts = {**label_options(method), **options}
+                opts = {**label_options(method, args.relation_model), **options}
                 if args.hops_per_dataset and ds.startswith("metaqa"):
                     opts.setdefault("hops", ds[len("metaqa-")])
                 cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",
