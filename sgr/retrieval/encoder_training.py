@@ -39,7 +39,8 @@ from sgr.graph.store import relation_text
 from sgr.graph.store import GraphStore
 from sgr.retrieval.supervision import RelationExample
 from sgr.retrieval.training import (DEFAULT_ENCODER, EpochLog, TrainedModel, TrainingRun, cosine_rra,
-                                    default_model_path, encoder_folder, gold_ranks, rra_at_k, training_data)
+                                    default_model_path, encoder_folder, gold_ranks, rra_at_k, training_data,
+                                    validation_ks)
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best_encoder.pt"
@@ -116,12 +117,13 @@ class _Encoder:
         return torch.cat([self.encode(texts[i:i + 256], False) for i in range(0, len(texts), 256)]) \
             if texts else torch.zeros((0, 1))
 
-    def rra(self, examples: Sequence[RelationExample], vocabulary: Sequence[str]) -> dict[int, float]:
+    def rra(self, examples: Sequence[RelationExample], vocabulary: Sequence[str], ks: Sequence[int]
+            ) -> dict[int, float]:
         if not examples:
             return {}
         q = self.encode_all([e.question for e in examples])
         r = self.encode_all([relation_text(n) for n in vocabulary])
-        return rra_at_k(gold_ranks((q @ r.T).numpy(), vocabulary, [e.relations for e in examples]))
+        return rra_at_k(gold_ranks((q @ r.T).numpy(), vocabulary, [e.relations for e in examples]), ks)
 
 
 def _log(rec: dict) -> EpochLog:
@@ -206,7 +208,7 @@ def train_encoder(train: Sequence[RelationExample], val: Sequence[RelationExampl
                 losses.append(loss.item())
                 bar.advance(task)
             bar.remove_task(task)
-            v = enc.rra(val, vocab)
+            v = enc.rra(val, vocab, validation_ks(cfg.select_k))
             rec = {"epoch": ep + 1, "loss": sum(losses) / len(losses), "val": v, "seconds": time.time() - t0}
             if hist["best"] is None or not val or v[cfg.select_k] > hist["best"]["val"][cfg.select_k]:
                 hist["best"] = rec
@@ -262,6 +264,6 @@ def train_encoder_model(store: GraphStore, dataset: str, *, config: EncoderTrain
                            show_progress=show_progress)
     save_encoder_model(path, result, dataset=dataset, graph_version=data.graph_version,
                        vocabulary_size=len(data.vocabulary), config=cfg)
-    cosine_val = cosine_rra(data.val, data.vocabulary, cfg.encoder) if data.val else {}
+    cosine_val = cosine_rra(data.val, data.vocabulary, cfg.encoder, validation_ks(cfg.select_k)) if data.val else {}
     return TrainedModel(path=path, dataset=dataset, graph_version=data.graph_version, result=result,
                         vocabulary_size=len(data.vocabulary), cosine_val=cosine_val)

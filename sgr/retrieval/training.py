@@ -148,6 +148,11 @@ def gold_ranks(scores: np.ndarray, relations: Sequence[str], gold: Sequence[Sequ
     return out
 
 
+def validation_ks(select_k: int) -> tuple[int, ...]:
+    """The k of validation RRA@k: the table's and the one model selection uses (a small vocabulary wants a small k)."""
+    return tuple(sorted({*RRA_KS, select_k}))
+
+
 def rra_at_k(worst_ranks: Sequence[int | None], ks: Iterable[int] = RRA_KS) -> dict[int, float]:
     """``RRA@k``: the share of questions whose gold relations are all in the top ``k`` (RCR §5.1)."""
     n = len(worst_ranks)
@@ -280,7 +285,7 @@ def train_heads(train: Sequence[RelationExample], val: Sequence[RelationExample]
         heads.eval()
         with torch.no_grad():
             sc = heads.similarity(val_q, val_vocab_emb).numpy()
-        return rra_at_k(gold_ranks(sc, vocab, [e.relations for e in val]))
+        return rra_at_k(gold_ranks(sc, vocab, [e.relations for e in val]), validation_ks(cfg.select_k))
 
     best_state = {k: v.detach().clone() for k, v in heads.state_dict().items()}
     best_val: dict[int, float] = validate()
@@ -341,7 +346,8 @@ def train_heads(train: Sequence[RelationExample], val: Sequence[RelationExample]
         gold = [e.relations for e in val]
         keyed = []
         for w in sorted(cfg.cosine_weights):
-            rra = rra_at_k(gold_ranks(fused_scores(heads, val_q, val_vocab_emb, w), vocab, gold))
+            rra = rra_at_k(gold_ranks(fused_scores(heads, val_q, val_vocab_emb, w), vocab, gold),
+                           validation_ks(cfg.select_k))
             keyed.append(((rra.get(cfg.select_k, 0.0), sum(rra.values()), -w), w, rra))
         _, weight, best_val = max(keyed, key=lambda t: t[0])
     return RelationTrainResult(heads=heads, best_epoch=best_epoch, best_val=best_val, history=history,
@@ -469,7 +475,7 @@ def train_model(store: GraphStore, dataset: str, *, config: RelationTrainConfig 
     cfg = config or RelationTrainConfig()
     data = training_data(store, dataset, data_dir=data_dir, limit=limit, val_fraction=val_fraction, seed=cfg.seed)
     result = train_heads(data.train, data.val, data.universe, data.vocabulary, cfg, progress=progress)
-    cosine_val = cosine_rra(data.val, data.vocabulary, cfg.encoder) if data.val else {}
+    cosine_val = cosine_rra(data.val, data.vocabulary, cfg.encoder, validation_ks(cfg.select_k)) if data.val else {}
     path = Path(out) if out else default_model_path(dataset, data.graph_version)
     save_model(path, result, dataset=dataset, graph_version=data.graph_version, vocabulary_size=len(data.vocabulary),
                config=cfg)

@@ -76,9 +76,9 @@ def test_fine_tuning_ranks_the_gold_relations_higher_and_the_folder_serves_them(
 def test_training_resumes_from_its_state_and_refuses_other_settings(private_cache: Path) -> None:
     train = [RelationExample(str(i), q, ((r,),)) for i, (q, r) in enumerate(TRAIN)]
     state = private_cache / "state"
-    cfg = EncoderTrainConfig(epochs=1, batch_size=6, hard_negatives=0, random_negatives=3)
+    cfg = EncoderTrainConfig(epochs=1, batch_size=6, hard_negatives=0, random_negatives=3, select_k=2)
     first = train_encoder(train, train[:3], VOCAB, VOCAB, cfg, out=private_cache / "a", state_dir=state)
-    assert (state / CHECKPOINT).exists() and first.resumed_after == 0
+    assert (state / CHECKPOINT).exists() and first.resumed_after == 0 and 2 in first.best_val
     again = train_encoder(train, train[:3], VOCAB, VOCAB, EncoderTrainConfig(**{**cfg.__dict__, "epochs": 2}),
                           out=private_cache / "b", state_dir=state)
     assert again.resumed_after == 1 and [h.epoch for h in again.history] == [1, 2]

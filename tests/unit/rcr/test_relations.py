@@ -138,6 +138,15 @@ def test_fusion_weight_is_chosen_on_validation_and_w1_is_plain_cosine() -> None:
     cfg = RelationTrainConfig(epochs=5, lr=1e-3, negatives=10, batch_size=4, seed=0, cosine_weights=(0.0, 0.5, 1.0))
     result = train_heads(train, [HELD_OUT], VOCAB, VOCAB, cfg)
     assert result.cosine_weight in (0.0, 0.5, 1.0)
+
+
+def test_model_selection_measures_the_k_it_selects_on() -> None:
+    """A vocabulary smaller than every k of the table (MetaQA has 9 relations) selects on a smaller k."""
+    train = [RelationExample(str(i), q, ((r,),)) for i, (q, r) in enumerate(TRAIN)]
+    cfg = RelationTrainConfig(epochs=2, lr=1e-3, negatives=6, batch_size=4, seed=0, select_k=1)
+    result = train_heads(train, [HELD_OUT], VOCAB, VOCAB, cfg)
+    assert set(result.best_val) == {1, 10, 50, 100, 200} and all(log.val_rra.keys() == result.best_val.keys()
+                                                                  for log in result.history[1:])
     cosine = CosineRelationRetriever(VOCAB)
     only_cosine = TrainedRelationRetriever(VOCAB, result.heads, cosine_weight=1.0)
     question = "what language do people in france speak"
