@@ -144,11 +144,7 @@ def _mpnet_path() -> Path:
 def sentence_encoder(name: str = "minilm"):  # -> SentenceTransformer (import kept lazy: torch is slow to load)
     """A CPU :class:`sentence_transformers.SentenceTransformer` for an encoder of :func:`encoder_path` (loaded once
     per process: never train this shared copy — :func:`fresh_sentence_encoder` gives one to train)."""
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    return SentenceTransformer(str(encoder_path(name)), device="cpu")
+    return fresh_sentence_encoder(name)
 
 
 def fresh_sentence_encoder(name: str = "minilm"):  # -> SentenceTransformer
