@@ -1,4 +1,5 @@
-"""Training RCR's relation retriever: supervision readers, the heads, the loss, RRA@k, the loop, saved models.
+"""Training RCR's relation retriever: the heads, the loss, RRA@k, the loop, saved models (the questions it learns
+from: :mod:`sgr.retrieval.supervision`; the fine-tuned encoder beside it: :mod:`sgr.retrieval.encoder_training`).
 
 Method (Relation-Centric Reasoning, §4.1.1–4.1.2, App. A.5.2):
 
