@@ -21,6 +21,7 @@ retriever trained in part 1 for that dataset. Path recall (§5.1: a generated re
 computed from the predictions' ``extra.relation_paths``.
 
 Output: ``bench/results/rcr.json`` — ``summary`` keys ``webqsp/rra@K``, ``webqsp/rra@K_cosine``,
+``webqsp/rra@K_encoder`` (read from ``rcr_encoder.json``, the fine-tuned encoder of ``bench/rcr_encoder.py``),
 ``metaqa-Nhop/rra@K``, ``metaqa-Nhop/rra@K_cosine``, ``metaqa-Nhop/rra@K_from_webqsp`` and the harness's
 ``<dataset>/<method>/<metric>`` keys (``hits1_strict``, ``hit``, ``f1``, ``p50_ms``, ``llm_calls_median``,
 ``prompt_tokens_median``) plus ``<dataset>/<rcr variant>/path_recall``; ``details`` hold sample sizes, seeds,
@@ -307,6 +308,15 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def encoder_lever(summary: dict[str, float]) -> None:
+    """``webqsp/rra@K_encoder``: the fine-tuned encoder's test RRA@k from ``bench/rcr_encoder.py`` (same split,
+    test set and vocabulary), when that benchmark has run."""
+    path = RESULTS / "rcr_encoder.json"
+    if path.exists():
+        figures = json.loads(path.read_text())["summary"]
+        summary.update({f"webqsp/rra@{k}_encoder": round(figures[f"webqsp/rra@{k}"], 4) for k in KS})
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parts", default="retrieval,kgqa", help="retrieval, kgqa or both")
@@ -351,6 +361,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["kgqa"] = previous["kgqa"]
         summary.update({k: v for k, v in previous.get("summary", {}).items() if "/rra@" not in k})
     store.close()
+    encoder_lever(summary)
+    if "levers" in previous:  # the levers' runs (written beside this benchmark, see the README) are kept
+        result["levers"] = previous["levers"]
     result["config"] = {"finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
                         "encoder": "all-MiniLM-L6-v2 (384-d)", "parts": sorted(parts)}
