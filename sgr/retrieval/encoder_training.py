@@ -166,9 +166,8 @@ def train_encoder(train: Sequence[RelationExample], val: Sequence[RelationExampl
         hist = saved["history"]
     resumed = len(hist["epochs"])
     seed_base = cfg.seed * 1_000_003
-    since_best = 0
-    for rec in hist["epochs"]:
-        since_best = 0 if hist["best"] and rec["epoch"] == hist["best"]["epoch"] else since_best + 1
+    since_best = resumed - hist["best"]["epoch"] if hist["best"] else 0  # epochs are numbered 1, 2, … in order
+    golds = [{index[x] for x in e.relations if x in index} for e in train]
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     steps = -(-len(train) // cfg.batch_size)
     with Progress(*columns, disable=not show_progress, transient=True) as bar:
@@ -176,7 +175,6 @@ def train_encoder(train: Sequence[RelationExample], val: Sequence[RelationExampl
             ep = len(hist["epochs"])
             t0 = time.time()
             task = bar.add_task(f"epoch {ep + 1}/{cfg.epochs}", total=steps)
-            golds = [{index[x] for x in e.relations if x in index} for e in train]
             hard: list[list[int]] = [[] for _ in train]
             if cfg.hard_negatives:
                 q, r = enc.encode_all([e.question for e in train]), enc.encode_all(texts)

@@ -388,20 +388,24 @@ def encoder_folder(path: Path) -> Path:
     return path.with_suffix(".encoder")
 
 
-def read_meta(path: Path) -> dict[str, Any]:
-    """The provenance of a saved model; ``meta["kind"]`` is ``"heads"`` (the paper's) or ``"encoder"``."""
+def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the saved blob, its provenance with ``kind``) of a model file, read once."""
     if not path.exists():
         raise ConfigError(f"{path}: no trained relation model there (train one with `sgr relations train`)")
     blob = torch.load(path, map_location="cpu", weights_only=True)
-    return {"kind": "heads", **blob["meta"]}
+    return blob, {"kind": "heads", **blob["meta"]}
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """The provenance of a saved model; ``meta["kind"]`` is ``"heads"`` (the paper's) or ``"encoder"``."""
+    return _read(path)[1]
 
 
 def read_model(path: Path) -> tuple[RelationHeads, dict[str, Any]]:
     """(heads, meta) of a saved heads model."""
-    meta = read_meta(path)
+    blob, meta = _read(path)
     if meta["kind"] != "heads":
         raise ConfigError(f"{path}: a fine-tuned encoder, not projection heads")
-    blob = torch.load(path, map_location="cpu", weights_only=True)
     heads = RelationHeads(int(meta["dim"]), float(meta.get("dropout", 0.1)))
     heads.load_state_dict(blob["state_dict"])
     heads.eval()
