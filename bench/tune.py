@@ -5,6 +5,8 @@ Figures (``summary`` keys added):
 
 * ``tune_seconds_cpu`` (or ``tune_seconds_gpu`` when the run used CUDA): wall seconds of the tuning itself (the
   frozen-layer cache and the epochs, validation losses included), from the provenance file next to the weights;
+  the run's provenance goes to the section ``tune_cpu`` or ``tune_gpu``, so a CPU and a GPU run stand side by side
+  (the other figures below are the latest run's);
 * ``tuned_path_accuracy`` / ``base_path_accuracy``: share of held-back validation questions whose first generated
   relation path equals the gold first path (greedy, unconstrained, the tuned vs the packaged weights), with
   ``tuned_validation_questions``; ``tuned_validation_loss`` / ``base_validation_loss``: target-token cross-entropy;
@@ -52,10 +54,14 @@ def decode_speed(model: str) -> float:
             server.terminate(proc.pid)
 
 
+def device_kind(prov: dict[str, Any]) -> str:
+    """``gpu`` or ``cpu``: where the run trained (its provenance says ``cuda (<GPU name>)`` for a GPU)."""
+    return "gpu" if str(prov.get("device", "")).startswith("cuda") else "cpu"
+
+
 def summarise(prov: dict[str, Any], tuned_tps: float | None, base_tps: float | None) -> dict[str, Any]:
     val = prov["validation"]
-    key = "tune_seconds_gpu" if prov.get("device") == "cuda" else "tune_seconds_cpu"
-    out = {key: round(prov["seconds"]["tune"], 1),
+    out = {f"tune_seconds_{device_kind(prov)}": round(prov["seconds"]["tune"], 1),
            "tuned_path_accuracy": round(val["path_accuracy_tuned"]["exact"], 3),
            "base_path_accuracy": round(val["path_accuracy_base"]["exact"], 3),
            "tuned_validation_questions": val["path_accuracy_tuned"]["n"],
@@ -85,9 +91,11 @@ def main() -> None:
     summary = summarise(prov, tuned_tps, base_tps)
     result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"summary": {}}
     result["summary"].update(summary)
-    result["tune"] = {k: prov[k] for k in ("weights", "graph_version", "device", "data", "config", "steps",
-                                           "epochs_run", "stopped_early", "validation", "seconds", "examples",
-                                           "train_tokens_per_s") if k in prov}
+    if "tune" in result:  # the section of a CPU run, written before sections were keyed by device
+        result["tune_cpu"] = result.pop("tune")
+    keep = ("weights", "graph_version", "device", "data", "config", "steps", "epochs_run", "stopped_early",
+            "validation", "seconds", "examples", "train_tokens_per_s", "trained_by_bundle")
+    result[f"tune_{device_kind(prov)}"] = {k: prov[k] for k in keep if k in prov}
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     width = max(len(k) for k in summary)
     print(f"{'figure':<{width}}  value")

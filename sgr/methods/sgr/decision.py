@@ -23,7 +23,9 @@ and ω_i = λ·ρ_i + (1−λ)·η_i (eq. 17); support(a) = Σ_i ω_i·𝕀(a_i 
 How A_v and the vote combine (``integrate``):
 
 * ``False`` — the first source (in order) with a valid candidate answers with its A_v, ranked by v; only when no
-  source has one do the paths vote (``route = "collaborative"``) — SGR's "A_v, else collaborate".
+  source has one do the paths vote (``route = "collaborative"``) — SGR's "A_v, else collaborate". Candidates of
+  equal v (the ends of one path share its δ and, often, γ) are ordered by the paths' support (eq. 18), so the
+  vote ranks the answers of a set that validation cannot tell apart (not their names).
 * ``True`` — A_v's candidates vote with weight v_j alongside P_q's paths: support(a) = Σ_{j ∈ A_v, a_j = a} v_j +
   Σ_i ω_i·𝕀(a_i = a). ``route`` is ``"direct"`` when A_v's share of the top answer's support is at least its
   paths' share, else ``"collaborative"``.
@@ -197,10 +199,11 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
         return votes[i].origin == "model" or votes[i].relations in model
 
     if not params.integrate:
+        paths_say = _path_support(votes, omegas) if params.collaborative else {}
         for src in trust_order(inputs, params.plan_trust):
             idx = [i for i, c in enumerate(cands) if c.source == src and valid[i]]
-            if idx:
-                idx.sort(key=lambda i: (-v[i], cands[i].text))  # stable: the source's own order breaks ties
+            if idx:  # ranked by v; answers of equal v (one path's ends) by what the paths say of them, then by name
+                idx.sort(key=lambda i: (-round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text))
                 answers = [DecidedAnswer(cands[i].key, cands[i].text, v[i], [i], [],
                                          v[i] if cand_is_model(i) else 0.0, v[i]) for i in idx]
                 return _finish(answers, answers, "direct", src, cands, v, valid, omegas)
@@ -228,6 +231,14 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
     route = "direct" if top.candidate_support >= top.score - top.candidate_support and top.candidates else \
         "collaborative"
     return _finish(chosen, ranked, route, "integrated" if params.integrate else "vote", cands, v, valid, omegas)
+
+
+def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:
+    """support(a) = Σ_i ω_i·𝕀(a_i = a) over the voting paths (eq. 18)."""
+    out: dict[str, float] = {}
+    for p, w in zip(votes, omegas):
+        out[p.answer] = out.get(p.answer, 0.0) + w
+    return out
 
 
 def trust_order(inputs: DecisionInputs, plan_trust: float) -> list[str]:

@@ -40,6 +40,18 @@ def test_the_first_source_with_a_valid_candidate_answers_unless_av_votes():
     assert both.route == "collaborative" and both.route_source == "graph"  # the paths carried more than A_v
 
 
+def test_answers_of_equal_v_are_ranked_by_the_paths_support_not_by_name():
+    # "asia" and "europe" end one path (equal v); the voting paths reach "europe" twice, "asia" once
+    inputs = DecisionInputs(["compiled"], [cand("asia", "compiled", 1.0, 0.9), cand("europe", "compiled", 1.0, 0.9),
+                                           cand("zz", "compiled", 1.0, 0.95)],
+                            votes=[vote("europe", 0.5, 1.0), vote("europe", 0.5, 1.0), vote("asia", 0.5, 1.0),
+                                   vote("zz", 0.1, 0.1)])
+    d = decide(inputs, DecisionParams(mu=0.5, epsilon=0.5))
+    assert [a.key for a in d.answers] == ["zz", "europe", "asia"]  # v first (zz: 0.975), then support
+    alone = decide(inputs, DecisionParams(mu=0.5, epsilon=0.5, collaborative=False))
+    assert [a.key for a in alone.answers] == ["zz", "asia", "europe"]  # no paths vote: by name
+
+
 def test_a_plan_answers_first_only_when_its_question_is_alike_enough():
     P = ("p1", "p2")
     inputs = DecisionInputs(["model1", "plan1", "compiled"],
