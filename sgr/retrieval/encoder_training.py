@@ -39,7 +39,7 @@ from sgr.graph.store import relation_text
 from sgr.graph.store import GraphStore
 from sgr.retrieval.supervision import RelationExample
 from sgr.retrieval.training import (DEFAULT_ENCODER, EpochLog, TrainedModel, TrainingRun, cosine_rra,
-                                    default_model_path, encoder_folder, gold_ranks, rra_at_k, training_data,
+                                    default_model_path, encoder_folder, gold_ranks, provenance, rra_at_k, training_data,
                                     validation_ks)
 
 CHECKPOINT = "checkpoint.pt"
@@ -236,12 +236,9 @@ def save_encoder_model(path: Path, result: EncoderTrainResult, *, dataset: str, 
     if result.folder.resolve() != encoder_folder(path).resolve():
         raise ConfigError(f"{result.folder}: a fine-tuned encoder must sit at {encoder_folder(path)} beside {path}")
     meta: dict[str, Any] = {
-        "kind": "encoder", "dataset": dataset, "graph_version": graph_version, "encoder": config.encoder,
-        "encoder_folder": result.folder.name, "vocabulary_size": vocabulary_size,
-        "universe_size": result.universe_size, "train_questions": result.train_questions,
-        "val_questions": result.val_questions, "best_epoch": result.best_epoch,
-        "best_val": {str(k): v for k, v in result.best_val.items()}, "config": asdict(config),
-        "history": [asdict(h) for h in result.history], "seconds": result.seconds, "trained_at": time.time()}
+        "kind": "encoder", **provenance(result, dataset=dataset, graph_version=graph_version,
+                                        vocabulary_size=vocabulary_size, config=config),
+        "encoder_folder": result.folder.name, "history": [asdict(h) for h in result.history]}
     torch.save({"meta": meta}, path)
     return path
 

@@ -366,14 +366,22 @@ def save_model(path: Path, result: RelationTrainResult, *, dataset: str, graph_v
                config: RelationTrainConfig) -> Path:
     """Write the heads and their provenance (dataset, graph version, config, validation RRA) to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"dataset": dataset, "graph_version": graph_version, "encoder": config.encoder,
-            "dim": result.heads.dim, "dropout": result.heads.dropout, "vocabulary_size": vocabulary_size,
-            "universe_size": result.universe_size, "train_questions": result.train_questions,
-            "val_questions": result.val_questions, "best_epoch": result.best_epoch, "cosine_weight": result.cosine_weight,
-            "best_val": {str(k): v for k, v in result.best_val.items()}, "config": asdict(config),
-            "seconds": result.seconds, "trained_at": time.time()}
+    meta = {**provenance(result, dataset=dataset, graph_version=graph_version, vocabulary_size=vocabulary_size,
+                         config=config),
+            "dim": result.heads.dim, "dropout": result.heads.dropout, "cosine_weight": result.cosine_weight}
     torch.save({"meta": meta, "state_dict": result.heads.state_dict()}, path)
     return path
+
+
+def provenance(result: TrainingRun, *, dataset: str, graph_version: str, vocabulary_size: int,
+               config: Any) -> dict[str, Any]:  # noqa: ANN401 - RelationTrainConfig | EncoderTrainConfig
+    """What every saved relation model records of its training (dataset, graph version, encoder, sizes, the chosen
+    epoch and its validation RRA, the config, time); each kind adds its own fields."""
+    return {"dataset": dataset, "graph_version": graph_version, "encoder": config.encoder,
+            "vocabulary_size": vocabulary_size, "universe_size": result.universe_size,
+            "train_questions": result.train_questions, "val_questions": result.val_questions,
+            "best_epoch": result.best_epoch, "best_val": {str(k): v for k, v in result.best_val.items()},
+            "config": asdict(config), "seconds": result.seconds, "trained_at": time.time()}
 
 
 def default_model_path(dataset: str, graph_version: str, kind: str = "heads") -> Path:
