@@ -17,7 +17,10 @@ zero-shot schema prompt it was trained on), ``sgr-base`` the same method with th
 when the configured model is its own (run them in two invocations, the results file accumulates). A label ending in
 ``+rcr`` (``sgr-base+rcr``, ``sgr-compiled+rcr``, ``sgr+rcr``) is its method with RCR's trained relation model as the
 relation retriever (``--relation-model FILE``, e.g. ``sgr relations train --method encoder`` on WebQSP: it ranks
-the candidate relations of S_q, breaks linking ties and pre-filters the graph grammar).
+the candidate relations of S_q, breaks linking ties and pre-filters the graph grammar). ``sgr+scr`` is ``sgr`` whose
+voting paths are SCR's beam paths (``path_retriever=scr``, ``--scr-model FILE``: the stepwise ``best.pt`` of
+``bench/scr.py``, trained on MetaQA dev); MetaQA only — SCR's WebQSP model trains on part of the slice's test
+questions.
 
 It also measures **entity linking** on the WebQSP slice: for every question, the entities linked from the text
 alone (no dataset topics) against the gold topic names (``q_entity``): accuracy = share of questions whose first
@@ -70,10 +73,14 @@ GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp"}
 METHODS = ("sgr", "sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
 #: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model; a label
 #: ending in ``+rcr`` is its method with RCR's trained relation model (``--relation-model``) as relation retriever
-RUN_AS = {"sgr-base": "sgr", "sgr+rcr": "sgr", "sgr-base+rcr": "sgr", "sgr-compiled+rcr": "sgr-compiled"}
+RUN_AS = {"sgr-base": "sgr", "sgr+rcr": "sgr", "sgr-base+rcr": "sgr", "sgr-compiled+rcr": "sgr-compiled",
+          "sgr+scr": "sgr"}
 #: the served weights a label needs (``sgr llm serve --model tuned`` names its model ``…-tuned-<hash>``); a label
 #: whose weights are not the configured model's is skipped with a message, so one run never mixes them
-NEEDS_MODEL = {"sgr": "tuned", "sgr-base": "base", "sgr+rcr": "tuned", "sgr-base+rcr": "base"}
+NEEDS_MODEL = {"sgr": "tuned", "sgr-base": "base", "sgr+rcr": "tuned", "sgr-base+rcr": "base", "sgr+scr": "tuned"}
+#: labels whose trained part saw the graph's test questions: SCR's WebQSP model trains on 80 % of the slice, which
+#: is all test questions, so ``sgr+scr`` runs on MetaQA only (its SCR trains on MetaQA dev)
+NOT_ON = {"sgr+scr": ("webqsp", "webqsp-all")}
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -89,10 +96,11 @@ def served_kind() -> str | None:
         return None
 
 
-def label_options(method: str, relation_model: Path | None = None) -> dict[str, str]:
+def label_options(method: str, relation_model: Path | None = None, scr_model: Path | None = None) -> dict[str, str]:
     """Options a label adds, explicit here so that each run folder records them: for the tuned weights, what
     ``sgr`` changes by itself for them (:func:`sgr.methods.sgr.config.tuned_overrides`); for a ``+rcr`` label,
-    ``relation_retriever`` = the model file of ``--relation-model``."""
+    ``relation_retriever`` = the model file of ``--relation-model``; for ``+scr``, SCR's beam paths as the voting
+    paths (``path_retriever=scr``) from the checkpoint of ``--scr-model``."""
     from sgr.llm.client import shared_llm
     from sgr.methods.sgr.config import SGRConfig, tuned_overrides
 
@@ -104,6 +112,11 @@ def label_options(method: str, relation_model: Path | None = None) -> dict[str, 
             raise SystemExit(f"{method} needs --relation-model FILE (a model of `sgr relations train`), "
                              f"got {relation_model}")
         opts["relation_retriever"] = str(relation_model.resolve())
+    if method.endswith("+scr"):
+        if scr_model is None or not scr_model.is_file():
+            raise SystemExit(f"{method} needs --scr-model FILE (a best.pt of `sgr scr train` or bench/scr.py), "
+                             f"got {scr_model}")
+        opts |= {"path_retriever": "scr", "scr_checkpoint": str(scr_model.resolve())}
     return opts
 
 
@@ -278,6 +291,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (all methods)")
     ap.add_argument("--relation-model", type=Path, default=None,
                     help="RCR's trained relation model for the +rcr labels (sgr relations train --method encoder)")
+    ap.add_argument("--scr-model", type=Path, default=None,
+                    help="SCR's trained checkpoint for the +scr label (MetaQA: bench/scr.py's stepwise best.pt)")
     ap.add_argument("--paired", default="", help="labels whose runs are scored as they stand (unfinished), with "
                     "the finished methods on the same questions, instead of being run to the end")
     ap.add_argument("--linking-only", action="store_true", help="only measure entity linking on WebQSP")
@@ -320,8 +335,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     print(f"[sgr] {ds} {method}: skipped — it needs the {NEEDS_MODEL[method]} model served, the "
                           f"configured one is {kind or 'unreachable'}", flush=True)
                     continue
+                if ds in NOT_ON.get(method, ()):
+                    print(f"[sgr] {ds} {method}: skipped — its trained part saw this dataset's test questions",
+                          flush=True)
+                    continue
                 run_as = RUN_AS.get(method, method)
-                opts = {**label_options(method, args.relation_model), **options}
+                opts = {**label_options(method, args.relation_model, args.scr_model), **options}
                 if args.hops_per_dataset and ds.startswith("metaqa"):
                     opts.setdefault("hops", ds[len("metaqa-")])
                 cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",

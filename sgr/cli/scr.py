@@ -36,6 +36,9 @@ def register(app: typer.Typer) -> None:
         lr_graph: float = typer.Option(1e-3, help="learning rate of the GNN and candidate layers"),
         patience: int = typer.Option(2, help="epochs without a better validation Hits@1 before stopping"),
         seed: int = typer.Option(0, help="seed of sampling, initialisation and batch order"),
+        supervision: str = typer.Option("shortest", help="step targets: shortest (the paper's: shortest topic→answer "
+                                                         "walks) or gold-first (walks along the question's gold "
+                                                         "relation path where it has one, e.g. MetaQA's type)"),
         single_step: bool = typer.Option(False, "--single-step", help="train the 'w/o multi-step' ablation model"),
         entity_candidates: bool = typer.Option(False, "--entity-candidates",
                                                help="score entities only (eq. 7 as printed), not edges"),
@@ -45,10 +48,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train SCR with stepwise InfoNCE; writes best.pt/last.pt/history.json and records best.pt as the default."""
         from sgr.core.config import sgr_home
+        from sgr.core.errors import ConfigError
         from sgr.graph.store import GraphStore
+        from sgr.methods.scr.data import SUPERVISION
         from sgr.methods.scr.model import SCRConfig
         from sgr.methods.scr.train import ScrTrainConfig, run_training
 
+        if supervision not in SUPERVISION:
+            raise ConfigError(f"unknown --supervision {supervision!r} (known: {', '.join(SUPERVISION)})")
         store = None
         if graph_version is None:
             store = GraphStore.from_settings()
@@ -62,7 +69,7 @@ def register(app: typer.Typer) -> None:
         res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg,
                            train_per_hop=train_per_hop if train_per_hop is not None else (1000 if metaqa else 0),
                            val_per_hop=val_per_hop if val_per_hop is not None else (100 if metaqa else 0),
-                           device=device, threads=threads, graph_version=graph_version)
+                           device=device, threads=threads, graph_version=graph_version, supervision=supervision)
         show_scr_training(res)
 
     @scr_app.command("paths")
