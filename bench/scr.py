@@ -218,6 +218,11 @@ def group_name(dataset: str, group: str) -> str:
     return f"metaqa-{group}" if dataset == "metaqa" else dataset
 
 
+#: bench labels of ``scr`` with the paper's answer ranking (eq. 13: Σ_p P(a, p | q)) whatever the checkpoint chose
+#: on validation (:func:`sgr.methods.scr.train.choose_answer_score`)
+SUM_RANKED = {"scr-sum": "scr"}
+
+
 def model_kind(method: str) -> str:
     """The training run whose model serves ``method`` (``scr@KIND`` names it)."""
     base, _, kind = method.partition("@")
@@ -230,7 +235,8 @@ def lacks_named_model(info: dict[str, Any], method: str) -> bool:
 
 
 def make_answerer(dataset: str, info: dict[str, Any], method: str, llm: Any = None) -> Any:
-    """The method's answerer; ``scr@KIND`` is ``scr`` with the model of training run KIND (e.g. ``stepwise-gold``)."""
+    """The method's answerer; ``scr@KIND`` is ``scr`` with the model of training run KIND (e.g.
+    ``stepwise-shortest``); ``scr-sum`` is ``scr`` ranking answers by eq. 13."""
     from sgr.methods.scr.method import SCRAnswerer
 
     models = info.get("models", {})
@@ -238,9 +244,10 @@ def make_answerer(dataset: str, info: dict[str, Any], method: str, llm: Any = No
     method = method.partition("@")[0]
     if kind not in models:
         raise SystemExit(f"no {kind} model for {dataset}: run `python bench/scr.py train --dataset {dataset}`")
-    return SCRAnswerer(store=None, checkpoint=Path(models[kind]["checkpoint"]), name=method,
+    return SCRAnswerer(store=None, checkpoint=Path(models[kind]["checkpoint"]), name=SUM_RANKED.get(method, method),
                        beam_size=1 if method == "scr-greedy" else 10, single_step=kind == "single-step",
-                       llm=llm, device="cpu", graph_version=info["graph_version"], batch_size=32)
+                       llm=llm, device="cpu", graph_version=info["graph_version"], batch_size=32,
+                       answer_score="sum" if method in SUM_RANKED else None)  # None: the checkpoint's choice
 
 
 def score_group(preds: list[Prediction], qs: list[Question]) -> dict[str, Any]:
@@ -467,7 +474,7 @@ def main() -> None:
     e.add_argument("--per-hop", type=int, default=1000)
     e.add_argument("--latency-n", type=int, default=100)
     e.add_argument("--llm-n", type=int, default=0)
-    e.add_argument("--methods", default="scr,scr-greedy,scr-single-step")
+    e.add_argument("--methods", default="scr,scr-sum,scr-greedy,scr-single-step,scr@stepwise-shortest")
     e.add_argument("--subsample", type=int, default=None, help="keep N of each test group (seeded)")
     e.add_argument("--latency-threads", type=int, default=1, help="torch threads while timing one question")
     e.add_argument("--latency-only", action="store_true", help="only time questions again; keep scr.json's scores")

@@ -257,6 +257,9 @@ def show_scr_training(res: Any) -> None:
     console.print(table)
     console.print(f"best epoch {res.best_epoch} (val Hits@1 {res.best_hits1:.3f}, Hit {res.best_hit:.3f}) → "
                   f"{res.best_path}")
+    if res.answer_score:
+        figs = ", ".join(f"{k} {v:.3f}" for k, v in res.answer_score["answer_score_val_hits1"].items())
+        console.print(f"answers ranked by {res.answer_score['answer_score']} (val Hits@1: {figs})")
 
 
 def show_scr_paths(paths: Sequence["ReasoningPath"]) -> None:

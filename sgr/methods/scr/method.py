@@ -3,7 +3,9 @@
 Methods (registered in :data:`sgr.methods.registry.METHODS`):
 
 * ``scr`` — beam search (K = 10, drop P < 0.02, eqs. 12–15); the answers are the hypothesis answers of the
-  paths, ranked by P(a | q) = Σ_p P(a, p | q) (eq. 13). No LLM.
+  paths, ranked by P(a | q) = Σ_p P(a, p | q) (eq. 13, ``answer_score=sum``) or by their best path's
+  geometric-mean step probability (``geometric``; :mod:`sgr.methods.scr.beam`), as the checkpoint chose on
+  validation when it was trained (:func:`sgr.methods.scr.train.choose_answer_score`). No LLM.
 * ``scr+llm`` — the same paths and hypothesis answers written into the paper's prompt (Figure 2) for an LLM
   (:class:`sgr.llm.client.LLM`), whose answer lines are the prediction.
 * ``scr-greedy`` — ablation "w/o beam search" (Table 4): K = 1, the argmax entity at each step (eq. 7).
@@ -15,7 +17,8 @@ Checkpoints: the method option ``checkpoint`` (``single_checkpoint`` for ``scr-s
 ``SGR_HOME/scr/latest.json``. Other options (:class:`ScrOptions`, parsed by :func:`sgr.methods.base.parse_options`;
 an unknown key is a ConfigError): ``beam`` (K), ``min_prob``, ``device`` (auto|cpu|cuda), ``threads``,
 ``graph_version``, ``batch_size``, ``precision`` (the question encoder at inference: ``auto`` runs it under
-bfloat16 autocast on CPUs with native bf16, ``fp32`` never). ``scr+llm``'s LLM call is measured by :class:`sgr.methods.base.UsageMeter`.
+bfloat16 autocast on CPUs with native bf16, ``fp32`` never), ``answer_score`` (``sum`` | ``geometric``).
+``scr+llm``'s LLM call is measured by :class:`sgr.methods.base.UsageMeter`.
 
 :func:`scr_paths` gives SGR's collaborative stage SCR's paths with ρ = path probability.
 """
@@ -35,7 +38,7 @@ import torch
 from sgr.core.errors import ConfigError
 from sgr.core.text import normalize, parse_answer_lines
 from sgr.methods.base import UsageMeter, llm_cache_option, parse_options
-from sgr.methods.scr.beam import BeamPath, SearchResult, beam_search, single_step_search
+from sgr.methods.scr.beam import ANSWER_SCORES, BeamPath, SearchResult, beam_search, single_step_search
 from sgr.methods.scr.data import ScrSubgraph, SubgraphSource
 from sgr.methods.scr.model import SCRModel, resolve_device
 from sgr.graph.store import GraphStore
@@ -139,10 +142,14 @@ class SCRAnswerer:
     graph_version: str | None = None
     batch_size: int = 16
     precision: str = "auto"
+    answer_score: str | None = None  # None: the checkpoint's choice on validation, else eq. 13's "sum"
     _source: SubgraphSource | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.model, self.meta = load_model(self.checkpoint, self.device)
+        self.answer_score = self.answer_score or self.meta.get("answer_score", "sum")
+        if self.answer_score not in ANSWER_SCORES:
+            raise ConfigError(f"SCR answer_score must be one of {', '.join(ANSWER_SCORES)}, not {self.answer_score!r}")
         self.model.bf16_inference = use_bf16(self.precision, self.model.device)
         self._source = SubgraphSource(self.store, self.model.cfg.subgraph, self.graph_version)
 
@@ -154,7 +161,8 @@ class SCRAnswerer:
     def _search(self, items: list[tuple[str, ScrSubgraph]]) -> list[SearchResult]:
         if self.single_step:
             return single_step_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
-        return beam_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob)
+        return beam_search(self.model, items, beam_size=self.beam_size, min_prob=self.min_prob,
+                           answer_score=self.answer_score)
 
     def answer(self, question: Question) -> Prediction:
         return self.answer_many([question])[0]
@@ -231,6 +239,7 @@ class ScrOptions:
     graph_version: str | None = None  # G_q cache to read when no store is given
     batch_size: int = 16  # questions searched together by answer_many
     precision: str = "auto"  # question encoder at inference: auto (bf16 where the CPU has it), fp32, bf16
+    answer_score: str | None = None  # answer ranking: sum (eq. 13) or geometric; default: the checkpoint's choice
 
 
 def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None, with_llm: bool = False) -> SCRAnswerer:
@@ -248,7 +257,8 @@ def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None
             llm = shared_llm(cache=llm_cache_option(getattr(ctx, "options", {}), "scr"))
     return SCRAnswerer(store=ctx.store, checkpoint=ckpt, name=name, beam_size=beam if beam is not None else opts.beam,
                        min_prob=opts.min_prob, single_step=single, llm=llm, device=opts.device,
-                       graph_version=opts.graph_version, batch_size=opts.batch_size, precision=opts.precision)
+                       graph_version=opts.graph_version, batch_size=opts.batch_size, precision=opts.precision,
+                       answer_score=opts.answer_score)
 
 
 def create_scr(ctx: Any) -> SCRAnswerer:

@@ -12,10 +12,12 @@ import random
 import pytest
 import torch
 
+from sgr.core.errors import ConfigError
 from sgr.methods.registry import MethodContext, create_method
+from sgr.methods.scr.beam import ANSWER_SCORES
 from sgr.methods.scr.data import SubgraphConfig, SubgraphSource, build_examples
 from sgr.methods.scr.model import SCRConfig, SCRModel
-from sgr.methods.scr.train import ScrTrainConfig, evaluate_hits, seed_everything, train
+from sgr.methods.scr.train import ScrTrainConfig, choose_answer_score, evaluate_hits, seed_everything, train
 
 from .conftest import slice_questions
 
@@ -47,9 +49,19 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
     assert hit1 >= hit0
     assert result.best_path is not None and result.best_path.exists()
 
+    # the answer ranking is chosen on validation and recorded in the checkpoint; the methods follow it unless told
+    choice = choose_answer_score(result.best_path, test_ex[:16], beam=3)
+    figs = choice["answer_score_val_hits1"]
+    assert set(figs) == set(ANSWER_SCORES) and figs[choice["answer_score"]] == max(figs.values())
+
     # the checkpoint reloads and answers as an Answerer; every returned path is a real walk in Neo4j
     ctx = MethodContext(store=store, options={"checkpoint": str(result.best_path), "device": "cpu"})
     scr = create_method("scr", ctx)
+    assert scr.answer_score == choice["answer_score"]
+    told = {"checkpoint": str(result.best_path), "device": "cpu"}
+    assert create_method("scr", MethodContext(store=store, options={**told, "answer_score": "sum"})).answer_score == "sum"
+    with pytest.raises(ConfigError, match="answer_score"):
+        create_method("scr", MethodContext(store=store, options={**told, "answer_score": "mean"}))
     greedy = create_method("scr-greedy", ctx)
     for ex in test_ex[:5]:
         pred = scr.answer(ex.question)

@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch import nn
 
-from sgr.methods.scr.beam import beam_search, shortest_walk
+from sgr.methods.scr.beam import BeamPath, beam_search, rank_answers, shortest_walk
 from sgr.methods.scr.data import ScrSubgraph, shortest_paths
 from sgr.methods.scr.model import PackedGraphs, SCRConfig, SCRModel, question_text
 
@@ -108,6 +108,26 @@ def test_question_text_grows_as_in_equation_8() -> None:
     # never encoded
     assert len(model.seen_texts) == 2
     assert question_text("q", "[SEP]", "e0", [("r1", "e1")]) == "q [SEP] e0 [SEP] r1 [SEP] e1"
+
+
+def test_geometric_answer_score_does_not_favour_walks_that_stop_early() -> None:
+    # answer 7 by one short walk (one move, then stay: 0.5 · 0.6 = 0.3); answer 9 by two three-move walks whose
+    # steps are all likelier (0.8⁴ ≈ 0.41 and 0.7⁴ ≈ 0.24)
+    short = BeamPath([0, 7], [0], [0], math.log(0.5 * 0.6), True)
+    long_a = BeamPath([0, 1, 2, 9], [0, 1, 2], [0, 0, 0], 4 * math.log(0.8), True)
+    long_b = BeamPath([0, 3, 4, 9], [3, 4, 5], [0, 0, 0], 4 * math.log(0.7), True)
+    paths = [long_a, short, long_b]
+    total = rank_answers(paths, "sum")  # eq. 13: 9 wins by adding its two walks
+    assert [a for a, _ in total] == [9, 7] and dict(total)[9] == pytest.approx(0.8 ** 4 + 0.7 ** 4)
+    geo = rank_answers(paths, "geometric")  # the best walk's mean step: 0.8 for 9, √0.3 ≈ 0.548 for 7
+    assert [a for a, _ in geo] == [9, 7]
+    assert dict(geo)[9] == pytest.approx(0.8) and dict(geo)[7] == pytest.approx(0.3 ** 0.5)
+    # a likelier short walk (0.6 · 0.9 = 0.54) against one long walk (0.8⁴ ≈ 0.41)
+    lone = [long_a, BeamPath([0, 7], [0], [0], math.log(0.6 * 0.9), True)]
+    assert rank_answers(lone, "sum")[0][0] == 7  # 0.54 > 0.41: the product prefers the walk that stopped
+    assert rank_answers(lone, "geometric")[0][0] == 9  # 0.8 > √0.54 ≈ 0.735
+    with pytest.raises(ValueError, match="answer_score"):
+        rank_answers(paths, "mean")
 
 
 def test_greedy_keeps_one_path_and_k_caps_paths() -> None:
