@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sgr.methods.scr.beam import beam_search, single_step_search
+from sgr.methods.scr.beam import ANSWER_SCORES, SearchResult, beam_search, rank_answers, single_step_search
 from sgr.methods.scr.data import Example
 from sgr.methods.scr.model import StepCandidate, SCRModel, info_nce, question_text, step_candidates
 
@@ -154,37 +154,47 @@ def batch_loss(model: SCRModel, batch: Sequence[Example], rng: random.Random) ->
     return loss, acc, len(steps)
 
 
-def evaluate_hits(model: SCRModel, examples: Sequence[Example], beam: int = 10, batch: int = 32,
-                  min_prob: float = 0.02, answer_score: str = "sum") -> tuple[float, float]:
-    """(Hit, Hits@1) of beam search (or the single-step search) on ``examples``, by graph node, the answers ranked
-    by ``answer_score`` (:func:`sgr.methods.scr.beam.rank_answers`)."""
-    if not examples:
-        return 0.0, 0.0
-    hit = hits1 = 0
+def _search_all(model: SCRModel, examples: Sequence[Example], beam: int, batch: int,
+                min_prob: float) -> list[SearchResult]:
+    """Beam search (or the single-step search) over ``examples``, ``batch`` questions at a time."""
+    search = single_step_search if model.cfg.single_step else beam_search
+    results: list[SearchResult] = []
     for i in range(0, len(examples), batch):
         chunk = examples[i:i + batch]
-        items = [(ex.question.text, ex.subgraph) for ex in chunk]
-        results = (single_step_search(model, items, beam_size=beam, min_prob=min_prob) if model.cfg.single_step
-                   else beam_search(model, items, beam_size=beam, min_prob=min_prob, answer_score=answer_score))
-        for ex, res in zip(chunk, results):
-            gold = set(ex.answers)
-            nodes = [a for a, _ in res.answers]
-            hit += bool(gold & set(nodes))
-            hits1 += bool(nodes and nodes[0] in gold)
+        results += search(model, [(ex.question.text, ex.subgraph) for ex in chunk], beam_size=beam, min_prob=min_prob)
+    return results
+
+
+def _hits(examples: Sequence[Example], results: Sequence[SearchResult], answer_score: str) -> tuple[float, float]:
+    """(Hit, Hits@1) by graph node, the answers of each result ranked by ``answer_score``."""
+    hit = hits1 = 0
+    for ex, res in zip(examples, results):
+        gold = set(ex.answers)
+        nodes = [a for a, _ in rank_answers(res.paths, answer_score)]
+        hit += bool(gold & set(nodes))
+        hits1 += bool(nodes and nodes[0] in gold)
     return hit / len(examples), hits1 / len(examples)
 
 
-def choose_answer_score(checkpoint: Path, val_examples: Sequence[Example], beam: int = 10,
-                        device: str | torch.device = "cpu") -> dict[str, Any]:
+def evaluate_hits(model: SCRModel, examples: Sequence[Example], beam: int = 10, batch: int = 32,
+                  min_prob: float = 0.02) -> tuple[float, float]:
+    """(Hit, Hits@1) of beam search (or the single-step search) on ``examples``, by graph node (eq. 13's ranking)."""
+    if not examples:
+        return 0.0, 0.0
+    return _hits(examples, _search_all(model, examples, beam, batch, min_prob), "sum")
+
+
+def choose_answer_score(checkpoint: Path, val_examples: Sequence[Example], beam: int = 10, batch: int = 32,
+                        min_prob: float = 0.02, device: str | torch.device = "cpu") -> dict[str, Any]:
     """Pick the answer ranking of a stepwise checkpoint on validation (the better Hits@1; eq. 13's ``sum`` on a
     tie) and record it in the checkpoint as ``answer_score``, with each ranking's validation Hits@1, so the methods
-    rank as it was chosen (:class:`sgr.methods.scr.method.SCRAnswerer`)."""
-    from sgr.methods.scr.beam import ANSWER_SCORES
-
+    rank as it was chosen (:class:`sgr.methods.scr.method.SCRAnswerer`). One search; the rankings order its paths'
+    ends."""
     model, meta = SCRModel.load(checkpoint, device)
     if model.cfg.single_step or not val_examples:
         return {}
-    figures = {how: evaluate_hits(model, val_examples, beam=beam, answer_score=how)[1] for how in ANSWER_SCORES}
+    results = _search_all(model, val_examples, beam, batch, min_prob)
+    figures = {how: _hits(val_examples, results, how)[1] for how in ANSWER_SCORES}
     choice = {"answer_score": max(ANSWER_SCORES, key=lambda how: (figures[how], how == "sum")),
               "answer_score_val_hits1": figures}
     model.save(checkpoint, {k: v for k, v in meta.items() if k != "config"} | choice)
@@ -328,7 +338,8 @@ def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, tra
             "train_with_walks": sum(bool(e.walks) for e in train_ex)}
     result = train(model, train_ex, val_ex, train_cfg, extra_meta=meta)
     if result.best_path is not None:
-        result.answer_score = choose_answer_score(result.best_path, val_ex, beam=train_cfg.val_beam, device=dev)
+        result.answer_score = choose_answer_score(result.best_path, val_ex, beam=train_cfg.val_beam,
+                                                  batch=train_cfg.val_batch, device=dev)
     if record_latest and result.best_path is not None:
         f = latest_checkpoint_file()
         f.parent.mkdir(parents=True, exist_ok=True)
