@@ -171,7 +171,7 @@ class SGRAnswerer:
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
             # the compiled routes applied C_q in Cypher already; the rest (and count, over validated answers) here
             in_cypher = pred.route == "direct" and result.cypher_source in ("compiled", "model")
-            qc = query_constraints(result.schema.constraints, question.text)
+            qc = query_constraints(result.schema.constraints, result.schema.cue_text)
             if in_cypher:
                 qc = QueryConstraints(count=qc.count)
             pred.answers, notes = apply_constraints(self.store, pred.answers, qc, limit=cfg.max_answers)
@@ -298,10 +298,10 @@ class SGRAnswerer:
             if cfg.model_path_order:
                 schema.ordered = list(paths[0].relations)
                 schema.relations = combine_scores(schema.relations, schema.ordered, cfg.beta)
-        qlow = question.text.lower()
+        qlow = schema.cue_text.lower()
         have = {c.kind for c in schema.constraints}
         for kind, value in constraints:  # the model's constraints, kept when the question carries their words
-            grounded = value.lower() in qlow or (kind == "count" and "how many" in qlow)
+            grounded = value.lower() in qlow or (kind == "count" and "how many" in qlow)  # outside entity names
             if grounded and kind not in have:
                 schema.constraints.append(Constraint(kind, value, None if kind == "count" else value.lower()))
                 have.add(kind)
@@ -377,7 +377,7 @@ class SGRAnswerer:
         qc = None
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher; count is
             second = next((e.id for e in result.entities if e.id != seed), None)  # taken over validated answers
-            qc = query_constraints(result.schema.constraints, result.question.text, count=False, second_id=second)
+            qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, second_id=second)
         compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
                                        constraints=qc)
         rows = self.store.run_generated(compiled.cypher, compiled.params).rows
@@ -423,7 +423,7 @@ class SGRAnswerer:
             msgs = translate_messages(question.text, entity, endpoints, example_for(rels, near[0][0] if near else None))
             grammar = None
             if getattr(self.llm, "constrained", False):  # C_q as the grammar's finite conditions / ordinal form
-                qc = (query_constraints(schema.constraints, question.text, count=False,
+                qc = (query_constraints(schema.constraints, schema.cue_text, count=False,
                                         second_name=names[1] if len(names) > 1 else None)
                       if cfg.answer_constraints else None)
                 cvt, typed = [e.relation for e in endpoints if "CVT" in (e.head, e.tail)], self.stores_types

@@ -75,6 +75,11 @@ class QuestionSchema:
     def has(self, kind: str) -> bool:
         return any(c.kind == kind for c in self.constraints)
 
+    @property
+    def cue_text(self) -> str:
+        """The question with its entity mentions masked: the words constraints are read from."""
+        return constraint_text(self.question, self.mentions)
+
 
 # -- constraints -------------------------------------------------------------------------------------------------
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -91,8 +96,21 @@ _TYPE_STOP = {"is", "was", "are", "were", "does", "did", "do", "the", "a", "an",
               "would", "should", "kind", "type", "sort", "of"}
 
 
+def constraint_text(question: str, mentions: Sequence[str]) -> str:
+    """``question`` with its entity mentions (and bracketed spans) replaced by ``X``: a constraint's words must lie
+    outside the names — "The Count of Monte Cristo" asks for no count, "The Last Stand" for no ordinal, "Camille
+    Claudel 1915" for no year."""
+    from sgr.methods.sgr.exemplars import mask_entity
+
+    q = mask_entity(question, None)
+    for m in sorted({m for m in mentions if m}, key=len, reverse=True):  # the longer name first
+        q = mask_entity(q, m)
+    return q
+
+
 def rule_constraints(question: str) -> list[Constraint]:
-    """Constraints C_q found by patterns (SGR §3.1.1: type, time, comparison, ordinal/superlative, count)."""
+    """Constraints C_q found by patterns (SGR §3.1.1: type, time, comparison, ordinal/superlative, count); pass the
+    question through :func:`constraint_text` first when its entity mentions are known."""
     out: list[Constraint] = []
     q = question.replace("[", "").replace("]", "")
     if _WHO.search(q):
@@ -228,8 +246,8 @@ def extract_schema(question: str, *, retriever: RelationRetriever, llm=None, ent
 
     masked = mask_entity(question, entity)
     candidates = retriever.retrieve(masked, k, among)
-    constraints = rule_constraints(question)
     mentions = bracket_mentions(question)
+    constraints = rule_constraints(constraint_text(question, mentions + ([entity] if entity else [])))
     schema = QuestionSchema(question, mentions, combine_scores(candidates, [], 0.0), constraints, [], "embedding")
     if llm is None or not candidates:
         return schema

@@ -3,7 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from sgr.methods.sgr.schema import ScoredRelation, combine_scores, extract_schema, reply_model, rule_constraints
+from sgr.methods.sgr.schema import (QuestionSchema, ScoredRelation, combine_scores, extract_schema, reply_model,
+                                   rule_constraints)
 
 
 class FixedRetriever:
@@ -22,6 +23,17 @@ def test_rule_constraints_find_type_time_ordinal_count():
     assert ("type", "person") in kinds and ("time", "1803") in kinds and ("ordinal", "first") in kinds
     assert any(c.kind == "count" for c in rule_constraints("how many countries border france"))
     assert ("type", "language") in {(c.kind, c.value) for c in rule_constraints("what language do they speak")}
+
+
+def test_constraint_words_inside_entity_names_are_not_constraints():
+    q = "what type of film is The Count of Monte Cristo"
+    assert any(c.kind == "count" for c in rule_constraints(q))  # read naively, the title asks for a count
+    schema = extract_schema(q, retriever=FixedRetriever(["has_genre"]), entity="The Count of Monte Cristo")
+    assert {c.kind for c in schema.constraints} == {"type"}
+    assert QuestionSchema(q, mentions=["The Count of Monte Cristo"]).cue_text == "what type of film is X"
+    bracketed = extract_schema("who directed [The Last Stand] before 1990", retriever=FixedRetriever(["directed_by"]))
+    kinds = {(c.kind, c.value) for c in bracketed.constraints}
+    assert ("comparison", "before") in kinds and ("time", "1990") in kinds and not any(k == "ordinal" for k, _ in kinds)
 
 
 def test_llm_pick_reorders_relations():
