@@ -302,6 +302,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     methods = [m for m in args.methods.split(",") if m]
     unfinished = [m for m in args.paired.split(",") if m]
     datasets = [d for d in args.datasets.split(",") if d]
+    if unknown := [d for d in datasets if d not in DATASETS]:
+        ap.error(f"--datasets: unknown {', '.join(unknown)} (known: {', '.join(DATASETS)})")
     options = dict(o.split("=", 1) for o in args.option)
     runs_dir = args.runs_dir or sgr_home() / "bench-runs" / "sgr"
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
