@@ -85,14 +85,14 @@ ANSWER_SCORES = ("sum", "geometric")
 
 def rank_answers(paths: Sequence[BeamPath], answer_score: str = "sum") -> list[tuple[int, float]]:
     """The hypothesis answers of ``paths`` with their scores, best first (``answer_score``: module docstring)."""
+    if answer_score not in ANSWER_SCORES:
+        raise ValueError(f"answer_score must be one of {ANSWER_SCORES}, got {answer_score!r}")
     scores: dict[int, float] = {}
     for p in paths:
         if answer_score == "sum":
             scores[p.answer] = scores.get(p.answer, 0.0) + p.prob
-        elif answer_score == "geometric":
-            scores[p.answer] = max(scores.get(p.answer, 0.0), math.exp(p.logp / (len(p.edges) + 1)))
         else:
-            raise ValueError(f"answer_score must be one of {ANSWER_SCORES}, got {answer_score!r}")
+            scores[p.answer] = max(scores.get(p.answer, 0.0), math.exp(p.logp / (len(p.edges) + 1)))
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
