@@ -22,7 +22,6 @@ LLM methods should pass a fixed-seed ``--sample`` (e.g. ``--sample 500 --seed 0`
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -36,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sgr.core.config import sgr_home  # noqa: E402
+from sgr.core.files import sha256_file  # noqa: E402
 from sgr.datasets import NAMED_DATASETS, shared_data_dir  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
@@ -44,14 +44,6 @@ DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp")
 GRAPH_OF = {"metaqa-1hop": "metaqa", "metaqa-2hop": "metaqa", "metaqa-3hop": "metaqa", "webqsp": "webqsp"}
 SUMMARY_METRICS = ("hits1_strict", "hit", "f1")
 RESULTS = ROOT / "bench" / "results"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def graph_file(graph: str) -> Path:
@@ -64,7 +56,7 @@ def ensure_graph(store: GraphStore, graph: str) -> dict[str, Any]:
     from loaders.writer import GraphBatch, record_source, write_graph
 
     path = graph_file(graph)
-    sha = _sha256(path)
+    sha = sha256_file(path)
     sources = store.read("MATCH (s:Source) RETURN s.path AS path, s.sha256 AS sha")
     if sources == [{"path": str(path), "sha": sha}]:
         print(f"[kgqa] {graph}: already loaded ({path})", flush=True)

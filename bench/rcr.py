@@ -32,7 +32,6 @@ previous results.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -47,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sgr.core.config import sgr_home  # noqa: E402
+from sgr.core.files import sha256_file  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.retrieval.training import RelationTrainConfig  # noqa: E402
@@ -73,21 +73,13 @@ def _kgqa_module():
     return mod
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def ensure_combined(store: GraphStore) -> dict[str, Any]:
     """Make the database hold both graphs (the WebQSP slice and the MetaQA KB): the retrieval vocabulary."""
     from loaders.writer import GraphBatch, record_source, write_graph
 
     files = {"webqsp": shared_data_dir() / "webqsp" / "webqsp_mini.jsonl",
              "metaqa": shared_data_dir() / "metaqa" / "kb.txt"}
-    want = {str(p): _sha256(p) for p in files.values()}
+    want = {str(p): sha256_file(p) for p in files.values()}
     have = {r["path"]: r["sha"] for r in store.read("MATCH (s:Source) RETURN s.path AS path, s.sha256 AS sha")}
     if have == want:
         print("[rcr] both graphs already loaded", flush=True)
@@ -308,13 +300,24 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The fine-tuned encoders' results files (``bench/rcr_encoder.py``) and the suffix of their keys in ``rcr.json``.
+ENCODER_RESULTS = {"rcr_encoder.json": "_encoder", "rcr_encoder_gpu.json": "_encoder_gpu",
+                   "rcr_encoder_mpnet.json": "_encoder_mpnet"}
+
+
 def encoder_lever(summary: dict[str, float]) -> None:
-    """``webqsp/rra@K_encoder``: the fine-tuned encoder's test RRA@k from ``bench/rcr_encoder.py`` (same split,
-    test set and vocabulary), when that benchmark has run."""
-    path = RESULTS / "rcr_encoder.json"
-    if path.exists():
+    """``webqsp/rra@K_encoder[_gpu|_mpnet]``: the fine-tuned encoders' test RRA@k from ``bench/rcr_encoder.py``
+    (same split, test set and vocabulary): MiniLM trained on this CPU, MiniLM and MPNet (LoRA) trained on a GPU
+    machine, when those runs exist; with their median epoch seconds (``webqsp/encoder…_epoch_seconds_cpu|gpu``)."""
+    for name, suffix in ENCODER_RESULTS.items():
+        path = RESULTS / name
+        if not path.exists():
+            continue
         figures = json.loads(path.read_text())["summary"]
-        summary.update({f"webqsp/rra@{k}_encoder": round(figures[f"webqsp/rra@{k}"], 4) for k in KS})
+        summary.update({f"webqsp/rra@{k}{suffix}": round(figures[f"webqsp/rra@{k}"], 4) for k in KS})
+        for key, device in (("median_epoch_seconds", "cpu"), ("median_epoch_seconds_gpu", "gpu")):
+            if key in figures:
+                summary[f"webqsp/{suffix[1:]}_epoch_seconds_{device}"] = round(figures[key], 1)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

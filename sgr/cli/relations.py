@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from sgr.cli.app import group
-from sgr.cli.render import err_console, relations_epoch, show_relations_training, show_rra, show_top_relations
+from sgr.cli.render import console, err_console, relations_epoch, show_relations_training, show_rra, show_top_relations
 from sgr.core.errors import ConfigError
 
 
@@ -46,6 +46,17 @@ def register(app: typer.Typer) -> None:
                                                           "per question)"),
         gamma: Optional[float] = typer.Option(None, help="heads only: margin of the ranking loss (paper: 0.5)"),
         tau: Optional[float] = typer.Option(None, help="encoder only: InfoNCE temperature (0.05)"),
+        encoder: str = typer.Option("minilm", help="the sentence encoder: minilm (384-d) or mpnet (768-d; with "
+                                                   "--method encoder on a GPU: see --bundle)"),
+        lora_rank: int = typer.Option(0, "--lora-rank", help="encoder only: 0 trains every weight; r trains LoRA "
+                                                             "adapters of rank r, folded in at the end"),
+        device: str = typer.Option("auto", help="encoder only: auto | cpu | cuda"),
+        bundle: Optional[Path] = typer.Option(None, help="encoder only: write an encoder bundle here for a GPU "
+                                              "machine instead of training; see `python -m "
+                                              "sgr.retrieval.encoder_bundle`"),
+        from_bundle: Optional[Path] = typer.Option(None, "--from-bundle",
+                                                   help="with --bundle: fold the weights its run wrote here and "
+                                                        "save the model as a local run does"),
         val_fraction: float = typer.Option(0.1, "--val-fraction", help="share held out for model selection"),
         select_k: int = typer.Option(50, "--select-k", help="keep the epoch with the best validation RRA@k"),
         patience: Optional[int] = typer.Option(None, help="stop after N epochs without a better validation RRA"),
@@ -62,26 +73,43 @@ def register(app: typer.Typer) -> None:
         from sgr.graph.store import GraphStore
 
         given = {"epochs": epochs, "lr": lr, "patience": patience, "hard_negatives": hard_negatives}
+        if from_bundle and not bundle:
+            raise ConfigError("--from-bundle needs --bundle (the bundle that was trained)")
         if method == "heads":
             from sgr.retrieval.training import RelationTrainConfig, train_model
 
-            if tau is not None:
-                raise ConfigError("--tau is a setting of --method encoder")
-            cfg = RelationTrainConfig(batch_size=batch_size, select_k=select_k, seed=seed,
+            encoder_only = {"--tau": tau is not None, "--lora-rank": lora_rank != 0, "--device": device != "auto",
+                            "--bundle": bundle is not None}
+            if any(encoder_only.values()):
+                raise ConfigError(f"{next(k for k, v in encoder_only.items() if v)} is a setting of --method encoder")
+            cfg = RelationTrainConfig(batch_size=batch_size, select_k=select_k, seed=seed, encoder=encoder,
                                       **{k: v for k, v in {**given, "negatives": negatives, "gamma": gamma}.items()
                                          if v is not None})
             train = partial(train_model, dataset=dataset, config=cfg, data_dir=data, limit=limit,
                             val_fraction=val_fraction, out=out, progress=relations_epoch)
         elif method == "encoder":
+            from sgr.retrieval import encoder_bundle
             from sgr.retrieval.encoder_training import EncoderTrainConfig, train_encoder_model
 
             if gamma is not None:
                 raise ConfigError("--gamma is a setting of --method heads")
-            cfg = EncoderTrainConfig(batch_size=batch_size, select_k=select_k, seed=seed,
+            cfg = EncoderTrainConfig(batch_size=batch_size, select_k=select_k, seed=seed, encoder=encoder,
+                                     lora_rank=lora_rank, device=device,
                                      **{k: v for k, v in {**given, "random_negatives": negatives, "tau": tau}.items()
                                         if v is not None})
-            train = partial(train_encoder_model, dataset=dataset, config=cfg, data_dir=data, limit=limit,
-                            val_fraction=val_fraction, out=out, progress=relations_epoch, show_progress=True)
+            if bundle and not from_bundle:
+                with GraphStore.from_settings() as store:
+                    store.verify()
+                    encoder_bundle.write_for_store(store, dataset, bundle, config=cfg, data_dir=data, limit=limit,
+                                                   val_fraction=val_fraction)
+                console.print(f"encoder bundle: {bundle}; train it with `python -m sgr.retrieval.encoder_bundle "
+                              f"{bundle} OUT`, then `sgr relations train --bundle {bundle} --from-bundle OUT`")
+                return
+            if from_bundle:
+                train = partial(encoder_bundle.fold_for_store, bundle=bundle, returned=from_bundle, out=out)
+            else:
+                train = partial(train_encoder_model, dataset=dataset, config=cfg, data_dir=data, limit=limit,
+                                val_fraction=val_fraction, out=out, progress=relations_epoch, show_progress=True)
         else:
             raise ConfigError(f"unknown --method {method!r} (known: heads, encoder)")
         with GraphStore.from_settings() as store:

@@ -25,7 +25,6 @@ Maven Central ships it as ``org.neo4j.client:neo4j-browser`` (the jar holds the 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -45,6 +44,7 @@ from urllib.parse import quote, urlencode
 
 from sgr.core.config import cache_dir
 from sgr.core.errors import Neo4jServerError
+from sgr.core.files import sha256_file
 
 #: The Browser release that ``java/pom.xml`` copies (the last one published on Maven Central).
 BROWSER_VERSION = "5.24.0"
@@ -90,14 +90,6 @@ def browser_jar() -> Path:
     return jars[-1]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def static_root(jar: Path | None = None) -> Path:
     """Unzip the jar's ``browser/`` folder once; return the folder that holds ``browser/``.
 
@@ -105,7 +97,7 @@ def static_root(jar: Path | None = None) -> Path:
     extraction never leaves a half-filled cache behind. A marker file holds the jar's SHA-256.
     """
     jar = jar or browser_jar()
-    digest = _sha256(jar)
+    digest = sha256_file(jar)
     version = jar.stem.removeprefix("neo4j-browser-") or BROWSER_VERSION
     root = cache_dir("neo4j-browser") / version
     marker = root / "jar.sha256"

@@ -22,7 +22,6 @@ coming back) while the packaged GGUF is 98 MB. So the work is cut in three:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sgr.core.errors import ConfigError, LLMError
+from sgr.core.files import cut_parts, join_parts, sha256_file
 from sgr.llm import finetune as ft
 
 MANIFEST = "bundle.json"
@@ -38,48 +38,6 @@ EXAMPLES = "examples.jsonl"
 RESULT = "result.json"
 WEIGHTS = "weights.pt"
 RETURN_PART_BYTES = 15 * 2**20  # a returned file may be 16 MiB at most
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(2**20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _cut(data: bytes | Path, out: Path, part_bytes: int) -> list[str]:
-    """Write ``data`` (bytes or a file) as ``out.00``, ``out.01`` … of at most ``part_bytes``; returns the names."""
-    names = []
-    src = data.open("rb") if isinstance(data, Path) else None
-    try:
-        i, pos = 0, 0
-        while True:
-            chunk = src.read(part_bytes) if src else data[pos:pos + part_bytes]
-            pos += len(chunk)
-            if not chunk and i:
-                break
-            name = f"{out.name}.{i:02d}"
-            (out.parent / name).write_bytes(chunk)
-            names.append(name)
-            i += 1
-            if len(chunk) < part_bytes:
-                break
-    finally:
-        if src:
-            src.close()
-    return names
-
-
-def _join(folders: Sequence[Path], names: Sequence[str], out: Path) -> Path:
-    """Concatenate the parts ``names``, each found in the first of ``folders`` that holds it, into ``out``."""
-    with out.open("wb") as dst:
-        for name in names:
-            src = next((d / name for d in folders if (d / name).is_file()), None)
-            if src is None:
-                raise ConfigError(f"part {name} is in none of {', '.join(map(str, folders))}")
-            dst.write(src.read_bytes())
-    return out
 
 
 def write(out: Path, base: Path, train_ex: Sequence[ft.ChatExample], val_ex: Sequence[ft.ChatExample],
@@ -92,9 +50,9 @@ def write(out: Path, base: Path, train_ex: Sequence[ft.ChatExample], val_ex: Seq
         for split, exs in (("train", train_ex), ("val", val_ex)):
             for e in exs:
                 f.write(json.dumps({"split": split, **asdict(e)}) + "\n")
-    names = _cut(base, parts_dir / base.name, part_mib * 2**20)
+    names = cut_parts(base, parts_dir / base.name, part_mib * 2**20)
     manifest = {"config": asdict(cfg), "eval_n": eval_n, "data": data, "base": base.name,
-                "base_bytes": base.stat().st_size, "base_sha256": _sha256(base), "parts": names,
+                "base_bytes": base.stat().st_size, "base_sha256": sha256_file(base), "parts": names,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2))
     return out / MANIFEST
@@ -119,7 +77,7 @@ def manifest(bundle: Path) -> dict[str, Any]:
 
 def check_base(bundle: Path, base: Path) -> None:
     """Refuse to fold weights into another base model than the one the bundle carried."""
-    if _sha256(base) != manifest(bundle)["base_sha256"]:
+    if sha256_file(base) != manifest(bundle)["base_sha256"]:
         raise ConfigError(f"{base} is not the base model of the bundle {bundle} (SHA-256 differs)")
 
 
@@ -143,8 +101,8 @@ def run(bundle: Path, out: Path, *, part_folders: Sequence[Path] = (), device: s
     out.mkdir(parents=True, exist_ok=True)
     gguf_path = work / man["base"]
     if not (gguf_path.is_file() and gguf_path.stat().st_size == man["base_bytes"]):
-        _join([bundle / "parts", *part_folders], man["parts"], gguf_path)
-    if gguf_path.stat().st_size != man["base_bytes"] or _sha256(gguf_path) != man["base_sha256"]:
+        join_parts([bundle / "parts", *part_folders], man["parts"], gguf_path)
+    if gguf_path.stat().st_size != man["base_bytes"] or sha256_file(gguf_path) != man["base_sha256"]:
         raise ConfigError(f"{gguf_path}: the joined parts differ from the bundle's base model (size or SHA-256)")
     model, tok = ft.load_base(gguf_path, dev, threads=cfg.threads)
     train_ex, val_ex = read_examples(bundle)
@@ -159,7 +117,7 @@ def run(bundle: Path, out: Path, *, part_folders: Sequence[Path] = (), device: s
     state = torch.load(result.state_path, weights_only=False)
     buf = io.BytesIO()
     torch.save({k: v.to(torch.float16) for k, v in state.items()}, buf)
-    parts = _cut(buf.getvalue(), out / WEIGHTS, RETURN_PART_BYTES)
+    parts = cut_parts(buf.getvalue(), out / WEIGHTS, RETURN_PART_BYTES)
     device_name = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu"
     res = {"result": {k: v for k, v in asdict(result).items() if k not in ("state_path", "config")},
            "config": asdict(cfg), "device": dev, "device_name": device_name, "weights_parts": parts,

@@ -79,3 +79,40 @@ def test_a_fine_tuned_encoder_trains_from_the_cli_and_auto_serves_it(webqsp_grap
     shown = runner.invoke(app, ["relations", "eval", "--limit", "20"])
     assert shown.exit_code == 0 and "trained" in shown.output and "cosine" in shown.output, shown.output
     encoders._caches.clear()
+
+
+def test_an_encoder_bundle_goes_out_from_the_cli_and_its_weights_come_back_as_the_graphs_model(
+        webqsp_graph, neo4j_uri, tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+    from sgr.core.errors import ConfigError
+    from sgr.llm import encoders
+    from sgr.retrieval import encoder_bundle
+    from sgr.retrieval.relations import FineTunedRelationRetriever
+
+    monkeypatch.setenv("NEO4J_URI", neo4j_uri)
+    monkeypatch.setenv("SGR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SGR_RELATION_MODEL", raising=False)
+    encoders._caches.clear()
+    runner = CliRunner()
+    base = ["relations", "train", "--dataset", "webqsp"]
+    bad = runner.invoke(app, [*base, "--lora-rank", "4"])
+    assert bad.exit_code == ConfigError.exit_code and "--lora-rank is a setting of --method encoder" in bad.output
+    bad = runner.invoke(app, [*base, "--method", "encoder", "--from-bundle", str(tmp_path)])
+    assert bad.exit_code == ConfigError.exit_code and "--from-bundle needs --bundle" in bad.output
+
+    bundle, there = tmp_path / "bundle", tmp_path / "there"
+    wrote = runner.invoke(app, [*base, "--method", "encoder", "--lora-rank", "4", "--epochs", "1", "--limit", "40",
+                                "--hard-negatives", "2", "--negatives", "8", "--bundle", str(bundle)])
+    assert wrote.exit_code == 0 and "encoder bundle" in wrote.output, wrote.output
+    man = encoder_bundle.manifest(bundle)
+    assert man["data"]["graph_version"] == webqsp_graph.graph_version() and len(man["train"]) == 36
+    assert not default_model_path("webqsp", webqsp_graph.graph_version(), "encoder").exists()  # nothing trained yet
+
+    assert encoder_bundle.main([str(bundle), str(there), "--device", "cpu"]) == 0  # what the GPU machine runs
+    back = runner.invoke(app, [*base, "--method", "encoder", "--bundle", str(bundle), "--from-bundle", str(there)])
+    assert back.exit_code == 0 and "saved" in back.output, back.output
+    r = load_retriever(webqsp_graph, "auto")
+    assert isinstance(r, FineTunedRelationRetriever) and r.info["config"]["lora_rank"] == 4
+    assert len(r.retrieve("what language do they speak in jamaica", 5)) == 5

@@ -1,0 +1,57 @@
+"""File helpers shared by every layer: a file's SHA-256, and a file cut into parts and joined again.
+
+Parts exist for the machines that take a bounded amount of files per transfer (the GPU machines of the tuning
+bundles, :mod:`sgr.llm.bundle` and :mod:`sgr.retrieval.encoder_bundle`): a large file travels as ``NAME.00``,
+``NAME.01`` … and is joined on the other side, where the SHA-256 says it arrived whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from sgr.core.errors import ConfigError
+
+
+def sha256_file(path: Path) -> str:
+    """The hex SHA-256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cut_parts(data: bytes | Path, out: Path, part_bytes: int) -> list[str]:
+    """Write ``data`` (bytes or a file) as ``out.00``, ``out.01`` … of at most ``part_bytes``; returns the names."""
+    names = []
+    src = data.open("rb") if isinstance(data, Path) else None
+    try:
+        i, pos = 0, 0
+        while True:
+            chunk = src.read(part_bytes) if src else data[pos:pos + part_bytes]
+            pos += len(chunk)
+            if not chunk and i:
+                break
+            name = f"{out.name}.{i:02d}"
+            (out.parent / name).write_bytes(chunk)
+            names.append(name)
+            i += 1
+            if len(chunk) < part_bytes:
+                break
+    finally:
+        if src:
+            src.close()
+    return names
+
+
+def join_parts(folders: Sequence[Path], names: Sequence[str], out: Path) -> Path:
+    """Concatenate the parts ``names``, each found in the first of ``folders`` that holds it, into ``out``."""
+    with out.open("wb") as dst:
+        for name in names:
+            src = next((d / name for d in folders if (d / name).is_file()), None)
+            if src is None:
+                raise ConfigError(f"part {name} is in none of {', '.join(map(str, folders))}")
+            dst.write(src.read_bytes())
+    return out
