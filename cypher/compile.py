@@ -12,9 +12,9 @@ This is both the fallback of the direct route when the model's Cypher cannot be 
 **With C_q** (:class:`cypher.conditions.QueryConstraints`) the same walk is filtered in the query itself: the walks
 are collected and each condition keeps the walks that satisfy it — *softly*: when no walk does (the graph has
 nothing to decide by), the condition keeps them all, so a constraint never empties the answer. In order: the
-second-entity join, the type (stored ``types``, else the name for specific words), the year (time or comparison);
-then the number (a numeric comparison on the answer's numbers of the measure); then the ordinal keeps the answers
-whose walks' start date is the smallest (earliest) or largest (latest), ties kept — or a numeric superlative keeps
+second-entity join, a CVT's neighbour named in the question, the type (stored ``types``, else the name for
+specific words), the year (time or comparison); then the number (a numeric comparison on the answer's numbers of
+the measure); then the ordinal keeps the answers whose walks' start date is the smallest (earliest) or largest (latest), ties kept — or a numeric superlative keeps
 those with the largest (smallest) number of the measure; ``count`` returns one row whose ``name`` is
 ``count(DISTINCT x)`` and whose walks are the counted answers' (their first walk each). The rows keep the shape ``id, name, path_ids, path_names``, so γ is computed on each
 answer's own walks (eq. 10). Without constraints the query text is exactly the plain walk's.
@@ -25,13 +25,13 @@ model's own Cypher, collaborative votes), so both routes share one implementatio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cypher.conditions import (GENERIC_TYPES, UNDATED, QueryConstraints, adjacent_condition, date_key,
-                               name_condition, name_year, number_condition, number_key, type_condition,
-                               year_condition)
+                               mention_condition, name_condition, name_year, number_condition, number_key,
+                               type_condition, year_condition)
 from sgr.core.text import cypher_literal
 from sgr.graph.store import quote_identifier
 
@@ -53,28 +53,37 @@ class CompiledQuery:
         return text
 
 
-def pattern(steps: Sequence[Step], seed_var: str = "s", answer_var: str = "x") -> str:
-    """``(s)-[:`r1`]->(n1)<-[:`r2`]-(x)`` for the given steps (intermediate nodes ``n1 … n{k-1}``)."""
+def pattern(steps: Sequence[Step], seed_var: str = "s", answer_var: str = "x",
+            inverses: Mapping[str, str] | None = None) -> str:
+    """``(s)-[:`r1`]->(n1)<-[:`r2`]-(x)`` for the given steps (intermediate nodes ``n1 … n{k-1}``). A step whose
+    relation has an inverse in ``inverses`` (:func:`sgr.graph.inverses.inverse_relations`: one CVT fact stored under
+    either of two names) matches either name in either direction: ``-[:`r`|`r⁻¹`]-``."""
     if not steps:
         raise ValueError("a schema path needs at least one step")
     parts = [f"({seed_var}:Entity {{id: $seed}})"]
     for i, (rel, direction) in enumerate(steps, start=1):
-        rel_q = f"[:{quote_identifier(rel)}]"
-        arrow = f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-"
+        inverse = (inverses or {}).get(rel)
+        if inverse:
+            arrow = f"-[:{quote_identifier(rel)}|{quote_identifier(inverse)}]-"
+        else:
+            rel_q = f"[:{quote_identifier(rel)}]"
+            arrow = f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-"
         var = answer_var if i == len(steps) else f"n{i}"
         parts.append(arrow + f"({var}:Entity)")
     return "".join(parts)
 
 
 def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200, paths_per_answer: int = 3,
-                        constraints: QueryConstraints | None = None) -> CompiledQuery:
+                        constraints: QueryConstraints | None = None,
+                        inverses: Mapping[str, str] | None = None) -> CompiledQuery:
     """Compile a schema path from ``seed_id`` into a query returning ``id, name, path_ids, path_names``.
 
     Each row is one answer node (never the seed, never a name-less CVT node) with up to
     ``paths_per_answer`` supporting walks; at most ``limit`` answers, ordered by name for determinism.
-    ``constraints``: C_q applied in the query (module docstring).
+    ``constraints``: C_q applied in the query (module docstring); ``inverses``: steps that also match their
+    relation's inverse (:func:`pattern`).
     """
-    match = pattern(steps)
+    match = pattern(steps, inverses=inverses)
     params: dict[str, Any] = {"seed": seed_id, "per": paths_per_answer, "limit": limit}
     if constraints is not None and not constraints.empty:
         head = (f"MATCH p = {match}\n"
@@ -129,6 +138,9 @@ def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
     if c.second_id:
         params["second"] = c.second_id
         out += _soft([adjacent_condition("w.x", "_s:Entity {id: $second}")])
+    if c.mention_text:
+        params["mention"] = c.mention_text
+        out += _soft([mention_condition("w.dn", "w.ns")])
     if c.type_name:
         tests = [type_condition(c.type_name, "w.x")]
         if c.type_name not in GENERIC_TYPES:

@@ -11,13 +11,15 @@ properties whose key ends in ``from``/``start``/``start_date``/``date`` (a start
 siblings). A value counts when it starts with a four-digit year; dates compare as ``YYYY[-MM[-DD]]`` strings.
 
     type T            the answer's ``types`` (stored at load time) name T; else (T specific) its name has a word
-                      starting with T
+                      starting with T (or with a word named alike: college ↔ university, :data:`NAME_WORDS`)
     year Y, "in"      a dated node of the walk has a start ≤ Y and no end, or an end ≥ Y
     year Y, "before"  a dated node of the walk starts before Y;   "after": one starts after Y (and none before)
     ordinal           earliest: the answers with the smallest start date of their walks; latest: the largest
                       (a year written in the answer's name stands in when its walks carry no date)
     count             the answer is the number of distinct answers
     second entity     the answer is adjacent (directly or through one CVT) to a second linked entity
+    mention           a CVT node of the walk has a neighbour the question names (a character, a film, a team
+                      that entity linking left out)
 
 Where the graph keeps numbers: on the answer node — literal properties whose key names the *measure* (a regex
 alternative such as ``area|population``) — and on its neighbours over relationships whose type names it (Freebase
@@ -29,6 +31,7 @@ keeps a population as a dated integer on a CVT: that node's numeric properties; 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sgr.core.text import cypher_literal
@@ -45,6 +48,10 @@ EXTREMES = ("max", "min")
 _MEASURE_CHARS = set("abcdefghijklmnopqrstuvwxyz_|")
 #: type words too general for the name test (they act through stored ``types`` only)
 GENERIC_TYPES = frozenset({"person", "location"})
+#: the shortest name a question's mention may match (mention_condition)
+MIN_MENTION = 4
+#: type words whose instances are named with either word (the name test accepts any of them)
+NAME_WORDS = {"college": ("college", "university"), "university": ("university", "college")}
 #: sentinel sort keys of an undated walk (sort after every date in the ordinal's direction)
 UNDATED = {"earliest": "9999", "latest": "0000"}
 
@@ -60,6 +67,7 @@ class QueryConstraints:
     count: bool = False
     second_id: str | None = None  # a second linked entity (the compiler joins on its id …
     second_name: str | None = None  # … the model's grammar on its name)
+    mention_text: str | None = None  # the question's words (mention_words): a CVT of the walk touches a node it names
     measure: str | None = None  # what a number measures: key words as regex alternatives, "area|population"
     number: float | None = None  # a numeric comparison: value number_op number
     number_op: str = ">"
@@ -80,16 +88,19 @@ class QueryConstraints:
             raise ValueError(f"measure must be lower-case words joined by '|', got {self.measure!r}")
         if (self.number is not None or self.extreme) and not self.measure:
             raise ValueError("a numeric comparison or superlative needs a measure")
+        if self.mention_text is not None and self.mention_text != mention_words(self.mention_text):
+            raise ValueError(f"mention_text must be written by mention_words, got {self.mention_text!r}")
 
     @property
     def empty(self) -> bool:
         return not (self.type_name or self.year is not None or self.ordinal or self.count or self.second_id
-                    or self.second_name or self.number is not None or self.extreme)
+                    or self.second_name or self.mention_text or self.number is not None or self.extreme)
 
     @property
     def kinds(self) -> list[str]:
         """The constraint kinds present, in the order the compiled query applies them."""
         out = ["second entity"] if self.second_id or self.second_name else []
+        out += ["mention"] if self.mention_text else []
         out += ["type"] if self.type_name else []
         out += [("time" if self.year_op == "in" else "comparison")] if self.year is not None else []
         out += ["comparison"] if self.number is not None else []
@@ -140,9 +151,25 @@ def type_condition(type_name: str, answer: str) -> str:
 
 
 def name_condition(type_name: str, answer: str) -> str:
-    """A word of the answer's name starts with ``type_name`` ("university" in "Ohio State University")."""
-    return (f"any(_w IN split(toLower(coalesce({answer}.name, '')), ' ') "
-            f"WHERE _w STARTS WITH {cypher_literal(type_name)})")
+    """A word of the answer's name starts with ``type_name`` ("university" in "Ohio State University") or with one
+    of the words named alike for it (:data:`NAME_WORDS`: a college question accepts "University of Zurich")."""
+    words = " OR ".join(f"_w STARTS WITH {cypher_literal(w)}" for w in NAME_WORDS.get(type_name, (type_name,)))
+    return f"any(_w IN split(toLower(coalesce({answer}.name, '')), ' ') WHERE {words})"
+
+
+def mention_words(text: str) -> str:
+    """``text`` as :func:`mention_condition` reads it: lower case, every run of other characters than letters and
+    digits one space, a space at each end (``"who plays timon's voice?"`` → ``" who plays timon s voice "``)."""
+    return " " + " ".join(re.findall(r"[^\W_]+", text.lower())) + " "
+
+
+def mention_condition(nodes: str, walk: str) -> str:
+    """A CVT node of the list ``nodes`` has a neighbour outside the list ``walk`` whose whole name (of at least
+    :data:`MIN_MENTION` characters) the question names (``$mention``, :func:`mention_words`): "who plays Timon's
+    voice in The Lion King" keeps the Lion King performance whose character is Timon."""
+    name = "replace(toLower(_m.name), \"'\", ' ')"
+    return (f"any(_c IN {nodes} WHERE _c:CVT AND EXISTS {{ MATCH (_c)--(_m:Entity) WHERE NOT _m IN {walk} "
+            f"AND size(_m.name) >= {MIN_MENTION} AND $mention CONTAINS (' ' + {name} + ' ') }})")
 
 
 def adjacent_condition(answer: str, second: str) -> str:

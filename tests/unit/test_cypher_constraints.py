@@ -119,3 +119,14 @@ def test_the_budget_covers_the_longest_admitted_query():
     plain = longest_query(rels, ["Jamaica"], 1)
     assert plain.endswith("RETURN DISTINCT x.name AS answer LIMIT 99") and "(c1:CVT)" not in plain
     assert len(q) > 3 * len(plain) and token_budget(q) > len(q) // 3
+
+
+def test_a_mention_is_the_questions_words_and_a_soft_cvt_condition():
+    from cypher.conditions import mention_words
+
+    assert mention_words("Who plays Timon's voice in The Lion King?") == " who plays timon s voice in the lion king "
+    q = compile_schema_path("m.ann", STEPS, constraints=QueryConstraints(mention_text=mention_words("wed in Rome?")))
+    assert q.params["mention"] == " wed in rome " and "_c:CVT AND EXISTS" in q.cypher
+    assert QueryConstraints(mention_text=" rome ").kinds == ["mention"] and not QueryConstraints(mention_text=" x ").empty
+    with pytest.raises(ValueError, match="mention_words"):
+        QueryConstraints(mention_text="Rome")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,11 +35,12 @@ from cypher.translate import example_for, grammar_for, no_schema_messages, relat
 from sgr.core.errors import EntityNotFound, SgrError
 from sgr.core.text import normalize, parse_answer_lines
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
+from sgr.graph.inverses import inverse_relations
 from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter, llm_cache_option
-from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types
+from sgr.methods.sgr.constraints import apply_constraints, constrained_walks, query_constraints, stores_types
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
@@ -51,21 +51,6 @@ from sgr.methods.sgr.grounding import ground_values, row_values
 from sgr.methods.sgr.trace import SGRResult
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
 from sgr.retrieval.relations import RelationRetriever, load_retriever, sgr_retriever
-
-_LOCK = threading.Lock()
-_EXEMPLARS: dict[tuple[str, str], Any] = {}
-
-
-def shared_exemplars(store: GraphStore, graph_version: str, vocabulary: set[str]):  # noqa: ANN201
-    """The :class:`sgr.methods.sgr.exemplars.ExemplarPool` for this graph (built once per graph version)."""
-    from sgr.methods.sgr.exemplars import ExemplarPool
-
-    key = (store.uri, graph_version)
-    with _LOCK:
-        if key not in _EXEMPLARS:
-            _EXEMPLARS[key] = ExemplarPool.from_shared_data(vocabulary)
-        return _EXEMPLARS[key]
-
 
 def model_rho(schema: QuestionSchema | None) -> dict[tuple[str, ...], float]:
     """ρ of each of the model's N-best relation paths (measured ones only)."""
@@ -100,7 +85,9 @@ class SGRAnswerer:
         self.retriever: RelationRetriever = retriever if retriever is not None else self.embedding_retriever
         self.vocabulary = self.embedding_retriever.vocabulary
         if exemplars is None and self.config.exemplars and self.llm is not None:
-            exemplars = shared_exemplars(store, self.graph_version, self.vocabulary)
+            from sgr.methods.sgr.exemplars import shared_exemplars
+
+            exemplars = shared_exemplars(store.uri, self.graph_version, self.vocabulary)
         self.exemplars = exemplars
         self.linker = EntityLinker(store)
         from sgr.llm.encoders import embed_texts
@@ -112,6 +99,11 @@ class SGRAnswerer:
     def stores_types(self) -> bool:
         """Whether this graph stores entity ``types`` (asked once per answerer: it is a property of the graph)."""
         return stores_types(self.store)
+
+    @functools.cached_property
+    def inverses(self) -> dict[str, str]:
+        """The graph's inverse relations that compiled paths also walk (empty with ``inverse_relations`` off)."""
+        return inverse_relations(self.store, self.graph_version) if self.config.inverse_relations else {}
 
     @property
     def uses_llm_schema(self) -> bool:
@@ -171,7 +163,7 @@ class SGRAnswerer:
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
             # the compiled routes applied C_q in Cypher already; the rest (and count, over validated answers) here
             in_cypher = pred.route == "direct" and result.cypher_source in ("compiled", "model")
-            qc = query_constraints(result.schema.constraints, result.schema.cue_text)
+            qc = query_constraints(result.schema.constraints, result.schema.cue_text, mention=True)
             if in_cypher:
                 qc = QueryConstraints(count=qc.count)
             pred.answers, notes = apply_constraints(self.store, pred.answers, qc, limit=cfg.max_answers)
@@ -201,7 +193,7 @@ class SGRAnswerer:
         votes: list[VoteIn] = []
         if cfg.collaborative and result.subgraph is not None:
             with meter.stage("collaborate"):
-                vote_paths, votes = self.vote_paths(result, cands)
+                vote_paths, votes = self.constrain_votes(result, *self.vote_paths(result, cands))
         proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
@@ -377,15 +369,17 @@ class SGRAnswerer:
         qc = None
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher; count is
             second = next((e.id for e in result.entities if e.id != seed), None)  # taken over validated answers
-            qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, second_id=second)
+            qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, second_id=second,
+                                   mention=True)
         compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
-                                       constraints=qc)
+                                       constraints=qc, inverses=self.inverses)
         rows = self.store.run_generated(compiled.cypher, compiled.params).rows
         result.prediction.cypher.append(compiled.inline())
         if not rows and qc is not None and not qc.empty:  # a constraint never empties the answer
             result.prediction.extra.setdefault("constraints_applied", []).append(
                 f"{', '.join(qc.kinds)}: the constrained query returned nothing; unconstrained query used")
-            compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer)
+            compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
+                                           inverses=self.inverses)
             rows = self.store.run_generated(compiled.cypher, compiled.params).rows
             result.prediction.cypher.append(compiled.inline())
         if result.compiled is None or origin == "compiled":
@@ -399,9 +393,15 @@ class SGRAnswerer:
         return out
 
     def path_candidates(self, result: SGRResult, path: Any, origin: str) -> list[Candidate]:
-        """A_c from one of the model's paths or one plan: each (seed, directions) realising it, compiled and run."""
+        """A_c from one of the model's paths or one plan: each (seed, directions) realising it, compiled and run
+        (variants that differ only in the direction of a step walked both ways, :attr:`inverses`, run once)."""
         out: dict[str, Candidate] = {}
+        seen: set[tuple[str, tuple[Any, ...]]] = set()
         for seed, steps in path.variants[:3]:
+            walk = (seed, tuple(rel if rel in self.inverses else (rel, d) for rel, d in steps))
+            if walk in seen:
+                continue
+            seen.add(walk)
             for c in self.run_compiled(result, seed, steps, list(path.relations), path.rho, origin):
                 if c.key in out:
                     out[c.key].paths += c.paths
@@ -451,7 +451,8 @@ class SGRAnswerer:
         calls = 0
         rho = model_rho(result.schema)
         for c in cands:
-            c.gamma = (g.path_consistency(c.key, c.paths[0].relations) if c.origin in ("model", "plan") and c.paths
+            c.gamma = (g.path_consistency(c.key, c.paths[0].relations, self.inverses)
+                       if c.origin in ("model", "plan") and c.paths
                        else g.answer_consistency(c.key))
             c.delta, c.delta_source = cfg.prior_confidence, "prior"
             if c.origin == "plan" and c.paths:  # δ = how alike the plan's training question is
@@ -502,6 +503,25 @@ class SGRAnswerer:
             votes.append(VoteIn(p.answer, p.answer_name, tuple(p.relations), p.score,
                                 max(g.consistency(p), g.answer_consistency(p.answer)), "scr", "scr"))
         return paths + list(result.scr_paths), votes
+
+    def constrain_votes(self, result: SGRResult, paths: list[ReasoningPath], votes: list[VoteIn]
+                        ) -> tuple[list[ReasoningPath], list[VoteIn]]:
+        """C_q filters P_q (SGR §3.1.1): when some voting paths pass through a CVT that touches a node the question
+        names, only those vote (:func:`constrained_walks`; every path votes when none does). The other conditions
+        act on the chosen answers (:meth:`_stages`): measured on WebQSP, the type's name test over P_q kept type
+        nodes of unrelated paths ("what country …" → the node "Country")."""
+        cfg = self.config
+        if not (cfg.answer_constraints and cfg.schema_guided and result.schema is not None and paths):
+            return paths, votes
+        qc = QueryConstraints(mention_text=query_constraints([], result.schema.cue_text, mention=True).mention_text)
+        kept = constrained_walks(self.store, [(p.answer, list(p.nodes)) for p in paths if p.nodes], qc)
+        if not kept:
+            return paths, votes
+        pairs = [(p, v) for p, v in zip(paths, votes) if tuple(p.nodes) in kept]
+        if len(pairs) < len(paths):
+            result.prediction.extra.setdefault("constraints_applied", []).append(
+                f"{', '.join(qc.kinds)} on the voting paths: kept {len(pairs)} of {len(paths)}")
+        return [p for p, _ in pairs], [v for _, v in pairs]
 
     def collaborate(self, question: Question, result: SGRResult, paths: list[ReasoningPath],
                     votes: list[VoteIn]) -> bool:
@@ -565,32 +585,14 @@ def create(variant: str, ctx: Any) -> Any:
     return SGRAnswerer(ctx.store, llm if variant in NEEDS_LLM else None, cfg, name=variant, retriever=retriever)
 
 
-def make_sgr(ctx: Any) -> Any:
-    return create("sgr", ctx)
-
-
-def make_sgr_direct(ctx: Any) -> Any:
-    return create("sgr-direct", ctx)
-
-
-def make_sgr_verify(ctx: Any) -> Any:
-    return create("sgr-verify", ctx)
-
-
-def make_sgr_no_schema(ctx: Any) -> Any:
-    return create("sgr-no-schema", ctx)
-
-
-def make_cypher_only(ctx: Any) -> Any:
-    return create("cypher-only", ctx)
-
-
-def make_llm_only(ctx: Any) -> Any:
-    return create("llm-only", ctx)
-
-
-def make_sgr_compiled(ctx: Any) -> Any:
-    return create("sgr-compiled", ctx)
+#: the registry's factories, one per variant: ``factory(ctx)``
+make_sgr = functools.partial(create, "sgr")
+make_sgr_direct = functools.partial(create, "sgr-direct")
+make_sgr_verify = functools.partial(create, "sgr-verify")
+make_sgr_no_schema = functools.partial(create, "sgr-no-schema")
+make_cypher_only = functools.partial(create, "cypher-only")
+make_llm_only = functools.partial(create, "llm-only")
+make_sgr_compiled = functools.partial(create, "sgr-compiled")
 
 
 __all__ = ["SGRAnswerer", "SGRResult", "LLMOnlyAnswerer", "SGRConfig", "config_from_options", "create", "SgrError"]

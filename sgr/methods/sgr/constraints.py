@@ -16,6 +16,8 @@
                     compared with N (:data:`UNITS`; "million" etc. scale N; no unit word: no condition)
     count           the answer is the number of distinct answers
     second entity   a second linked entity the answer must touch (conjunctions), when the caller names one
+    mention         (``mention=True``) a CVT of the walk touches a node the question names outside the linked
+                    mentions: "who plays Timon's voice in The Lion King" → the performance of the character Timon
 
 Where C_q acts (one way each): the compiled query of a schema path applies every condition but ``count`` in
 Cypher (:func:`cypher.compile.compile_schema_path`, called by ``SGRAnswerer.run_compiled``). The post-filter
@@ -35,7 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cypher.compile import compile_walk_filter
-from cypher.conditions import QueryConstraints
+from cypher.conditions import QueryConstraints, mention_words
 from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
@@ -76,9 +78,11 @@ def stores_types(store: GraphStore) -> bool:
 
 
 def query_constraints(constraints: Sequence[Any], question: str = "", *, count: bool = True,
-                      second_id: str | None = None, second_name: str | None = None) -> QueryConstraints:
+                      second_id: str | None = None, second_name: str | None = None,
+                      mention: bool = False) -> QueryConstraints:
     """The conditions Cypher can apply for SGR's ``constraints`` (module docstring); ``count=False`` leaves the
-    count out (it is applied after validation)."""
+    count out (it is applied after validation); ``mention``: a CVT of the walk should touch a node that ``question``
+    (the cue text: linked mentions masked) names."""
     type_name = year = ordinal = extreme = measure = None
     op = "in"
     has_count = False
@@ -111,8 +115,10 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
         measure = number_measure
     elif number_measure != measure:
         number = None  # one measure per query: the superlative's
+    mention_text = mention_words(question) if mention and question.strip() else None
     return QueryConstraints(type_name=type_name, year=year, year_op=op, ordinal=ordinal, count=count and has_count,
-                            second_id=second_id, second_name=second_name, measure=measure, number=number,
+                            second_id=second_id, second_name=second_name, mention_text=mention_text,
+                            measure=measure, number=number,
                             number_op=number_op, extreme=extreme)
 
 
@@ -124,6 +130,17 @@ def numeric_comparison(question: str) -> tuple[float | None, str, str | None]:
         return None, ">", None
     value = float(m.group(2).replace(",", "")) * _SCALE.get((m.group(3) or "").lower(), 1.0)
     return value, _NUMBER_OPS[m.group(1).lower()], UNITS[m.group(4).lower()]
+
+
+def constrained_walks(store: GraphStore, walks: Sequence[tuple[str, Sequence[str]]],
+                      qc: QueryConstraints) -> set[tuple[str, ...]] | None:
+    """The walks ``(answer id, node ids)`` that satisfy C_q (``count`` aside), as node-id tuples — every walk when
+    none does (the conditions are soft); None when C_q has nothing to apply or there are no walks."""
+    qc = dataclasses.replace(qc, count=False)
+    if qc.empty or not walks:
+        return None
+    query = compile_walk_filter(walks, qc, limit=len({a for a, _ in walks}), paths_per_answer=len(walks))
+    return {tuple(ids) for r in store.run_generated(query.cypher, query.params).rows for ids in r["path_ids"]}
 
 
 def apply_constraints(store: GraphStore | None, answers: list[Answer], constraints: Sequence[Any] | QueryConstraints,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,3 +178,16 @@ class ExemplarPool:
             if len(out) >= k:
                 break
         return out
+
+
+_LOCK = threading.Lock()
+_POOLS: dict[tuple[str, str], ExemplarPool] = {}
+
+
+def shared_exemplars(uri: str, graph_version: str, vocabulary: set[str]) -> ExemplarPool:
+    """The :class:`ExemplarPool` for the graph at ``uri`` (built once per graph version)."""
+    key = (uri, graph_version)
+    with _LOCK:
+        if key not in _POOLS:
+            _POOLS[key] = ExemplarPool.from_shared_data(vocabulary)
+        return _POOLS[key]

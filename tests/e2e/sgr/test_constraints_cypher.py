@@ -267,3 +267,20 @@ def test_the_grammars_superlative_return_runs_in_neo4j(cities):
     assert [r["answer"] for r in cities.run_generated(base + ret).rows] == ["Madrid"]
     small = ordered_returns(QueryConstraints(extreme="min", measure="area"), ["x"])[0]
     assert [r["answer"] for r in cities.run_generated(base + small).rows] == ["Barcelona"]
+
+
+def test_a_cvt_neighbour_named_in_the_question_keeps_its_walk(marriages):
+    from cypher.conditions import mention_words
+    from loaders.writer import GraphBatch, write_graph
+    from sgr.methods.sgr.constraints import constrained_walks
+
+    b = GraphBatch()
+    b.add_entity("m.rome", "Rome")
+    b.add_triple("m.w3", "people.marriage.location_of_ceremony", "m.rome")  # Ann married Dan in Rome
+    write_graph(marriages, b)
+    assert run(marriages, mention_text=mention_words("who did Ann marry in Rome?")) == ["Dan"]
+    assert run(marriages, mention_text=mention_words("who did Ann marry in Oslo?")) == ["Bob", "Carl", "Dan"]  # soft
+    walks = [("m.bob", ["m.ann", "m.w1", "m.bob"]), ("m.dan", ["m.ann", "m.w3", "m.dan"])]
+    kept = constrained_walks(marriages, walks, QueryConstraints(mention_text=mention_words("married in Rome")))
+    assert kept == {("m.ann", "m.w3", "m.dan")}
+    assert constrained_walks(marriages, walks, QueryConstraints(count=True)) is None  # nothing left to apply
