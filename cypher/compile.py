@@ -25,7 +25,7 @@ model's own Cypher, collaborative votes), so both routes share one implementatio
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from cypher.conditions import (GENERIC_TYPES, UNDATED, QueryConstraints, adjacen
                                mention_condition, name_condition, name_year, number_condition, number_key,
                                type_condition, year_condition)
 from sgr.core.text import cypher_literal
+from sgr.graph.inverses import InverseRelations
 from sgr.graph.store import quote_identifier
 
 Step = tuple[str, str]  # (relationship type, "out" | "in")
@@ -54,17 +55,19 @@ class CompiledQuery:
 
 
 def pattern(steps: Sequence[Step], seed_var: str = "s", answer_var: str = "x",
-            inverses: Mapping[str, str] | None = None) -> str:
+            inverses: InverseRelations | None = None) -> str:
     """``(s)-[:`r1`]->(n1)<-[:`r2`]-(x)`` for the given steps (intermediate nodes ``n1 … n{k-1}``). A step whose
-    relation has an inverse in ``inverses`` (:func:`sgr.graph.inverses.inverse_relations`: one CVT fact stored under
-    either of two names) matches either name in either direction: ``-[:`r`|`r⁻¹`]-``."""
+    relation has an inverse (:func:`sgr.graph.inverses.inverse_relations`: one fact stored under either of two
+    names) matches either name: ``-[:`r`|`r⁻¹`]-`` both ways for a CVT pair, ``-[e{i}:`r`|`r⁻¹`]-`` for a directed
+    (entity) pair, whose direction :func:`step_conditions` states."""
     if not steps:
         raise ValueError("a schema path needs at least one step")
     parts = [f"({seed_var}:Entity {{id: $seed}})"]
     for i, (rel, direction) in enumerate(steps, start=1):
-        inverse = (inverses or {}).get(rel)
+        inverse = inverses.get(rel) if inverses else None
         if inverse:
-            arrow = f"-[:{quote_identifier(rel)}|{quote_identifier(inverse)}]-"
+            var = f"e{i}" if rel in inverses.directed else ""
+            arrow = f"-[{var}:{quote_identifier(rel)}|{quote_identifier(inverse)}]-"
         else:
             rel_q = f"[:{quote_identifier(rel)}]"
             arrow = f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-"
@@ -73,9 +76,22 @@ def pattern(steps: Sequence[Step], seed_var: str = "s", answer_var: str = "x",
     return "".join(parts)
 
 
+def step_conditions(steps: Sequence[Step], seed_var: str = "s", inverses: InverseRelations | None = None
+                    ) -> list[str]:
+    """The direction of each directed-pair step of :func:`pattern`: its own name points the step's way, its
+    inverse's name the other way (``(type(e1) = "r") = (startNode(e1) = s)`` for an outgoing ``r``)."""
+    out = []
+    for i, (rel, direction) in enumerate(steps, start=1):
+        if inverses and rel in inverses.directed:
+            prev = seed_var if i == 1 else f"n{i - 1}"
+            same = "=" if direction == "out" else "<>"
+            out.append(f"(type(e{i}) = {cypher_literal(rel)}) {same} (startNode(e{i}) = {prev})")
+    return out
+
+
 def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200, paths_per_answer: int = 3,
                         constraints: QueryConstraints | None = None,
-                        inverses: Mapping[str, str] | None = None) -> CompiledQuery:
+                        inverses: InverseRelations | None = None) -> CompiledQuery:
     """Compile a schema path from ``seed_id`` into a query returning ``id, name, path_ids, path_names``.
 
     Each row is one answer node (never the seed, never a name-less CVT node) with up to
@@ -84,15 +100,16 @@ def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200
     relation's inverse (:func:`pattern`).
     """
     match = pattern(steps, inverses=inverses)
+    where = " AND ".join(["x.id <> $seed", "NOT x:CVT", *step_conditions(steps, inverses=inverses)])
     params: dict[str, Any] = {"seed": seed_id, "per": paths_per_answer, "limit": limit}
     if constraints is not None and not constraints.empty:
         head = (f"MATCH p = {match}\n"
-                "WHERE x.id <> $seed AND NOT x:CVT\n"
+                f"WHERE {where}\n"
                 "WITH x, nodes(p) AS ns\n")
         return CompiledQuery(head + _constrained_tail(constraints, params), params)
     cypher = (
         f"MATCH p = {match}\n"
-        "WHERE x.id <> $seed AND NOT x:CVT\n"
+        f"WHERE {where}\n"
         "WITH x, collect(p)[..$per] AS ps\n"
         "RETURN x.id AS id, x.name AS name, "
         "[q IN ps | [n IN nodes(q) | n.id]] AS path_ids, [q IN ps | [n IN nodes(q) | n.name]] AS path_names\n"

@@ -21,7 +21,6 @@ A load killed at any point is completed by running the same command again (see
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 import time
 from collections import Counter
@@ -39,6 +38,7 @@ from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Re
 from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups
 from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, WriteStats, record_source, write_stream
 from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
+from sgr.core.files import sha256_file
 from sgr.graph.store import GraphStore
 
 #: Default error budget: malformed lines tolerated in one run before it stops.
@@ -121,14 +121,6 @@ class LoadReport:
         return {"seconds": self.seconds, "triples": self.triples, "triples_per_s": self.triples_per_s,
                 "files": [asdict(f) for f in self.files],
                 "bulk": asdict(self.bulk) if self.bulk is not None else None}
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def iter_records(path: Path, fmt: str, keep_all: bool = False,
@@ -253,7 +245,7 @@ def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None =
     with tempfile.TemporaryDirectory(prefix="sgr-load-") as tmp:
         for i, (path, file_fmt) in enumerate(zip(files, formats)):
             key = str(path.resolve())
-            sha = sha256_of(path)
+            sha = sha256_file(path)
             if progress:
                 progress.file_started(path, file_fmt, path.stat().st_size)
             if not force and already_loaded(store, key, sha):

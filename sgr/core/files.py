@@ -1,4 +1,5 @@
-"""File helpers shared by every layer: a file's SHA-256, and a file cut into parts and joined again.
+"""File helpers shared by every layer: a file's SHA-256, a file cut into parts and joined again, and the command
+line of a training bundle's runner.
 
 Parts exist for the machines that take a bounded amount of files per transfer (the GPU machines of the tuning
 bundles, :mod:`sgr.llm.bundle` and :mod:`sgr.retrieval.encoder_bundle`): a large file travels as ``NAME.00``,
@@ -7,6 +8,7 @@ bundles, :mod:`sgr.llm.bundle` and :mod:`sgr.retrieval.encoder_bundle`): a large
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,3 +57,17 @@ def join_parts(folders: Sequence[Path], names: Sequence[str], out: Path) -> Path
                 raise ConfigError(f"part {name} is in none of {', '.join(map(str, folders))}")
             dst.write(src.read_bytes())
     return out
+
+
+def bundle_parser(prog: str, description: str, weights: str) -> argparse.ArgumentParser:
+    """The command line of a training bundle's runner (``python -m sgr.llm.bundle``, ``python -m
+    sgr.retrieval.encoder_bundle``): ``BUNDLE OUT [--parts-from DIR …] [--device …] [--workdir DIR]``;
+    ``weights`` names what the parts hold."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("bundle", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--parts-from", type=Path, action="append", default=[],
+                   help=f"another folder holding parts of the {weights} (parts that travelled separately)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--workdir", type=Path, default=None, help=f"joined {weights} and checkpoints (default: OUT)")
+    return p

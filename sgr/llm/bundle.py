@@ -21,7 +21,6 @@ coming back) while the packaged GGUF is 98 MB. So the work is cut in three:
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sgr.core.errors import ConfigError, LLMError
-from sgr.core.files import cut_parts, join_parts, sha256_file
+from sgr.core.files import bundle_parser, cut_parts, join_parts, sha256_file
 from sgr.llm import finetune as ft
 
 MANIFEST = "bundle.json"
@@ -164,13 +163,7 @@ def apply(model, cfg: ft.TuneConfig, state: dict[str, Any]):  # noqa: ANN001, AN
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sgr.llm.bundle", description="Train a tuning bundle.")
-    p.add_argument("bundle", type=Path)
-    p.add_argument("out", type=Path)
-    p.add_argument("--parts-from", type=Path, action="append", default=[],
-                   help="another folder holding parts of the base model (parts that travelled separately)")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--workdir", type=Path, default=None, help="joined model and checkpoints (default: OUT)")
+    p = bundle_parser("python -m sgr.llm.bundle", "Train a tuning bundle.", "base model")
     args = p.parse_args(argv)
     res = run(args.bundle, args.out, part_folders=args.parts_from, device=args.device, workdir=args.workdir)
     print(json.dumps({k: res[k] for k in ("device_name", "seconds")} | {"result": res["result"]}, indent=1))

@@ -26,7 +26,6 @@ that fits one transfer back for MiniLM (45 MB), not for MPNet (220 MB), whose bu
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import json
@@ -40,7 +39,7 @@ from typing import Any
 import torch
 
 from sgr.core.errors import ConfigError
-from sgr.core.files import cut_parts, join_parts, sha256_file
+from sgr.core.files import bundle_parser, cut_parts, join_parts, sha256_file
 from sgr.llm.encoders import WEIGHTS, encoder_path, fresh_sentence_encoder
 from sgr.graph.store import GraphStore
 from sgr.retrieval.encoder_training import (ADAPTERS, BEST, EncoderTrainConfig, EncoderTrainResult, merge_adapters,
@@ -242,13 +241,7 @@ def fold_for_store(store: GraphStore, bundle: Path, returned: Path, *, out: Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sgr.retrieval.encoder_bundle", description="Train an encoder bundle.")
-    p.add_argument("bundle", type=Path)
-    p.add_argument("out", type=Path)
-    p.add_argument("--parts-from", type=Path, action="append", default=[],
-                   help="another folder holding parts of the weights (parts that travelled separately)")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--workdir", type=Path, default=None, help="joined weights and checkpoints (default: OUT)")
+    p = bundle_parser("python -m sgr.retrieval.encoder_bundle", "Train an encoder bundle.", "weights")
     args = p.parse_args(argv)
     res = run(args.bundle, args.out, part_folders=args.parts_from, device=args.device, workdir=args.workdir)
     print(json.dumps({k: res[k] for k in ("device_name", "seconds")}, indent=1))

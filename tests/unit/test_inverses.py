@@ -1,12 +1,14 @@
 """Inverse relations as data and as Cypher text (sgr/graph/inverses.py, cypher/compile.py, cypher/conditions.py).
 Finding them in a real graph and walking them is tested in tests/e2e/sgr/test_inverses.py."""
 
-from cypher.compile import compile_schema_path, pattern
+from cypher.compile import compile_schema_path, pattern, step_conditions
 from cypher.conditions import QueryConstraints
-from sgr.graph.inverses import canonical, mutual_best
+from sgr.graph.inverses import InverseRelations, find_inverses, mutual_best
 
 ACTOR, ROLES = "tv.regular_tv_appearance.actor", "tv.tv_actor.starring_roles"
 CAST = "tv.tv_program.regular_cast"
+IN, HAS = "location.location.containedby", "location.location.contains"
+INV = InverseRelations({ACTOR: ROLES, ROLES: ACTOR, IN: HAS, HAS: IN}, frozenset({IN, HAS}))
 
 
 def test_mutual_best_pairs_each_relation_with_its_single_most_frequent_partner():
@@ -26,19 +28,33 @@ def test_a_tie_or_a_one_sided_best_pairs_nothing():
     assert mutual_best([("a.x.r", "b.y.s", 2), ("b.y.s", "c.z.t", 5)]) == {"b.y.s": "c.z.t", "c.z.t": "b.y.s"}
 
 
-def test_canonical_writes_one_name_per_pair():
-    inv = {ACTOR: ROLES, ROLES: ACTOR}
-    assert canonical([CAST, ROLES], inv) == canonical([CAST, ACTOR], inv) == (CAST, ACTOR)
-    assert canonical([CAST, ROLES], {}) == (CAST, ROLES)
+def test_entity_pairs_are_directed_and_cvt_pairs_are_not():
+    lang, spoken, official = ("language.human_language.countries_spoken_in", "location.country.languages_spoken",
+                              "location.country.official_language")
+    inv = find_inverses([(ACTOR, ROLES, 26)], [(IN, HAS, 34), (lang, spoken, 104), (lang, official, 37)])
+    assert inv.pairs == {ACTOR: ROLES, ROLES: ACTOR, IN: HAS, HAS: IN, lang: spoken, spoken: lang}
+    assert inv.directed == {IN, HAS, lang, spoken} and len(inv) == 3  # official_language is narrower: no pair
 
 
-def test_a_step_with_an_inverse_matches_both_names_both_ways():
-    inv = {ACTOR: ROLES, ROLES: ACTOR}
-    text = pattern([(CAST, "out"), (ROLES, "in")], inverses=inv)
-    assert text == (f"(s:Entity {{id: $seed}})-[:`{CAST}`]->(n1:Entity)-[:`{ROLES}`|`{ACTOR}`]-(x:Entity)")
+def test_one_step_is_written_once_for_both_names():
+    assert INV.canonical([CAST, ROLES]) == INV.canonical([CAST, ACTOR]) == (CAST, ACTOR)
+    assert InverseRelations().canonical([CAST, ROLES]) == (CAST, ROLES)
+    assert INV.step(ROLES, "in") == INV.step(ACTOR, "out") == (ACTOR, None)  # a CVT pair: either direction
+    assert INV.step(IN, "out") == INV.step(HAS, "in") == (IN, "out") and INV.step(HAS, "out") == (IN, "in")
+    assert INV.step(CAST, "out") == (CAST, "out")
+
+
+def test_a_cvt_step_matches_both_names_both_ways_and_an_entity_step_keeps_its_direction():
+    text = pattern([(CAST, "out"), (ROLES, "in")], inverses=INV)
+    assert text == f"(s:Entity {{id: $seed}})-[:`{CAST}`]->(n1:Entity)-[:`{ROLES}`|`{ACTOR}`]-(x:Entity)"
     assert pattern([(CAST, "out"), (ROLES, "in")]) == (
         f"(s:Entity {{id: $seed}})-[:`{CAST}`]->(n1:Entity)<-[:`{ROLES}`]-(x:Entity)")
-    constrained = compile_schema_path("Show", [(CAST, "out"), (ACTOR, "out")], inverses=inv,
+    assert step_conditions([(CAST, "out"), (ROLES, "in")], inverses=INV) == []
+    where = step_conditions([(IN, "out"), (HAS, "in")], inverses=INV)
+    assert where == [f'(type(e1) = "{IN}") = (startNode(e1) = s)', f'(type(e2) = "{HAS}") <> (startNode(e2) = n1)']
+    q = compile_schema_path("Ohio", [(IN, "out")], inverses=INV).cypher
+    assert f"-[e1:`{IN}`|`{HAS}`]-(x:Entity)" in q and where[0] in q.splitlines()[1]
+    constrained = compile_schema_path("Show", [(CAST, "out"), (ACTOR, "out")], inverses=INV,
                                       constraints=QueryConstraints(type_name="person")).cypher
     assert f"-[:`{ACTOR}`|`{ROLES}`]-(x:Entity)" in constrained
 

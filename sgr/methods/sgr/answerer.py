@@ -35,7 +35,7 @@ from cypher.translate import example_for, grammar_for, no_schema_messages, relat
 from sgr.core.errors import EntityNotFound, SgrError
 from sgr.core.text import normalize, parse_answer_lines
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
-from sgr.graph.inverses import inverse_relations
+from sgr.graph.inverses import NO_INVERSES, InverseRelations, inverse_relations
 from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
@@ -101,9 +101,9 @@ class SGRAnswerer:
         return stores_types(self.store)
 
     @functools.cached_property
-    def inverses(self) -> dict[str, str]:
-        """The graph's inverse relations that compiled paths also walk (empty with ``inverse_relations`` off)."""
-        return inverse_relations(self.store, self.graph_version) if self.config.inverse_relations else {}
+    def inverses(self) -> InverseRelations:
+        """The graph's inverse relations that compiled paths also walk (none with ``inverse_relations`` off)."""
+        return inverse_relations(self.store, self.graph_version) if self.config.inverse_relations else NO_INVERSES
 
     @property
     def uses_llm_schema(self) -> bool:
@@ -394,11 +394,11 @@ class SGRAnswerer:
 
     def path_candidates(self, result: SGRResult, path: Any, origin: str) -> list[Candidate]:
         """A_c from one of the model's paths or one plan: each (seed, directions) realising it, compiled and run
-        (variants that differ only in the direction of a step walked both ways, :attr:`inverses`, run once)."""
+        (variants that are one walk under a relation's two names, :attr:`inverses`, run once)."""
         out: dict[str, Candidate] = {}
         seen: set[tuple[str, tuple[Any, ...]]] = set()
         for seed, steps in path.variants[:3]:
-            walk = (seed, tuple(rel if rel in self.inverses else (rel, d) for rel, d in steps))
+            walk = (seed, tuple(self.inverses.step(rel, d) for rel, d in steps))
             if walk in seen:
                 continue
             seen.add(walk)

@@ -85,8 +85,8 @@ class SGRConfig(ExpansionConfig):
       the expansion one hop (G_q, compiled path, validation, votes again; no second NL→Cypher call).
     * ``answer_constraints = True`` — C_q acts: in the compiled Cypher (type, time, comparison, ordinal, second
       entity), in the model's Cypher grammar, and on the final answers' own walks (``count`` included).
-    * ``inverse_relations = True`` — a compiled relation path also walks each CVT step's inverse relation (one
-      fact stored under either of two names, :mod:`sgr.graph.inverses`), so its answer set is the whole set.
+    * ``inverse_relations = True`` — a compiled relation path also walks each step's inverse relation (one fact
+      stored under either of two names, :mod:`sgr.graph.inverses`), so its answer set is the whole set.
     * ``exemplars = True``, ``n_examples = 1`` — worked examples of the schema prompt from training questions.
     * ``plans = 1`` — the relation paths of the nearest training questions that exist from V_q join A_c as retrieved
       plans (sources ``plan1``, …; δ = the questions' cosine; on the grammar route, with the exemplar pool);

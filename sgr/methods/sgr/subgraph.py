@@ -30,13 +30,13 @@ score of G_q and τ = ``consistency_temperature`` (0 outside G_q).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sgr.core.text import normalize as normalise
-from sgr.graph.inverses import canonical
+from sgr.graph.inverses import NO_INVERSES, InverseRelations
 from sgr.methods.sgr.config import ExpansionConfig
 from sgr.retrieval.entities import LinkedEntity
 from sgr.methods.sgr.schema import QuestionSchema
@@ -100,14 +100,14 @@ class Subgraph:
     def paths_to(self, node_id: str) -> list[ReasoningPath]:
         return sorted((p for p in self.paths if p.answer == node_id), key=lambda p: -p.score)
 
-    def path_consistency(self, node_id: str, relations: Sequence[str], inverses: Mapping[str, str] | None = None
-                         ) -> float:
+    def path_consistency(self, node_id: str, relations: Sequence[str],
+                         inverses: InverseRelations = NO_INVERSES) -> float:
         """γ on the answer's own path (eq. 10): C of the best walk of G_q with these relations ending on the node
-        (a relation and its inverse, ``inverses``, count as one: :func:`sgr.graph.inverses.canonical`)."""
+        (a relation and its inverse count as one: :meth:`sgr.graph.inverses.InverseRelations.canonical`)."""
         from sgr.methods.sgr.reasoning import consistency
 
-        want = canonical(relations, inverses or {})
-        own = [p for p in self.paths_to(node_id) if canonical(p.relations, inverses or {}) == want]
+        want = inverses.canonical(relations)
+        own = [p for p in self.paths_to(node_id) if inverses.canonical(p.relations) == want]
         return consistency(own[0].score, self.max_score, self.temperature) if own else 0.0
 
     def answer_consistency(self, node_id: str) -> float:

@@ -6,7 +6,7 @@ from loaders.writer import GraphBatch, write_graph
 from sgr.graph.inverses import inverse_relations
 
 CAST, ACTOR, ROLES = "tv.tv_program.regular_cast", "tv.regular_tv_appearance.actor", "tv.tv_actor.starring_roles"
-SPOKEN, OFFICIAL = "location.country.languages_spoken", "location.country.official_language"
+IN, HAS = "location.location.containedby", "location.location.contains"
 
 
 def cast_graph(store):
@@ -21,20 +21,34 @@ def cast_graph(store):
             batch.add_triple(cvt, ACTOR, actor)
     batch.add_triple("m.0cast0", ROLES, "Isabel Sanford")  # one CVT keeps both names: the evidence of the pair
     batch.add_triple("m.0cast1", ACTOR, "Sherman Hemsley")
-    batch.add_triple("Jamaica", SPOKEN, "Jamaican English")  # entity-to-entity facts never pair
-    batch.add_triple("Jamaican English", OFFICIAL, "Jamaica")
+    # places: Ohio lies in the Midwest (stored both ways once, one way for the other facts) and contains Columbus
+    for h, r, t in [("Ohio", IN, "Midwest"), ("Midwest", HAS, "Ohio"), ("United States", HAS, "Ohio"),
+                    ("Ohio", HAS, "Columbus"), ("Columbus", IN, "Ohio")]:
+        batch.add_triple(h, r, t)
     write_graph(store, batch)
 
 
-def test_the_pair_is_found_and_the_compiled_path_walks_both_names(clean_store):
+def rows(store, seed, steps, inverses=None):
+    q = compile_schema_path(seed, steps, inverses=inverses)
+    return store.run_generated(q.cypher, q.params).rows
+
+
+def test_the_pairs_are_found_and_a_cvt_step_walks_both_names(clean_store):
     cast_graph(clean_store)
     inv = inverse_relations(clean_store)
-    assert inv == {ACTOR: ROLES, ROLES: ACTOR}
+    assert inv.pairs == {ACTOR: ROLES, ROLES: ACTOR, IN: HAS, HAS: IN} and inv.directed == {IN, HAS}
     steps = [(CAST, "out"), (ACTOR, "out")]
-    plain, both = (compile_schema_path("The Jeffersons", steps, inverses=m) for m in (None, inv))
-    plain_rows = clean_store.run_generated(plain.cypher, plain.params).rows
-    both_rows = clean_store.run_generated(both.cypher, both.params).rows
-    assert {r["name"] for r in plain_rows} == {"Isabel Sanford", "Sherman Hemsley", "Marla Gibbs"}
-    assert {r["name"] for r in both_rows} == {"Isabel Sanford", "Sherman Hemsley", "Marla Gibbs", "Roxie Roker"}
-    roxie = next(r for r in both_rows if r["name"] == "Roxie Roker")
+    assert {r["name"] for r in rows(clean_store, "The Jeffersons", steps)} == {
+        "Isabel Sanford", "Sherman Hemsley", "Marla Gibbs"}
+    both = rows(clean_store, "The Jeffersons", steps, inv)
+    assert {r["name"] for r in both} == {"Isabel Sanford", "Sherman Hemsley", "Marla Gibbs", "Roxie Roker"}
+    roxie = next(r for r in both if r["name"] == "Roxie Roker")
     assert roxie["path_ids"] == [["The Jeffersons", "m.0cast3", "Roxie Roker"]]
+
+
+def test_an_entity_step_walks_the_inverse_name_against_its_own_direction(clean_store):
+    cast_graph(clean_store)
+    inv = inverse_relations(clean_store)
+    assert {r["name"] for r in rows(clean_store, "Ohio", [(IN, "out")])} == {"Midwest"}
+    assert {r["name"] for r in rows(clean_store, "Ohio", [(IN, "out")], inv)} == {"Midwest", "United States"}
+    assert {r["name"] for r in rows(clean_store, "Ohio", [(HAS, "out")], inv)} == {"Columbus"}  # never the converse
