@@ -14,9 +14,10 @@ are collected and each condition keeps the walks that satisfy it — *softly*: w
 nothing to decide by), the condition keeps them all, so a constraint never empties the answer. In order: the
 second-entity join, a CVT's neighbour named in the question, the type (stored ``types``, else the name for
 specific words), the year (time or comparison); then the number (a numeric comparison on the answer's numbers of
-the measure); then the ordinal keeps the answers whose walks' start date is the smallest (earliest) or largest (latest), ties kept — or a numeric superlative keeps
-those with the largest (smallest) number of the measure; ``count`` returns one row whose ``name`` is
-``count(DISTINCT x)`` and whose walks are the counted answers' (their first walk each). The rows keep the shape ``id, name, path_ids, path_names``, so γ is computed on each
+the measure); then the ordinal keeps the answers whose walks' start date is the smallest (earliest) or largest
+(latest), ties kept — or a numeric superlative keeps those with the largest (smallest) number of the measure;
+``count`` returns one row whose ``name`` is ``count(DISTINCT x)`` and whose walks are the counted answers' (their
+first walk each). The rows keep the shape ``id, name, path_ids, path_names``, so γ is computed on each
 answer's own walks (eq. 10). Without constraints the query text is exactly the plain walk's.
 
 :func:`compile_walk_filter` applies the same conditions to given walks (answers that came from elsewhere: the

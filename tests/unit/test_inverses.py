@@ -31,9 +31,18 @@ def test_a_tie_or_a_one_sided_best_pairs_nothing():
 def test_entity_pairs_are_directed_and_cvt_pairs_are_not():
     lang, spoken, official = ("language.human_language.countries_spoken_in", "location.country.languages_spoken",
                               "location.country.official_language")
-    inv = find_inverses([(ACTOR, ROLES, 26)], [(IN, HAS, 34), (lang, spoken, 104), (lang, official, 37)])
+    edges = {ACTOR: 60, ROLES: 50, IN: 825, HAS: 300, lang: 700, spoken: 900, official: 400}
+    inv = find_inverses([(ACTOR, ROLES, 26)], [(IN, HAS, 34), (lang, spoken, 104), (lang, official, 37)], edges)
     assert inv.pairs == {ACTOR: ROLES, ROLES: ACTOR, IN: HAS, HAS: IN, lang: spoken, spoken: lang}
     assert inv.directed == {IN, HAS, lang, spoken} and len(inv) == 3  # official_language is narrower: no pair
+
+
+def test_a_stray_edge_or_two_pairs_nothing():
+    nationality, subjects = "people.person.nationality", "book.written_work.subjects"
+    stray = find_inverses([], [(subjects, nationality, 4)], {subjects: 118, nationality: 1307})
+    assert stray.pairs == {} and not stray  # 4 of 1,307 nationality edges
+    kept = find_inverses([], [(subjects, nationality, 14)], {subjects: 118, nationality: 1307})
+    assert kept.pairs == {subjects: nationality, nationality: subjects}
 
 
 def test_one_step_is_written_once_for_both_names():
