@@ -40,6 +40,13 @@ from sgr.graph.store import quote_identifier
 Step = tuple[str, str]  # (relationship type, "out" | "in")
 
 
+def stored_steps(path: str) -> str:
+    """``[[type, forward], …]`` of the path expression ``path``: each relationship's stored type and whether it
+    points along the walk (the walk may have matched a relation's inverse name, :func:`pattern`)."""
+    return (f"[_i IN range(0, size(relationships({path})) - 1) | [type(relationships({path})[_i]), "
+            f"startNode(relationships({path})[_i]) = nodes({path})[_i]]]")
+
+
 @dataclass
 class CompiledQuery:
     """A parameterised read query; ``params`` go with it to :meth:`GraphStore.run_generated`."""
@@ -93,7 +100,8 @@ def step_conditions(steps: Sequence[Step], seed_var: str = "s", inverses: Invers
 def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200, paths_per_answer: int = 3,
                         constraints: QueryConstraints | None = None,
                         inverses: InverseRelations | None = None) -> CompiledQuery:
-    """Compile a schema path from ``seed_id`` into a query returning ``id, name, path_ids, path_names``.
+    """Compile a schema path from ``seed_id`` into a query returning ``id, name, path_ids, path_names, path_steps``
+    (each walk's stored relationship types and directions, :func:`stored_steps`).
 
     Each row is one answer node (never the seed, never a name-less CVT node) with up to
     ``paths_per_answer`` supporting walks; at most ``limit`` answers, ordered by name for determinism.
@@ -106,14 +114,15 @@ def compile_schema_path(seed_id: str, steps: Sequence[Step], *, limit: int = 200
     if constraints is not None and not constraints.empty:
         head = (f"MATCH p = {match}\n"
                 f"WHERE {where}\n"
-                "WITH x, nodes(p) AS ns\n")
+                f"WITH x, nodes(p) AS ns, {stored_steps('p')} AS rs\n")
         return CompiledQuery(head + _constrained_tail(constraints, params), params)
     cypher = (
         f"MATCH p = {match}\n"
         f"WHERE {where}\n"
         "WITH x, collect(p)[..$per] AS ps\n"
         "RETURN x.id AS id, x.name AS name, "
-        "[q IN ps | [n IN nodes(q) | n.id]] AS path_ids, [q IN ps | [n IN nodes(q) | n.name]] AS path_names\n"
+        "[q IN ps | [n IN nodes(q) | n.id]] AS path_ids, [q IN ps | [n IN nodes(q) | n.name]] AS path_names, "
+        f"[q IN ps | {stored_steps('q')}] AS path_steps\n"
         "ORDER BY coalesce(x.name, x.id)\n"
         "LIMIT $limit")
     return CompiledQuery(cypher, params)
@@ -130,7 +139,7 @@ def compile_walk_filter(walks: Sequence[tuple[str, Sequence[str]]], constraints:
             "CALL (wk) { UNWIND range(0, size(wk.nodes) - 1) AS i MATCH (n:Entity {id: wk.nodes[i]}) "
             "WITH i, n ORDER BY i RETURN collect(n) AS ns }\n"
             "WITH x, ns, wk WHERE size(ns) = size(wk.nodes)\n"
-            "WITH x, ns\n")
+            "WITH x, ns, null AS rs\n")
     return CompiledQuery(head + _constrained_tail(constraints, params), params)
 
 
@@ -151,8 +160,9 @@ def _keep_best(cmp: str) -> str:
 
 
 def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
-    """Everything after ``WITH x, ns`` (one row per walk: answer node, walk nodes) for the constraints ``c``."""
-    out = "WITH collect({x: x, ns: ns, dn: [n IN ns WHERE n:CVT OR n = x]}) AS rows\n"
+    """Everything after ``WITH x, ns, rs`` (one row per walk: answer node, walk nodes, the walk's stored steps or
+    null) for the constraints ``c``; each kept walk travels as ``[ns, rs]``."""
+    out = "WITH collect({x: x, ns: ns, rs: rs, dn: [n IN ns WHERE n:CVT OR n = x]}) AS rows\n"
     if c.second_id:
         params["second"] = c.second_id
         out += _soft([adjacent_condition("w.x", "_s:Entity {id: $second}")])
@@ -168,25 +178,25 @@ def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
         out += _soft([year_condition(c.year, c.year_op, "w.dn")])
     if c.number is not None and c.measure:
         out += _soft([number_condition(c.number, c.number_op, c.measure, "w.x")])
-    out += "UNWIND rows AS w\nWITH w.x AS x, w.ns AS ns, w.dn AS dn\n"
+    out += "UNWIND rows AS w\nWITH w.x AS x, w.ns AS ns, w.rs AS rs, w.dn AS dn\n"
     if c.ordinal:
         agg, cmp = ("min", "<") if c.ordinal == "earliest" else ("max", ">")
-        out += (f"WITH x, collect(ns)[..$per] AS ps, {agg}({date_key(c.ordinal, 'dn')}) AS d\n"
+        out += (f"WITH x, collect([ns, rs])[..$per] AS ps, {agg}({date_key(c.ordinal, 'dn')}) AS d\n"
                 f"WITH collect({{x: x, ps: ps, d: CASE WHEN d = {cypher_literal(UNDATED[c.ordinal])} "
                 f"THEN {name_year('x')} ELSE d END}}) AS rows\n" + _keep_best(cmp))
     elif c.extreme and c.measure:
-        out += ("WITH x, collect(ns)[..$per] AS ps\n"
+        out += ("WITH x, collect([ns, rs])[..$per] AS ps\n"
                 f"WITH collect({{x: x, ps: ps, d: {number_key(c.extreme, c.measure, 'x')}}}) AS rows\n"
                 + _keep_best(">" if c.extreme == "max" else "<"))
     else:
-        out += "WITH x, collect(ns)[..$per] AS ps\n"
+        out += "WITH x, collect([ns, rs])[..$per] AS ps\n"
     if c.count:
         return out + ("WITH x, ps ORDER BY coalesce(x.name, x.id)\n"
                 "WITH count(DISTINCT x) AS total, collect(ps[0])[..$limit] AS ws WHERE total > 0\n"
-                "RETURN null AS id, toString(total) AS name, [q IN ws | [n IN q | n.id]] AS path_ids, "
-                "[q IN ws | [n IN q | n.name]] AS path_names")
-    return out + ("RETURN x.id AS id, x.name AS name, "
-                  "[q IN ps | [n IN q | n.id]] AS path_ids, [q IN ps | [n IN q | n.name]] AS path_names\n"
+                "RETURN null AS id, toString(total) AS name, [q IN ws | [n IN q[0] | n.id]] AS path_ids, "
+                "[q IN ws | [n IN q[0] | n.name]] AS path_names, [q IN ws | q[1]] AS path_steps")
+    return out + ("RETURN x.id AS id, x.name AS name, [q IN ps | [n IN q[0] | n.id]] AS path_ids, "
+                  "[q IN ps | [n IN q[0] | n.name]] AS path_names, [q IN ps | q[1]] AS path_steps\n"
             "ORDER BY coalesce(x.name, x.id)\n"
             "LIMIT $limit")
 

@@ -14,7 +14,9 @@ STEPS = [("people.person.spouse_s", "out"), ("people.marriage.spouse", "out")]
 PLAIN = ("MATCH p = (s:Entity {id: $seed})-[:`people.person.spouse_s`]->(n1:Entity)-[:`people.marriage.spouse`]->"
          "(x:Entity)\nWHERE x.id <> $seed AND NOT x:CVT\nWITH x, collect(p)[..$per] AS ps\n"
          "RETURN x.id AS id, x.name AS name, [q IN ps | [n IN nodes(q) | n.id]] AS path_ids, "
-         "[q IN ps | [n IN nodes(q) | n.name]] AS path_names\nORDER BY coalesce(x.name, x.id)\nLIMIT $limit")
+         "[q IN ps | [n IN nodes(q) | n.name]] AS path_names, [q IN ps | [_i IN range(0, size(relationships(q)) - 1) | "
+         "[type(relationships(q)[_i]), startNode(relationships(q)[_i]) = nodes(q)[_i]]]] AS path_steps\n"
+         "ORDER BY coalesce(x.name, x.id)\nLIMIT $limit")
 
 
 def test_without_constraints_the_query_is_the_plain_walk():
@@ -34,7 +36,7 @@ def test_each_condition_appears_only_when_asked():
     assert "min(reduce(_a = \"9999\"" in text(ordinal="earliest")
     assert "max(reduce(_a = \"0000\"" in text(ordinal="latest")
     counted = text(count=True)
-    assert "count(DISTINCT x)" in counted and counted.rstrip().endswith("AS path_names")
+    assert "count(DISTINCT x)" in counted and counted.rstrip().endswith("AS path_steps")
     joined = compile_schema_path("m.ann", STEPS, constraints=QueryConstraints(second_id="m.paris"))
     assert joined.params["second"] == "m.paris" and "(_x)--(:CVT)--(_s:Entity {id: $second})" in joined.cypher
     for t in (text(year=1990), counted, joined.cypher):

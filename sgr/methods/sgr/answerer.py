@@ -60,7 +60,8 @@ def model_rho(schema: QuestionSchema | None) -> dict[tuple[str, ...], float]:
 
 
 def _pattern(c: Candidate) -> tuple[str, ...]:
-    return tuple(c.paths[0].relations) if c.paths else ()
+    """The candidate's relation path: the one compiled for it, else its best walk's."""
+    return c.pattern or (tuple(c.paths[0].relations) if c.paths else ())
 
 
 def schema_text(schema: QuestionSchema | None, max_relations: int = 3) -> str | None:
@@ -385,11 +386,11 @@ class SGRAnswerer:
         if result.compiled is None or origin == "compiled":
             result.compiled = compiled
         out = []
-        for r in rows:
-            paths = [ReasoningPath(nodes=ids, relations=list(relations), score=score, names=names,
-                                   directions=[d for _, d in steps], source=origin)
-                     for ids, names in zip(r["path_ids"], r["path_names"])]
-            out.append(Candidate(r["id"], r["name"] or r["id"], paths, origin=origin))
+        for r in rows:  # each walk as stored: a step may have matched the relation's inverse name
+            paths = [ReasoningPath(nodes=ids, relations=[t for t, _ in stored], score=score, names=names,
+                                   directions=["out" if forward else "in" for _, forward in stored], source=origin)
+                     for ids, names, stored in zip(r["path_ids"], r["path_names"], r["path_steps"])]
+            out.append(Candidate(r["id"], r["name"] or r["id"], paths, origin=origin, pattern=tuple(relations)))
         return out
 
     def path_candidates(self, result: SGRResult, path: Any, origin: str) -> list[Candidate]:
@@ -451,20 +452,19 @@ class SGRAnswerer:
         calls = 0
         rho = model_rho(result.schema)
         for c in cands:
-            c.gamma = (g.path_consistency(c.key, c.paths[0].relations, self.inverses)
-                       if c.origin in ("model", "plan") and c.paths
+            c.gamma = (g.path_consistency(c.key, _pattern(c), self.inverses) if c.origin in ("model", "plan") and c.paths
                        else g.answer_consistency(c.key))
             c.delta, c.delta_source = cfg.prior_confidence, "prior"
             if c.origin == "plan" and c.paths:  # δ = how alike the plan's training question is
                 c.delta, c.delta_source = c.paths[0].score, "plan"
-            elif c.paths and tuple(c.paths[0].relations) in rho:  # δ = the model's probability of the answer's path
-                c.delta, c.delta_source = rho[tuple(c.paths[0].relations)], "model-path"
+            elif c.paths and _pattern(c) in rho:  # δ = the model's probability of the answer's path
+                c.delta, c.delta_source = rho[_pattern(c)], "model-path"
         for c in sorted(cands, key=lambda c: -c.gamma):
             if not c.paths or c.delta_source in ("model-path", "plan"):
                 continue
             if cfg.lazy_verification and not delta_decides(c.gamma, cfg.mu, cfg.epsilon):
                 continue
-            pattern = tuple(c.paths[0].relations)
+            pattern = _pattern(c)
             if pattern not in verified:
                 if calls >= cfg.max_verify_calls or self.llm is None:
                     continue
@@ -489,12 +489,12 @@ class SGRAnswerer:
                     if (tuple(p.nodes), tuple(p.relations)) not in seen:
                         seen.add((tuple(p.nodes), tuple(p.relations)))
                         paths.append(p)
-        rho = model_rho(result.schema)
+        rho = {self.inverses.canonical(k): v for k, v in model_rho(result.schema).items()}
         votes = []
-        for p in paths:
-            pat = tuple(p.relations)
-            own = pat in rho
-            votes.append(VoteIn(p.answer, p.answer_name, pat, rho[pat] if own else cfg.prior_confidence,
+        for p in paths:  # a walk of the model's path may store a step under the inverse name: compare modulo pairs
+            pat, key = tuple(p.relations), self.inverses.canonical(p.relations)
+            own = key in rho
+            votes.append(VoteIn(p.answer, p.answer_name, pat, rho[key] if own else cfg.prior_confidence,
                                 g.consistency(p), "model" if own or p.source == "model" else "graph",
                                 "model-path" if own else "prior"))
         # SCR's paths: ρ = their probability P(a, p | q); η = graph consistency with G_q (the walk itself when G_q

@@ -75,6 +75,7 @@ class Candidate:
     valid: bool = False
     origin: str = ""  # "llm" (the model's Cypher), "model" (a path the model proposed), "compiled" (G_q's best path)
     source: str = ""  # the source's name in the decision: "llm", "model1", "model2", …, "compiled"
+    pattern: tuple[str, ...] = ()  # the relation path compiled for it (its walks may store a step's inverse name)
 
 
 @dataclass

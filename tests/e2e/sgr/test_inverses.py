@@ -44,11 +44,32 @@ def test_the_pairs_are_found_and_a_cvt_step_walks_both_names(clean_store):
     assert {r["name"] for r in both} == {"Isabel Sanford", "Sherman Hemsley", "Marla Gibbs", "Roxie Roker"}
     roxie = next(r for r in both if r["name"] == "Roxie Roker")
     assert roxie["path_ids"] == [["The Jeffersons", "m.0cast3", "Roxie Roker"]]
+    assert roxie["path_steps"] == [[[CAST, True], [ROLES, False]]]  # the walk as stored: Roxie -ROLES-> m.0cast3
 
 
 def test_an_entity_step_walks_the_inverse_name_against_its_own_direction(clean_store):
     cast_graph(clean_store)
     inv = inverse_relations(clean_store)
     assert {r["name"] for r in rows(clean_store, "Ohio", [(IN, "out")])} == {"Midwest"}
-    assert {r["name"] for r in rows(clean_store, "Ohio", [(IN, "out")], inv)} == {"Midwest", "United States"}
+    found = {r["name"]: r for r in rows(clean_store, "Ohio", [(IN, "out")], inv)}
+    assert set(found) == {"Midwest", "United States"}
+    assert found["United States"]["path_steps"] == [[[HAS, False]]]  # stored: United States -contains-> Ohio
     assert {r["name"] for r in rows(clean_store, "Ohio", [(HAS, "out")], inv)} == {"Columbus"}  # never the converse
+
+
+def test_sgr_grounds_an_answer_reached_through_the_inverse_name_on_stored_edges(clean_store):
+    """The answer's walk names the edge the store holds, so its evidence is drawn from real edges."""
+    from sgr.core.types import Question
+    from sgr.evidence.graph import evidence_subgraph
+    from sgr.methods.base import MethodContext
+    from sgr.methods.registry import create_method
+
+    cast_graph(clean_store)
+    answerer = create_method("sgr-compiled", MethodContext(store=clean_store, options={"hops": 2}))
+    result = answerer.run(Question(id="q", text="who played on the jeffersons?", topic_entities=["The Jeffersons"]))
+    by_name = {a.text: a for a in result.prediction.answers}
+    assert {"Isabel Sanford", "Sherman Hemsley", "Marla Gibbs", "Roxie Roker"} <= set(by_name)
+    walk = by_name["Roxie Roker"].paths[0]
+    assert walk.triples() == [("The Jeffersons", CAST, "m.0cast3"), ("Roxie Roker", ROLES, "m.0cast3")]
+    graph = evidence_subgraph(clean_store, result.prediction, ["The Jeffersons"])
+    assert graph.edges and all(e.in_graph for e in graph.edges)
