@@ -31,12 +31,16 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the whole trace as JSON"),
         save: bool = typer.Option(False, "--save", help="record the evidence in the graph (`sgr evidence list`)"),
         html: Optional[Path] = typer.Option(None, "--html", help="write the offline HTML evidence view here"),
+        option: Optional[list[str]] = typer.Option(None, "--option", "-o", help="method option KEY=VALUE "
+                                                   "(repeatable), as for `sgr eval`: e.g. -o inverse_relations=false"),
     ) -> None:
         """Answer one question: answers with their paths, the Cypher that ran, route, costs, evidence."""
         from sgr.api import ask
         from sgr.graph.store import GraphStore
 
-        options = {}  # only what was given: a method without these settings refuses them (ConfigError)
+        from sgr.cli.app import key_values
+
+        options = key_values(option)  # only what was given: a method without these settings refuses them
         if retriever is not None:
             options["path_retriever"] = retriever
         if scr_checkpoint is not None:

@@ -95,6 +95,17 @@ def test_an_unknown_option_is_refused(webqsp_graph, record, runner) -> None:
     assert len(lines) == 1 and lines[0].startswith("error:") and "retriever" in lines[0] and "oracle" in lines[0]
 
 
+def test_method_options_reach_the_method_and_unknown_keys_are_refused(webqsp_graph, record, runner) -> None:
+    rec = record(RECORD)
+    res = ask(runner, *question_args(rec), "--json", "-o", "max_answers=1")
+    assert res.exit_code == 0, res.output
+    assert len(json.loads(res.stdout)["answers"]) == 1  # the record has two gold answers; the option keeps one
+    res = ask(runner, *question_args(rec), "-o", "inverse_relatons=false")
+    assert res.exit_code == ConfigError.exit_code and "unknown option 'inverse_relatons'" in res.output
+    res = ask(runner, *question_args(rec), "-o", "inverse_relations")
+    assert res.exit_code == ConfigError.exit_code and "KEY=VALUE" in res.output
+
+
 def test_an_unknown_entity_is_one_red_line(webqsp_graph, runner) -> None:
     res = ask(runner, "what does zzyzx qwv speak?", "--method", "sgr-compiled")
     assert res.exit_code == EntityNotFound.exit_code
