@@ -74,8 +74,8 @@ def pattern(steps: Sequence[Step], seed_var: str = "s", answer_var: str = "x",
     for i, (rel, direction) in enumerate(steps, start=1):
         inverse = inverses.get(rel) if inverses else None
         if inverse:
-            var = f"e{i}" if rel in inverses.directed else ""
-            arrow = f"-[{var}:{quote_identifier(rel)}|{quote_identifier(inverse)}]-"
+            edge = f"e{i}" if rel in inverses.directed else ""
+            arrow = f"-[{edge}:{quote_identifier(rel)}|{quote_identifier(inverse)}]-"
         else:
             rel_q = f"[:{quote_identifier(rel)}]"
             arrow = f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-"

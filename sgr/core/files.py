@@ -15,6 +15,10 @@ from pathlib import Path
 
 from sgr.core.errors import ConfigError
 
+#: what comes back from a GPU machine: files of at most 16 MiB (parts of 15 MiB), 64 MiB in all (60 MiB of weights)
+RETURN_PART_BYTES = 15 * 2**20
+RETURN_BYTES = 60 * 2**20
+
 
 def sha256_file(path: Path) -> str:
     """The hex SHA-256 of a file, read in 1 MiB blocks."""
@@ -48,15 +52,25 @@ def cut_parts(data: bytes | Path, out: Path, part_bytes: int) -> list[str]:
     return names
 
 
+def _part(folders: Sequence[Path], name: str) -> Path:
+    """The part ``name`` in the first of ``folders`` that holds it; ConfigError when none does."""
+    src = next((d / name for d in folders if (d / name).is_file()), None)
+    if src is None:
+        raise ConfigError(f"part {name} is in none of {', '.join(map(str, folders))}")
+    return src
+
+
 def join_parts(folders: Sequence[Path], names: Sequence[str], out: Path) -> Path:
     """Concatenate the parts ``names``, each found in the first of ``folders`` that holds it, into ``out``."""
     with out.open("wb") as dst:
         for name in names:
-            src = next((d / name for d in folders if (d / name).is_file()), None)
-            if src is None:
-                raise ConfigError(f"part {name} is in none of {', '.join(map(str, folders))}")
-            dst.write(src.read_bytes())
+            dst.write(_part(folders, name).read_bytes())
     return out
+
+
+def read_parts(folders: Sequence[Path], names: Sequence[str]) -> bytes:
+    """The parts ``names`` concatenated in memory (weights that came back small: under :data:`RETURN_BYTES`)."""
+    return b"".join(_part(folders, name).read_bytes() for name in names)
 
 
 def bundle_parser(prog: str, description: str, weights: str) -> argparse.ArgumentParser:

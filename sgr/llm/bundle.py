@@ -29,14 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from sgr.core.errors import ConfigError, LLMError
-from sgr.core.files import bundle_parser, cut_parts, join_parts, sha256_file
+from sgr.core.files import RETURN_PART_BYTES, bundle_parser, cut_parts, join_parts, read_parts, sha256_file
 from sgr.llm import finetune as ft
 
 MANIFEST = "bundle.json"
 EXAMPLES = "examples.jsonl"
 RESULT = "result.json"
 WEIGHTS = "weights.pt"
-RETURN_PART_BYTES = 15 * 2**20  # a returned file may be 16 MiB at most
 
 
 def write(out: Path, base: Path, train_ex: Sequence[ft.ChatExample], val_ex: Sequence[ft.ChatExample],
@@ -146,8 +145,7 @@ def read(out: Path) -> Returned:
     if not path.is_file():
         raise ConfigError(f"{out}: no {RESULT} (not the output of `python -m sgr.llm.bundle`)")
     res = json.loads(path.read_text())
-    raw = b"".join((out / name).read_bytes() for name in res["weights_parts"])
-    state = torch.load(io.BytesIO(raw), weights_only=False)
+    state = torch.load(io.BytesIO(read_parts([out], res["weights_parts"])), weights_only=False)
     return Returned(state={k: v.float() for k, v in state.items()}, result=res)
 
 

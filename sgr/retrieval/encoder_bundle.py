@@ -14,8 +14,8 @@ step travels alone:
 2. **There** — ``python -m sgr.retrieval.encoder_bundle DIR OUT`` (:func:`run`) joins the parts (size and SHA-256
    checked), writes the dequantised encoder folder, trains LoRA adapters with
    :func:`~sgr.retrieval.encoder_training.train_encoder` on ``--device`` and writes ``OUT/adapters.pt`` (the chosen
-   epoch's adapters, fp16, a few MB; with ``lora_rank = 0`` every weight, see below) and ``OUT/result.json`` (every epoch's loss, validation RRA and seconds, the
-   device's name).
+   epoch's adapters, fp16, a few MB; with ``lora_rank = 0`` every weight, see below) and ``OUT/result.json``
+   (every epoch's loss, validation RRA and seconds, the device's name).
 3. **Here** — :func:`fold` folds the adapters into the *original* fp32 encoder (``W ← W + (α/r)·B A``) and saves a
    plain encoder folder. The adapters were trained over the int8 round trip of ``W``, which is within half a step
    (``scale_row / 2``) of it; the figures that count are measured here, on the folded encoder.
@@ -39,7 +39,8 @@ from typing import Any
 import torch
 
 from sgr.core.errors import ConfigError
-from sgr.core.files import bundle_parser, cut_parts, join_parts, sha256_file
+from sgr.core.files import (RETURN_BYTES, RETURN_PART_BYTES, bundle_parser, cut_parts, join_parts, read_parts,
+                            sha256_file)
 from sgr.llm.encoders import WEIGHTS, encoder_path, fresh_sentence_encoder
 from sgr.graph.store import GraphStore
 from sgr.retrieval.encoder_training import (ADAPTERS, BEST, EncoderTrainConfig, EncoderTrainResult, merge_adapters,
@@ -55,8 +56,6 @@ BASE = "base"
 MIN_QUANTISED = 65_536  # matrices with at least this many entries travel as int8
 SMALL_FILE = 4 << 20  # encoder files up to this size travel as they are (config, tokenizer, pooling)
 WEIGHTS_BACK = "weights.pt"  # every trained weight, fp16 (lora_rank = 0)
-RETURN_PART_BYTES = 15 * 2**20  # a returned file may be 16 MiB at most
-RETURN_BYTES = 60 * 2**20  # and all of them 64 MiB
 
 
 def quantise(state: dict[str, torch.Tensor]) -> dict[str, dict[str, torch.Tensor]]:
@@ -162,8 +161,9 @@ def run(bundle: Path, out: Path, *, part_folders: Sequence[Path] = (), device: s
         torch.save({k: v.half() for k, v in adapters.items()}, out / ADAPTERS)
         parts: list[str] = []
     else:
+        best = torch.load(work / "state" / BEST, weights_only=True, map_location="cpu")
         buf = io.BytesIO()
-        torch.save({k: v.half() for k, v in torch.load(work / "state" / BEST, weights_only=True, map_location="cpu").items()}, buf)
+        torch.save({k: v.half() for k, v in best.items()}, buf)
         parts = cut_parts(buf.getvalue(), out / WEIGHTS_BACK, RETURN_PART_BYTES)
     name = torch.cuda.get_device_name(0) if result.device == "cuda" else "cpu"
     res = {"bundle": man["id"], "device": result.device, "device_name": name, "weights_parts": parts,
@@ -195,11 +195,12 @@ def fold(bundle: Path, returned: Path, out: Path) -> Folded:
     cfg = EncoderTrainConfig(**man["config"])
     st = fresh_sentence_encoder(man["encoder"])
     if cfg.lora_rank:
-        state = {k: v.float() for k, v in torch.load(returned / ADAPTERS, weights_only=True, map_location="cpu").items()}
-        merge_adapters(st, state, cfg.lora_rank, cfg.lora_alpha)
+        adapters = torch.load(returned / ADAPTERS, weights_only=True, map_location="cpu")
+        merge_adapters(st, {k: v.float() for k, v in adapters.items()}, cfg.lora_rank, cfg.lora_alpha)
     else:
-        raw = b"".join((returned / name).read_bytes() for name in res["weights_parts"])
-        st[0].auto_model.load_state_dict({k: v.float() for k, v in torch.load(io.BytesIO(raw), weights_only=True, map_location="cpu").items()})
+        weights = torch.load(io.BytesIO(read_parts([returned], res["weights_parts"])), weights_only=True,
+                             map_location="cpu")
+        st[0].auto_model.load_state_dict({k: v.float() for k, v in weights.items()})
     out.mkdir(parents=True, exist_ok=True)
     st.save(str(out))
     r = res["result"]

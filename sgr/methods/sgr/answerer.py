@@ -162,9 +162,11 @@ class SGRAnswerer:
         if result.inputs is not None:
             pred.extra["decision"] = result.decision_record()
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
-            # the compiled routes applied C_q in Cypher already; the rest (and count, over validated answers) here
-            in_cypher = pred.route == "direct" and result.cypher_source in ("compiled", "model")
-            qc = query_constraints(result.schema.constraints, result.schema.cue_text, mention=True)
+            # the compiled routes (the model's paths, plans, G_q's best path) applied C_q in Cypher already, and the
+            # voting paths met the mention before they voted; the rest (and count, over validated answers) here
+            in_cypher = pred.route == "direct" and result.cypher_source not in (None, "llm")
+            qc = query_constraints(result.schema.constraints, result.schema.cue_text,
+                                   mention=pred.route != "collaborative")
             if in_cypher:
                 qc = QueryConstraints(count=qc.count)
             pred.answers, notes = apply_constraints(self.store, pred.answers, qc, limit=cfg.max_answers)
@@ -452,8 +454,8 @@ class SGRAnswerer:
         calls = 0
         rho = model_rho(result.schema)
         for c in cands:
-            c.gamma = (g.path_consistency(c.key, _pattern(c), self.inverses) if c.origin in ("model", "plan") and c.paths
-                       else g.answer_consistency(c.key))
+            own_walk = c.origin in ("model", "plan") and c.paths
+            c.gamma = g.path_consistency(c.key, _pattern(c), self.inverses) if own_walk else g.answer_consistency(c.key)
             c.delta, c.delta_source = cfg.prior_confidence, "prior"
             if c.origin == "plan" and c.paths:  # δ = how alike the plan's training question is
                 c.delta, c.delta_source = c.paths[0].score, "plan"
