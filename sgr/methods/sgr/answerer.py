@@ -40,7 +40,7 @@ from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter, llm_cache_option
-from sgr.methods.sgr.constraints import apply_constraints, constrained_walks, query_constraints, stores_types
+from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types, voting_walks
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
@@ -52,23 +52,9 @@ from sgr.methods.sgr.trace import SGRResult
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
 from sgr.retrieval.relations import RelationRetriever, load_retriever, sgr_retriever
 
-def model_rho(schema: QuestionSchema | None) -> dict[tuple[str, ...], float]:
-    """ρ of each of the model's N-best relation paths (measured ones only)."""
-    if schema is None:
-        return {}
-    return {tuple(p.relations): p.rho for p in schema.model_paths if p.rho == p.rho}  # NaN: not measured
-
-
 def _pattern(c: Candidate) -> tuple[str, ...]:
     """The candidate's relation path: the one compiled for it, else its best walk's."""
     return c.pattern or (tuple(c.paths[0].relations) if c.paths else ())
-
-
-def schema_text(schema: QuestionSchema | None, max_relations: int = 3) -> str | None:
-    if schema is None or not schema.relations:
-        return None
-    rels = schema.ordered or schema.relation_names[:max_relations]
-    return " -> ".join(dict.fromkeys(rels[:max_relations]))
 
 
 class SGRAnswerer:
@@ -449,10 +435,10 @@ class SGRAnswerer:
         cfg = self.config
         g = result.subgraph
         assert g is not None
-        stext = schema_text(result.schema)
+        stext = result.schema.text() if result.schema else None
         verified: dict[tuple[str, ...], tuple[float, str]] = {}
         calls = 0
-        rho = model_rho(result.schema)
+        rho = result.schema.model_rho() if result.schema else {}
         for c in cands:
             own_walk = c.origin in ("model", "plan") and c.paths
             c.gamma = g.path_consistency(c.key, _pattern(c), self.inverses) if own_walk else g.answer_consistency(c.key)
@@ -491,7 +477,7 @@ class SGRAnswerer:
                     if (tuple(p.nodes), tuple(p.relations)) not in seen:
                         seen.add((tuple(p.nodes), tuple(p.relations)))
                         paths.append(p)
-        rho = {self.inverses.canonical(k): v for k, v in model_rho(result.schema).items()}
+        rho = {self.inverses.canonical(k): v for k, v in (result.schema.model_rho() if result.schema else {}).items()}
         votes = []
         for p in paths:  # a walk of the model's path may store a step under the inverse name: compare modulo pairs
             pat, key = tuple(p.relations), self.inverses.canonical(p.relations)
@@ -508,21 +494,23 @@ class SGRAnswerer:
 
     def constrain_votes(self, result: SGRResult, paths: list[ReasoningPath], votes: list[VoteIn]
                         ) -> tuple[list[ReasoningPath], list[VoteIn]]:
-        """C_q filters P_q (SGR §3.1.1): when some voting paths pass through a CVT that touches a node the question
-        names, only those vote (:func:`constrained_walks`; every path votes when none does). The other conditions
-        act on the chosen answers (:meth:`_stages`): measured on WebQSP, the type's name test over P_q kept type
-        nodes of unrelated paths ("what country …" → the node "Country")."""
+        """C_q filters P_q (SGR §3.1.1): when some voting paths meet another linked entity (their answer or a CVT of
+        the walk touches it) or pass through a CVT that touches a node the question names, only those vote
+        (:func:`voting_walks`; every path votes when none does). The other conditions act on the chosen
+        answers (:meth:`_stages`): measured on WebQSP, the type's name test over P_q kept type nodes of unrelated
+        paths ("what country …" → the node "Country")."""
         cfg = self.config
         if not (cfg.answer_constraints and cfg.schema_guided and result.schema is not None and paths):
             return paths, votes
-        qc = QueryConstraints(mention_text=query_constraints([], result.schema.cue_text, mention=True).mention_text)
-        kept = constrained_walks(self.store, [(p.answer, list(p.nodes)) for p in paths if p.nodes], qc)
-        if not kept:
-            return paths, votes
+        mention = query_constraints([], result.schema.cue_text, mention=True).mention_text
+        kept, kinds = voting_walks(self.store, [p.nodes for p in paths if p.nodes], [e.id for e in result.entities],
+                                   mention)
         pairs = [(p, v) for p, v in zip(paths, votes) if tuple(p.nodes) in kept]
+        if not pairs:
+            return paths, votes
         if len(pairs) < len(paths):
             result.prediction.extra.setdefault("constraints_applied", []).append(
-                f"{', '.join(qc.kinds)} on the voting paths: kept {len(pairs)} of {len(paths)}")
+                f"{', '.join(kinds)} on the voting paths: kept {len(pairs)} of {len(paths)}")
         return [p for p, _ in pairs], [v for _, v in pairs]
 
     def collaborate(self, question: Question, result: SGRResult, paths: list[ReasoningPath],
@@ -536,7 +524,7 @@ class SGRAnswerer:
         patterns = list(dict.fromkeys(votes[i].relations for i in todo))
         if len({v.relations for v in votes if v.origin != "scr"}) <= 1:
             return False
-        stext = schema_text(result.schema)
+        stext = result.schema.text() if result.schema else None
         calls = 0
         changed = False
         for pat in patterns:

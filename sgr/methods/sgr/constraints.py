@@ -143,6 +143,23 @@ def constrained_walks(store: GraphStore, walks: Sequence[tuple[str, Sequence[str
     return {tuple(ids) for r in store.run_generated(query.cypher, query.params).rows for ids in r["path_ids"]}
 
 
+def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequence[str],
+                 mention_text: str | None) -> tuple[set[tuple[str, ...]], list[str]]:
+    """The walks (node ids from a linked entity) that meet another entity of ``linked`` (their answer or a CVT of
+    the walk touches it) and the question's mention (:func:`constrained_walks`), and the kinds applied; only the
+    walks of seeds where a condition held are kept, every walk when it held nowhere (the conditions are soft)."""
+    kept: set[tuple[str, ...]] = set()
+    kinds: list[str] = []
+    for seed in dict.fromkeys(w[0] for w in walks):
+        mine = {tuple(w) for w in walks if w[0] == seed}
+        qc = QueryConstraints(second_id=next((e for e in linked if e != seed), None), mention_text=mention_text)
+        met = constrained_walks(store, [(w[-1], list(w)) for w in mine], qc)
+        if met is not None and met < mine:  # a strict subset: some walks met a condition
+            kept |= met
+            kinds += [k for k in qc.kinds if k not in kinds]
+    return (kept, kinds) if kept else ({tuple(w) for w in walks}, [])
+
+
 def apply_constraints(store: GraphStore | None, answers: list[Answer], constraints: Sequence[Any] | QueryConstraints,
                       question: str = "", *, limit: int = 200) -> tuple[list[Answer], list[str]]:
     """Filter, order or count ``answers`` by C_q in Cypher over their own walks (module docstring); returns the

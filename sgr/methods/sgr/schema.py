@@ -80,6 +80,17 @@ class QuestionSchema:
         """The question with its entity mentions masked: the words constraints are read from."""
         return constraint_text(self.question, self.mentions)
 
+    def model_rho(self) -> dict[tuple[str, ...], float]:
+        """ρ of each of the model's N-best relation paths (measured ones only)."""
+        return {tuple(p.relations): p.rho for p in self.model_paths if p.rho == p.rho}  # NaN: not measured
+
+    def text(self, max_relations: int = 3) -> str | None:
+        """R_q as the verifier's prompt shows it: the ordered choice, else the best relations; None without any."""
+        if not self.relations:
+            return None
+        rels = self.ordered or self.relation_names[:max_relations]
+        return " -> ".join(dict.fromkeys(rels[:max_relations]))
+
 
 # -- constraints -------------------------------------------------------------------------------------------------
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")

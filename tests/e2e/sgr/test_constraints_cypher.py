@@ -284,3 +284,26 @@ def test_a_cvt_neighbour_named_in_the_question_keeps_its_walk(marriages):
     kept = constrained_walks(marriages, walks, QueryConstraints(mention_text=mention_words("married in Rome")))
     assert kept == {("m.ann", "m.w3", "m.dan")}
     assert constrained_walks(marriages, walks, QueryConstraints(count=True)) is None  # nothing left to apply
+
+
+def test_only_voting_paths_that_meet_the_second_entity_vote(clean_store):
+    """Two linked entities ("who did Hanks play in Apollo 13?"): when the vote decides, the walks that meet the
+    second entity (the answer or a CVT of its walk touches it) vote alone; without it, every walk votes."""
+    from sgr.core.types import Question
+    from tests.helpers import compiled_run, hand_graph
+
+    actor, film, character = "film.actor.film", "film.performance.film", "film.performance.character"
+    names = {"m.hanks": "Hanks", "m.apollo": "Apollo 13", "m.big": "Big", "m.male": "Male", "m.lovell": "Jim Lovell",
+             "m.josh": "Josh Baskin"}
+    triples = [("m.hanks", "people.person.gender", "m.male"),
+               ("m.hanks", actor, "m.p1"), ("m.p1", film, "m.apollo"), ("m.p1", character, "m.lovell"),
+               ("m.hanks", actor, "m.p2"), ("m.p2", film, "m.big"), ("m.p2", character, "m.josh")]
+    store = hand_graph(clean_store, names, triples)
+    both = Question(id="q", text="who did hanks play in apollo 13?", topic_entities=["Hanks", "Apollo 13"])
+    res = compiled_run(store, both, compiled_fallback=False)
+    assert res.route == "collaborative" and res.prediction.answer_texts == ["Jim Lovell"], res.prediction.answer_texts
+    assert any("second entity" in n and "voting paths" in n for n in res.prediction.extra["constraints_applied"])
+    one = compiled_run(store, Question(id="q", text="who did hanks play?", topic_entities=["Hanks"]),
+                       compiled_fallback=False)
+    assert one.route == "collaborative" and len(one.prediction.extra["decision"]["inputs"]["votes"]) > 1
+    assert not one.prediction.extra.get("constraints_applied")
