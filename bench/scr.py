@@ -69,7 +69,7 @@ TRAIN: dict[str, dict[str, dict[str, Any]]] = {
     "metaqa": {
         # not the paper's supervision: walks along MetaQA's gold relation path (the dev question's type); a 3-hop
         # answer set often holds entities one hop from the topic, whose shortest walk teaches stopping early
-        "stepwise": {**_BASE, "supervision": "gold-first", "train_per_hop": 3000, "epochs": 6},
+        "stepwise": {**_BASE, "supervision": "gold-first", "train_per_hop": 3000, "epochs": 3},
         "single-step": {**_BASE, "subset": 500, "val_subset": 50},
         "stepwise-shortest": {**_BASE},  # the paper's supervision (shortest walks), served as scr@stepwise-shortest
     },

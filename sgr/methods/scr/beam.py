@@ -1,6 +1,6 @@
 """Stepwise inference: SCR's beam search (Lin et al., AAAI 2026, "Reasoning with Beam Search", eqs. 12–15).
 
-From each topic entity e_0, every step scores the candidates {e_i} ∪ 𝒩(e_i) (visited entities excluded)
+From each topic entity e_0, every step scores the candidates {e_i} ∪ 𝒩(e_i) (never e_0, nor an edge walked)
 with P(e | q_i, e_i) = softmax(cos(h_{q_i}, h_e)/τ) and keeps the top-K partial paths (eq. 12). Choosing
 e_i itself ("stay") ends a path: e_i is its hypothesis answer. A path's probability is
 
@@ -137,7 +137,7 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, ScrSubgraph]], beam_
         live = [(key, p) for key, pool in pools.items() for p in pool if not p.finished]
         if not live:
             break
-        per_path = [step_candidates(subgraphs[g], p.nodes[-1], set(p.nodes), edge_level) for (g, _), p in live]
+        per_path = [step_candidates(subgraphs[g], p.nodes[-1], p.nodes[0], p.edges, edge_level) for (g, _), p in live]
         # a path whose only candidate is "stay" stays with log-probability 0 whatever q_i is: not encoded
         scored = [s for s, cs in enumerate(per_path) if len(cs) > 1]
         text_row: dict[str, int] = {}

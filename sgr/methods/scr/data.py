@@ -449,8 +449,9 @@ def gold_walks(sg: ScrSubgraph, gold_paths: Sequence[Sequence[str]], answers: Se
     """Walks from a topic entity that follow a dataset's gold relation path and end on an answer.
 
     ``gold_paths[k]`` is a relation sequence (MetaQA's question type, WebQSP's ``ground_paths``);
-    ``directions[k][i]`` (``"out"``/``"in"``), when given, fixes how step i walks its edge. Depth-first,
-    no revisits, at most ``per_answer`` walks per answer, ``max_paths`` in all and ``budget`` expansions.
+    ``directions[k][i]`` (``"out"``/``"in"``), when given, fixes how step i walks its edge. Depth-first, never
+    back to the topic entity nor over an edge twice (:func:`sgr.methods.scr.model.step_candidates`), at most
+    ``per_answer`` walks per answer, ``max_paths`` in all and ``budget`` expansions.
     """
     wanted = set(answers)
     adj = sg.adjacency()
@@ -476,7 +477,7 @@ def gold_walks(sg: ScrSubgraph, gold_paths: Sequence[Sequence[str]], answers: Se
                     continue
                 expansions += 1
                 for v, e, d in reversed(adj[nodes[-1]]):
-                    if int(sg.edges[e, 1]) != want[i] or v in nodes:
+                    if int(sg.edges[e, 1]) != want[i] or v == nodes[0] or e in edges:
                         continue
                     if dirs is not None and i < len(dirs) and dirs[i] in ("out", "in") and d != (0 if dirs[i] == "out" else 1):
                         continue

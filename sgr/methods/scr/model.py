@@ -22,6 +22,14 @@ messages carry no relation content (r only weights the attention), so the direct
 the same film — whose own names say nothing about their role — get near-identical h_e and eq. (7)
 cannot tell "who directed X" from "who starred in X" (MetaQA). W_C starts at zero, so an untrained
 model scores exactly as eq. (7). ``edge_candidates=False`` is the paper's entity-level scoring.
+
+**One documented relaxation** (:func:`step_candidates`): a walk never returns to its topic entity and never walks
+an edge twice, but it may reach an entity it passed through over another edge. The paper prevents revisiting any
+node; MetaQA's answer sets hold such entities — "who directed the films written by the writer of Chasing Amy" is
+Kevin Smith, who wrote them (written_by, written_by⁻¹, directed_by). With every visited node excluded the search
+could not reach them and the training walks to them fell back to the one-step shortest walk, which taught the
+model to stop early. Measured on 300 MetaQA 3-hop test questions with one checkpoint (trained under the old rule):
+Hits@1 0.897 → 0.930 from the search alone, 1-hop and 2-hop unchanged.
 """
 
 from __future__ import annotations
@@ -126,17 +134,19 @@ class StepCandidate:
         return self.edge < 0
 
 
-def step_candidates(sg: ScrSubgraph, current: int, visited: set[int] | frozenset[int],
+def step_candidates(sg: ScrSubgraph, current: int, topic: int, walked: Sequence[int] = (),
                     edge_level: bool = True) -> list[StepCandidate]:
-    """M_{e_i} = {e_i} ∪ 𝒩(e_i) minus visited entities (eq. 10 and "To prevent revisiting nodes").
+    """M_{e_i} = {e_i} ∪ 𝒩(e_i) minus the topic entity and the edges ``walked`` so far (eq. 10; the paper's "To
+    prevent revisiting nodes" relaxed, module docstring).
 
     The first candidate is always "stay". With ``edge_level`` each connecting edge is a candidate; else
-    one candidate per neighbour entity (its first edge gives the relation written into q_{i+1}).
+    one candidate per neighbour entity (its first edge not walked gives the relation written into q_{i+1}).
     """
     out = [StepCandidate(current, -1, -1)]
+    used = set(walked)
     seen: set[int] = set()
     for v, e, d in sg.adjacency()[current]:
-        if v in visited or v == current:
+        if v == topic or v == current or e in used:
             continue
         if not edge_level:
             if v in seen:

@@ -2,7 +2,7 @@
 
 For a question q with G_q and a shortest walk e_0 -r_1-> e_1 … -r_l-> e_l to an answer, every step i = 0 … l
 is one contrastive example: the question state q_i (eqs. 1, 8, teacher-forced along the walk), the candidate
-set M_{e_i} = {e_i} ∪ 𝒩(e_i) (visited entities excluded, as at inference) and the positive e_{i+1}
+set M_{e_i} = {e_i} ∪ 𝒩(e_i) (never e_0 nor an edge walked, as at inference) and the positive e_{i+1}
 (for i = l the positive is e_l itself: "stay", the stop decision). The loss is InfoNCE (eqs. 10–11):
 
     L = −log φ(h_{q_i}, h_{e_{i+1}}) / Σ_{n ∈ M_{e_i}} φ(h_{q_i}, h_n),   φ = exp(cos/τ)
@@ -112,7 +112,7 @@ def _steps_for(model: SCRModel, g: int, ex: Example, rng: random.Random) -> list
     history: list[tuple[str, str]] = []
     for i in range(walk.length + 1):
         cur = walk.nodes[i]
-        cands = step_candidates(sg, cur, set(walk.nodes[: i + 1]), edge_level)
+        cands = step_candidates(sg, cur, walk.nodes[0], walk.edges[:i], edge_level)
         if i == walk.length:
             pos = 0  # stay: e_l is the answer
         else:

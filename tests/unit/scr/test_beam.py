@@ -3,8 +3,8 @@
 The neural parts are replaced by a scripted scorer with known similarities — node features are one-hot
 vectors and the question vector is the one-hot vector of the node a fixed policy wants next (read from
 the last entity written into q_i) — so every step probability is e^{1/τ} / (e^{1/τ} + #other candidates).
-Everything else (candidate sets, no revisits, stopping, probabilities, pruning, ranking) is the real
-beam search.
+Everything else (candidate sets — never back to the topic entity nor over a walked edge —, stopping, probabilities,
+pruning, ranking) is the real beam search.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_best_path_and_its_probability() -> None:
     res = beam_search(ScriptedScorer(), [("which C?", hand_graph())], beam_size=10, min_prob=0.02)[0]
     best = res.paths[0]
     assert best.nodes == [0, 1, 3] and best.edges == [0, 2] and best.directions == [0, 0]
-    # Topic: {stay, A, B, C} -> A; A: {stay, C} (Topic visited) -> C; C: {stay} only (A, Topic visited)
+    # Topic: {stay, A, B, C} -> A; A: {stay, C} (Topic is e_0) -> C; C: {stay} only (rc walked, Topic is e_0)
     assert best.prob == pytest.approx(p(4) * p(2) * 1.0, rel=1e-5)
     probs = {tuple(x.nodes): x.prob for x in res.paths}
     assert probs[(0,)] == pytest.approx(q(4), rel=1e-5)  # staying on the topic
@@ -92,7 +92,7 @@ def test_best_path_and_its_probability() -> None:
     assert probs[(0, 1)] == pytest.approx(p(4) * q(2), rel=1e-5)
     assert all(x.prob >= 0.02 for x in res.paths)  # Topic-B-stay (0.0115) and Topic-C-A are dropped
     assert (0, 2) not in probs and (0, 3, 1) not in probs
-    assert all(len(set(x.nodes)) == len(x.nodes) for x in res.paths)  # no revisits
+    assert all(len(set(x.nodes)) == len(x.nodes) for x in res.paths)  # no node is reached over a second edge
     # eq. 13: C is reached by two paths, its probability is their sum
     answers = dict(res.answers)
     assert res.answers[0][0] == 3
@@ -104,7 +104,7 @@ def test_question_text_grows_as_in_equation_8() -> None:
     beam_search(model, [("which C?", hand_graph())], beam_size=1)
     assert model.seen_texts[0] == "which C? [SEP] Topic"
     assert model.seen_texts[1] == "which C? [SEP] Topic [SEP] ra [SEP] A"
-    # at C the only candidate is "stay" (A and Topic visited): its probability is 1 whatever q_2 is, so q_2 is
+    # at C the only candidate is "stay" (rc walked, Topic is e_0): its probability is 1 whatever q_2 is, so q_2 is
     # never encoded
     assert len(model.seen_texts) == 2
     assert question_text("q", "[SEP]", "e0", [("r1", "e1")]) == "q [SEP] e0 [SEP] r1 [SEP] e1"
@@ -206,3 +206,33 @@ def test_node_states_are_reused_and_bf16_inference_keeps_the_ranking() -> None:
     assert [[x.nodes for x in r.paths] for r in half] == [[x.nodes for x in r.paths] for r in first]
     model.train()
     assert model.cached_node_states([sg]) is None and not model._node_states  # training clears the cache
+
+
+def test_a_walk_may_reach_an_entity_again_over_another_edge() -> None:
+    """MetaQA: "who directed the films written by the writer of Chasing Amy" is Kevin Smith, who wrote them — the
+    walk film -written_by-> W <-written_by- F -directed_by-> W ends where it passed; the topic entity and a walked
+    edge stay out of every candidate set."""
+    from sgr.methods.scr.data import gold_walks
+
+    names = ["Topic", "W", "F", "X", "Y"]
+    edges = np.array([[0, 0, 1], [2, 0, 1], [2, 1, 1], [3, 0, 1], [4, 1, 0]], dtype=np.int32)
+    sg = ScrSubgraph(node_ids=[f"id:{n}" for n in names], names=names, cvt=np.zeros(5, bool),
+                     depth=np.array([0, 1, 2, 2, 1], np.int8), edges=edges, relations=["written_by", "directed_by"],
+                     topics=[0])
+    want = ["W", "F", "W"]  # the next entity after 1, 2, 3 entities in q_i; then stay
+
+    class Walker(ScriptedScorer):
+        def encode(self, texts):
+            ents = [[x.strip() for x in t.split(self.sep)][1::2] for t in texts]
+            return torch.stack([torch.eye(5)[names.index(want[len(e) - 1] if len(e) <= len(want) else e[-1])]
+                                for e in ents])
+
+    res = beam_search(Walker(), [("who directed the films written by the writer of Topic?", sg)], beam_size=10,
+                      min_prob=0.0)[0]
+    best = res.paths[0]
+    assert best.nodes == [0, 1, 2, 1] and best.edges == [0, 1, 2] and best.directions == [0, 1, 0]
+    assert res.answers[0][0] == 1
+    for path in res.paths:
+        assert 0 not in path.nodes[1:] and len(set(path.edges)) == len(path.edges)
+    walks = gold_walks(sg, [["written_by", "written_by", "directed_by"]], answers=[1])
+    assert [(w.nodes, w.edges) for w in walks] == [((0, 1, 2, 1), (0, 1, 2))]
