@@ -19,6 +19,13 @@ it). Answers are ranked by ``answer_score``:
   P(a, p | q) and the answer set are the same; which ranking a trained model uses is chosen on its validation
   questions (:func:`sgr.methods.scr.train.choose_answer_score`; measured: MetaQA 3-hop Hits@1 0.76 → 0.82 with
   ``geometric``, WebQSP 0.707 with ``sum`` against 0.669).
+* ``"pattern"``: s(a) = max_{p ∈ B_K, end(p) = a} (Σ_{p' ∈ B_K, rel(p') = rel(p)} P(p', q))^{1/(|p|+1)}: the walks
+  that follow one relation path (relations and directions, :func:`path_pattern`) pool their probability, scaled
+  as the geometric ranking scales one walk; the answers of one relation path are ordered by their own walk's
+  geometric score. The model spreads a step over equivalent entities (each film of an actor), so a
+  multi-hop relation path's walks are each improbable while together they carry the model's belief; a walk
+  that stops after one step does not split. Measured with one MetaQA checkpoint on 300 test questions per hop:
+  3-hop 0.930 → 0.960 against ``geometric``, 2-hop 0.953 → 0.963, 1-hop 0.973 → 0.967.
 
 The search is batched across questions: one GNN pass over the union of their G_q, one encoder call per
 step for every live path of every question. After ``max_steps`` moves a path must stay.
@@ -80,20 +87,40 @@ def path_steps(model: SCRModel, sg: ScrSubgraph, path: BeamPath) -> list[tuple[s
 
 
 #: How hypothesis answers are ranked (module docstring).
-ANSWER_SCORES = ("sum", "geometric")
+ANSWER_SCORES = ("sum", "geometric", "pattern")
 
 
-def rank_answers(paths: Sequence[BeamPath], answer_score: str = "sum") -> list[tuple[int, float]]:
-    """The hypothesis answers of ``paths`` with their scores, best first (``answer_score``: module docstring)."""
+def path_pattern(sg: ScrSubgraph, path: BeamPath) -> tuple[tuple[int, int], ...]:
+    """The relation path a walk follows: (relation id, direction) of each step."""
+    return tuple((int(sg.edges[e, 1]), d) for e, d in zip(path.edges, path.directions))
+
+
+def rank_answers(paths: Sequence[BeamPath], answer_score: str = "sum",
+                 sg: ScrSubgraph | None = None) -> list[tuple[int, float]]:
+    """The hypothesis answers of ``paths`` with their scores, best first (``answer_score``: module docstring;
+    ``"pattern"`` reads the walks' relations from their G_q ``sg``)."""
     if answer_score not in ANSWER_SCORES:
         raise ValueError(f"answer_score must be one of {ANSWER_SCORES}, got {answer_score!r}")
     scores: dict[int, float] = {}
+    own: dict[int, float] = {}  # the best walk's geometric score (the pattern ranking's tie-break)
+    mass: dict[tuple[tuple[int, int], ...], float] = {}
+    if answer_score == "pattern":
+        if sg is None:
+            raise ValueError("the pattern ranking needs the walks' G_q")
+        for p in paths:
+            mass[path_pattern(sg, p)] = mass.get(path_pattern(sg, p), 0.0) + p.prob
     for p in paths:
+        geo = math.exp(p.logp / (len(p.edges) + 1))
         if answer_score == "sum":
             scores[p.answer] = scores.get(p.answer, 0.0) + p.prob
+        elif answer_score == "geometric":
+            scores[p.answer] = max(scores.get(p.answer, 0.0), geo)
         else:
-            scores[p.answer] = max(scores.get(p.answer, 0.0), math.exp(p.logp / (len(p.edges) + 1)))
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            assert sg is not None
+            s = mass[path_pattern(sg, p)] ** (1.0 / (len(p.edges) + 1))
+            if (s, geo) > (scores.get(p.answer, 0.0), own.get(p.answer, 0.0)):
+                scores[p.answer], own[p.answer] = s, geo
+    return sorted(scores.items(), key=lambda kv: (-kv[1], -own.get(kv[0], 0.0), kv[0]))
 
 
 def _keep(pool: list[BeamPath], k: int, min_logp: float) -> list[BeamPath]:
@@ -190,7 +217,8 @@ def beam_search(model: SCRModel, items: Sequence[tuple[str, ScrSubgraph]], beam_
     for g in range(len(items)):
         finished = [p for (gg, _), pool in pools.items() if gg == g for p in pool if p.finished]
         kept = _keep(finished, beam_size, min_logp) if finished else []
-        results.append(SearchResult(paths=kept, answers=rank_answers(kept, answer_score), encoder_calls=calls[g],
+        results.append(SearchResult(paths=kept, answers=rank_answers(kept, answer_score, subgraphs[g]),
+                                    encoder_calls=calls[g],
                                     encoded_texts=texts_n[g]))
     model.train(was_training)
     return results

@@ -4,7 +4,8 @@ Methods (registered in :data:`sgr.methods.registry.METHODS`):
 
 * ``scr`` — beam search (K = 10, drop P < 0.02, eqs. 12–15); the answers are the hypothesis answers of the
   paths, ranked by P(a | q) = Σ_p P(a, p | q) (eq. 13, ``answer_score=sum``) or by their best path's
-  geometric-mean step probability (``geometric``; :mod:`sgr.methods.scr.beam`), as the checkpoint chose on
+  geometric-mean step probability (``geometric``) or by their relation path's pooled probability (``pattern``;
+  :mod:`sgr.methods.scr.beam`), as the checkpoint chose on
   validation when it was trained (:func:`sgr.methods.scr.train.choose_answer_score`). No LLM.
 * ``scr+llm`` — the same paths and hypothesis answers written into the paper's prompt (Figure 2) for an LLM
   (:class:`sgr.llm.client.LLM`), whose answer lines are the prediction.
@@ -17,7 +18,7 @@ Checkpoints: the method option ``checkpoint`` (``single_checkpoint`` for ``scr-s
 ``SGR_HOME/scr/latest.json``. Other options (:class:`ScrOptions`, parsed by :func:`sgr.methods.base.parse_options`;
 an unknown key is a ConfigError): ``beam`` (K), ``min_prob``, ``device`` (auto|cpu|cuda), ``threads``,
 ``graph_version``, ``batch_size``, ``precision`` (the question encoder at inference: ``auto`` runs it under
-bfloat16 autocast on CPUs with native bf16, ``fp32`` never), ``answer_score`` (``sum`` | ``geometric``).
+bfloat16 autocast on CPUs with native bf16, ``fp32`` never), ``answer_score`` (``sum`` | ``geometric`` | ``pattern``).
 ``scr+llm``'s LLM call is measured by :class:`sgr.methods.base.UsageMeter`.
 
 :func:`scr_paths` gives SGR's collaborative stage SCR's paths with ρ = path probability.
@@ -239,7 +240,7 @@ class ScrOptions:
     graph_version: str | None = None  # G_q cache to read when no store is given
     batch_size: int = 16  # questions searched together by answer_many
     precision: str = "auto"  # question encoder at inference: auto (bf16 where the CPU has it), fp32, bf16
-    answer_score: str | None = None  # answer ranking: sum (eq. 13) or geometric; default: the checkpoint's choice
+    answer_score: str | None = None  # sum (eq. 13), geometric or pattern; default: the checkpoint's choice
 
 
 def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None, with_llm: bool = False) -> SCRAnswerer:

@@ -170,7 +170,7 @@ def _hits(examples: Sequence[Example], results: Sequence[SearchResult], answer_s
     hit = hits1 = 0
     for ex, res in zip(examples, results):
         gold = set(ex.answers)
-        nodes = [a for a, _ in rank_answers(res.paths, answer_score)]
+        nodes = [a for a, _ in rank_answers(res.paths, answer_score, ex.subgraph)]
         hit += bool(gold & set(nodes))
         hits1 += bool(nodes and nodes[0] in gold)
     return hit / len(examples), hits1 / len(examples)

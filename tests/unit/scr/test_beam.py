@@ -236,3 +236,21 @@ def test_a_walk_may_reach_an_entity_again_over_another_edge() -> None:
         assert 0 not in path.nodes[1:] and len(set(path.edges)) == len(path.edges)
     walks = gold_walks(sg, [["written_by", "written_by", "directed_by"]], answers=[1])
     assert [(w.nodes, w.edges) for w in walks] == [((0, 1, 2, 1), (0, 1, 2))]
+
+
+def test_pattern_answer_score_pools_the_walks_of_one_relation_path() -> None:
+    # Topic -r0-> A (one walk, then stay: 0.45); Topic -r1-> B1 -r2-> C1 (0.25) and Topic -r1-> B2 -r2-> C2 (0.20):
+    # each two-step walk is less likely than the stop at A, together they are as likely
+    names = ["Topic", "A", "B1", "B2", "C1", "C2"]
+    edges = np.array([[0, 0, 1], [0, 1, 2], [0, 1, 3], [2, 2, 4], [3, 2, 5]], dtype=np.int32)
+    sg = ScrSubgraph(node_ids=names, names=names, cvt=np.zeros(6, bool), depth=np.array([0, 1, 1, 1, 2, 2], np.int8),
+                     edges=edges, relations=["r0", "r1", "r2"], topics=[0])
+    paths = [BeamPath([0, 1], [0], [0], math.log(0.45), True),
+             BeamPath([0, 2, 4], [1, 3], [0, 0], math.log(0.25), True),
+             BeamPath([0, 3, 5], [2, 4], [0, 0], math.log(0.20), True)]
+    assert rank_answers(paths, "geometric")[0][0] == 1  # √0.45 ≈ 0.67 > 0.25^(1/3) ≈ 0.63
+    ranked = rank_answers(paths, "pattern", sg)
+    assert [a for a, _ in ranked] == [4, 5, 1]  # (0.25 + 0.20)^(1/3) ≈ 0.77; C1's own walk is the likelier
+    assert dict(ranked)[4] == pytest.approx(0.45 ** (1 / 3)) and dict(ranked)[1] == pytest.approx(0.45 ** 0.5)
+    with pytest.raises(ValueError, match="G_q"):
+        rank_answers(paths, "pattern")
