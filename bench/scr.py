@@ -60,9 +60,10 @@ DATASETS = ("metaqa", "webqsp")
 #: epochs for the served WebQSP model, three for the others, the best kept by validation Hits@1, patience 2 — an
 #: epoch takes half a minute (WebQSP) to two minutes per 1,000 MetaQA questions per hop on the 2-core machine; the
 #: served MetaQA model trains on 3,000 per hop, 7 to 12 minutes an epoch: the earlier six-epoch run peaked at epoch 5
-#: with validation within 0.007 of epoch 3). ``stepwise`` serves ``scr``/``scr-greedy``/``scr+llm``; ``single-step`` serves ``scr-single-step``;
-#: ``scr@KIND`` serves run KIND. ``subset``: first N training questions per hop (0: all); ``supervision``:
-#: :func:`sgr.methods.scr.data.build_examples`; ``init_from``: start from an earlier run's best.pt.
+#: with validation within 0.007 of epoch 3). ``stepwise`` serves ``scr``/``scr-greedy``/``scr+llm``;
+#: ``single-step`` serves ``scr-single-step``; ``scr@KIND`` serves run KIND. ``subset``: first N training questions
+#: per hop (0: all); ``supervision``: :func:`sgr.methods.scr.data.build_examples`; ``init_from``: start from an
+#: earlier run's best.pt.
 _BASE = {"train_per_hop": 1000, "val_per_hop": 100, "subset": 0, "val_subset": 0, "batch_size": 16,
          "lr_encoder": 1e-4, "lr_graph": 1e-3, "supervision": "shortest", "init_from": None, "epochs": 3}
 TRAIN: dict[str, dict[str, dict[str, Any]]] = {
@@ -445,8 +446,6 @@ def write_markdown(res: dict[str, Any]) -> str:
             ratio = sc["hits1_strict"] / info["ceiling"] if info["ceiling"] else 0.0
             lat = sc.get("latency") or {}
             pr = "" if sc.get("path_recall") is None else f"{sc['path_recall']:.3f}"
-            if sc.get("carried_from"):  # a row of an earlier run, not measured again (scr.json's "carried")
-                method = f"{method} (from {sc['carried_from'][:7]})"
             lines.append(f"| {name} | {sc['n']} | {info['ceiling']:.3f} | {method} | {sc['hits1_strict']:.3f} | "
                          f"{ratio:.3f} | {sc['hit']:.3f} | {sc['f1']:.3f} | {pr} | "
                          f"{lat.get('p50_ms', 0):.0f} | {lat.get('p95_ms', 0):.0f} |")
@@ -456,8 +455,6 @@ def write_markdown(res: dict[str, Any]) -> str:
         for kind, m in models.items():
             hist = m.get("history", [])
             per_epoch = statistics.median([h["train_seconds"] for h in hist]) if hist else 0.0
-            if m.get("carried_from"):
-                kind = f"{kind} (from {m['carried_from'][:7]})"
             lines.append(f"| {ds} | {kind} | {len(hist)} | {m.get('best_epoch')} | {m.get('val_hits1', 0):.3f} | "
                          f"{per_epoch:.0f} |")
     return "\n".join(lines) + "\n"
