@@ -103,21 +103,22 @@ def rank_answers(paths: Sequence[BeamPath], answer_score: str = "sum",
         raise ValueError(f"answer_score must be one of {ANSWER_SCORES}, got {answer_score!r}")
     scores: dict[int, float] = {}
     own: dict[int, float] = {}  # the best walk's geometric score (the pattern ranking's tie-break)
+    keys: list[tuple[tuple[int, int], ...]] = []  # each walk's relation path (the pattern ranking)
     mass: dict[tuple[tuple[int, int], ...], float] = {}
     if answer_score == "pattern":
         if sg is None:
             raise ValueError("the pattern ranking needs the walks' G_q")
-        for p in paths:
-            mass[path_pattern(sg, p)] = mass.get(path_pattern(sg, p), 0.0) + p.prob
-    for p in paths:
+        keys = [path_pattern(sg, p) for p in paths]
+        for key, p in zip(keys, paths):
+            mass[key] = mass.get(key, 0.0) + p.prob
+    for i, p in enumerate(paths):
         geo = math.exp(p.logp / (len(p.edges) + 1))
         if answer_score == "sum":
             scores[p.answer] = scores.get(p.answer, 0.0) + p.prob
         elif answer_score == "geometric":
             scores[p.answer] = max(scores.get(p.answer, 0.0), geo)
         else:
-            assert sg is not None
-            s = mass[path_pattern(sg, p)] ** (1.0 / (len(p.edges) + 1))
+            s = mass[keys[i]] ** (1.0 / (len(p.edges) + 1))
             if (s, geo) > (scores.get(p.answer, 0.0), own.get(p.answer, 0.0)):
                 scores[p.answer], own[p.answer] = s, geo
     return sorted(scores.items(), key=lambda kv: (-kv[1], -own.get(kv[0], 0.0), kv[0]))

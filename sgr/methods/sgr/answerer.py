@@ -40,7 +40,8 @@ from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter, llm_cache_option
-from sgr.methods.sgr.constraints import apply_constraints, query_constraints, stores_types, voting_walks
+from sgr.methods.sgr.constraints import (apply_constraints, query_constraints, second_entity, stores_types,
+                                         voting_walks)
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
@@ -357,7 +358,7 @@ class SGRAnswerer:
         cfg = self.config
         qc = None
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher; count is
-            second = next((e.id for e in result.entities if e.id != seed), None)  # taken over validated answers
+            second = second_entity([e.id for e in result.entities], seed)  # taken over validated answers
             qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, second_id=second,
                                    mention=True)
         compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
@@ -435,7 +436,7 @@ class SGRAnswerer:
         cfg = self.config
         g = result.subgraph
         assert g is not None
-        stext = result.schema.text() if result.schema else None
+        stext = result.schema.relations_text() if result.schema else None
         verified: dict[tuple[str, ...], tuple[float, str]] = {}
         calls = 0
         rho = result.schema.model_rho() if result.schema else {}
@@ -524,7 +525,7 @@ class SGRAnswerer:
         patterns = list(dict.fromkeys(votes[i].relations for i in todo))
         if len({v.relations for v in votes if v.origin != "scr"}) <= 1:
             return False
-        stext = result.schema.text() if result.schema else None
+        stext = result.schema.relations_text() if result.schema else None
         calls = 0
         changed = False
         for pat in patterns:

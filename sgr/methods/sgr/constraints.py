@@ -143,6 +143,11 @@ def constrained_walks(store: GraphStore, walks: Sequence[tuple[str, Sequence[str
     return {tuple(ids) for r in store.run_generated(query.cypher, query.params).rows for ids in r["path_ids"]}
 
 
+def second_entity(linked: Sequence[str], seed: str) -> str | None:
+    """The linked entity a walk from ``seed`` should meet (C_q's second entity): the first other one, if any."""
+    return next((e for e in linked if e != seed), None)
+
+
 def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequence[str],
                  mention_text: str | None) -> tuple[set[tuple[str, ...]], list[str]]:
     """The walks (node ids from a linked entity) that meet another entity of ``linked`` (their answer or a CVT of
@@ -152,7 +157,7 @@ def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequ
     kinds: list[str] = []
     for seed in dict.fromkeys(w[0] for w in walks):
         mine = {tuple(w) for w in walks if w[0] == seed}
-        qc = QueryConstraints(second_id=next((e for e in linked if e != seed), None), mention_text=mention_text)
+        qc = QueryConstraints(second_id=second_entity(linked, seed), mention_text=mention_text)
         met = constrained_walks(store, [(w[-1], list(w)) for w in mine], qc)
         if met is not None and met < mine:  # a strict subset: some walks met a condition
             kept |= met

@@ -84,7 +84,7 @@ class QuestionSchema:
         """ρ of each of the model's N-best relation paths (measured ones only)."""
         return {tuple(p.relations): p.rho for p in self.model_paths if p.rho == p.rho}  # NaN: not measured
 
-    def text(self, max_relations: int = 3) -> str | None:
+    def relations_text(self, max_relations: int = 3) -> str | None:
         """R_q as the verifier's prompt shows it: the ordered choice, else the best relations; None without any."""
         if not self.relations:
             return None
