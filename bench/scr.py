@@ -225,6 +225,8 @@ def group_name(dataset: str, group: str) -> str:
 #: bench labels of ``scr`` with the paper's answer ranking (eq. 13: Σ_p P(a, p | q)) whatever the checkpoint chose
 #: on validation (:func:`sgr.methods.scr.train.choose_answer_score`)
 SUM_RANKED = {"scr-sum": "scr"}
+#: bench labels of ``scr`` with another question-encoder precision than ``auto`` (side-by-side latency)
+PRECISION = {"scr-bf16": "bf16"}
 
 
 def model_kind(method: str) -> str:
@@ -248,9 +250,11 @@ def make_answerer(dataset: str, info: dict[str, Any], method: str, llm: Any = No
     method = method.partition("@")[0]
     if kind not in models:
         raise SystemExit(f"no {kind} model for {dataset}: run `python bench/scr.py train --dataset {dataset}`")
-    return SCRAnswerer(store=None, checkpoint=Path(models[kind]["checkpoint"]), name=SUM_RANKED.get(method, method),
+    return SCRAnswerer(store=None, checkpoint=Path(models[kind]["checkpoint"]),
+                       name="scr" if method in SUM_RANKED or method in PRECISION else method,
                        beam_size=1 if method == "scr-greedy" else 10, single_step=kind == "single-step",
                        llm=llm, device="cpu", graph_version=info["graph_version"], batch_size=32,
+                       precision=PRECISION.get(method, "auto"),
                        answer_score="sum" if method in SUM_RANKED else None)  # None: the checkpoint's choice
 
 
@@ -356,6 +360,9 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
             llm_rows(dataset, info, groups, llm, llm_n, summary, details)
     training = {ds: {kind: {k: v for k, v in m.items() if k != "config"} | {"config": m.get("config")}
                      for kind, m in state[ds].get("models", {}).items()} for ds in DATASETS if ds in state}
+    from sgr.methods.scr.method import inference_precision
+
+    auto_precision = inference_precision("auto", torch.device("cpu"))
     for ds, models in training.items():  # the served model's training time per epoch (median over its epochs)
         hist = models.get("stepwise", {}).get("history") or []
         if hist:
@@ -366,6 +373,7 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
                       "device": "cpu", "torch_threads": torch.get_num_threads(), "gpu": "not measured in this session",
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
                       "load_average": os.getloadavg(), "encoder": "all-MiniLM-L6-v2 (sgr.llm.encoders 'minilm')",
+                      "encoder_precision": {m: PRECISION.get(m, f"auto = {auto_precision}") for m in methods},
                       "graphs": {ds: state[ds]["graph_version"] for ds in DATASETS if ds in state}}}
 
 
@@ -478,7 +486,7 @@ def main() -> None:
     e.add_argument("--per-hop", type=int, default=1000)
     e.add_argument("--latency-n", type=int, default=100)
     e.add_argument("--llm-n", type=int, default=0)
-    e.add_argument("--methods", default="scr,scr-sum,scr-greedy,scr-single-step,scr@stepwise-shortest")
+    e.add_argument("--methods", default="scr,scr-bf16,scr-sum,scr-greedy,scr-single-step,scr@stepwise-shortest")
     e.add_argument("--subsample", type=int, default=None, help="keep N of each test group (seeded)")
     e.add_argument("--latency-threads", type=int, default=1, help="torch threads while timing one question")
     e.add_argument("--latency-only", action="store_true", help="only time questions again; keep scr.json's scores")

@@ -89,6 +89,7 @@ class ScrSubgraph:
     truncated: bool = False
     seconds: float = 0.0  # time spent in Neo4j building it (0 when it came from the cache)
     _adj: list[list[tuple[int, int, int]]] | None = field(default=None, repr=False, compare=False)
+    _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
     _digest: str | None = field(default=None, repr=False, compare=False)
 
@@ -118,13 +119,27 @@ class ScrSubgraph:
     def adjacency(self) -> list[list[tuple[int, int, int]]]:
         """``adj[u]`` = ``[(v, edge, direction)]``; direction 0 walks the edge as stored (u is its head), 1 against it."""
         if self._adj is None:
-            adj: list[list[tuple[int, int, int]]] = [[] for _ in range(self.num_nodes)]
-            for j, (h, _, t) in enumerate(self.edges.tolist()):
-                adj[h].append((t, j, 0))
-                if h != t:
-                    adj[t].append((h, j, 1))
-            self._adj = adj
+            self._adj = [self.neighbours(u) for u in range(self.num_nodes)]
         return self._adj
+
+    def neighbours(self, u: int) -> list[tuple[int, int, int]]:
+        """``adjacency()[u]`` without building every node's list (the beam search reads a few nodes of a large G_q)."""
+        if self._adj is not None:
+            return self._adj[u]
+        if self._csr is None:
+            # each edge j as (head, tail, j, 0) and, unless a loop, (tail, head, j, 1); a stable sort by the first
+            # column keeps every node's entries in edge order
+            h, t = self.edges[:, 0].astype(np.int64), self.edges[:, 2].astype(np.int64)
+            j = np.arange(self.num_edges, dtype=np.int64)
+            back = h != t
+            rows = np.concatenate([np.stack([h, t, j, np.zeros_like(j)], 1),
+                                   np.stack([t[back], h[back], j[back], np.ones_like(j[back])], 1)])
+            rows = rows[np.lexsort((rows[:, 3], rows[:, 2]))]  # edge order, forward first
+            rows = rows[np.argsort(rows[:, 0], kind="stable")]
+            starts = np.searchsorted(rows[:, 0], np.arange(self.num_nodes + 1))
+            self._csr = (starts, rows[:, 1:])
+        starts, rows = self._csr
+        return [(v, e, d) for v, e, d in rows[starts[u]:starts[u + 1]].tolist()]
 
     def find(self, strings: Iterable[str]) -> list[int]:
         """Local indices of the nodes whose id, or normalised name, equals one of ``strings``."""

@@ -51,8 +51,35 @@ from sgr.methods.scr.conv import RelationalAttentionConv
 from sgr.methods.scr.data import ScrSubgraph, SubgraphConfig, relation_texts
 
 
-#: Smallest encoder call that runs under bfloat16 when :attr:`SCRModel.bf16_inference` is on.
+#: Smallest encoder call that runs under bfloat16 when :attr:`SCRModel.inference_precision` is ``"bf16"``.
 BF16_MIN_TEXTS = 4
+
+#: The question encoder's number formats at CPU inference (:attr:`SCRModel.inference_precision`).
+INFERENCE_PRECISIONS = ("fp32", "bf16", "int8")
+
+
+def int8_encoder(encoder: nn.Module) -> nn.Module:
+    """A copy of ``encoder`` whose linear layers run in int8: weights quantised per output channel, activations
+    per call (PyTorch dynamic quantisation, the usual CPU recipe for BERT-sized encoders).
+
+    ``torch.ao.quantization.quantize_dynamic`` is deprecated in recent PyTorch (it warns; torchao targets GPUs);
+    its warnings are silenced here and :func:`int8_available` says whether this build still has it."""
+    import warnings
+
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return quantize_dynamic(encoder, {nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=False)
+
+
+def int8_available() -> bool:
+    """Whether this PyTorch can run :func:`int8_encoder` on this CPU (an x86 or fbgemm quantised engine)."""
+    try:
+        from torch.ao.quantization import quantize_dynamic  # noqa: F401
+    except ImportError:
+        return False
+    return bool({"x86", "fbgemm"} & set(torch.backends.quantized.supported_engines))
 
 
 @dataclass
@@ -145,7 +172,7 @@ def step_candidates(sg: ScrSubgraph, current: int, topic: int, walked: Sequence[
     out = [StepCandidate(current, -1, -1)]
     used = set(walked)
     seen: set[int] = set()
-    for v, e, d in sg.adjacency()[current]:
+    for v, e, d in sg.neighbours(current):
         if v == topic or v == current or e in used:
             continue
         if not edge_level:
@@ -211,10 +238,12 @@ class SCRModel(nn.Module):
         nn.init.zeros_(self.w_c.weight)
         self.stop = nn.Parameter(torch.zeros(self.dim))  # the "stay" candidate's relation term
         self.texts = TextTable(self.cfg.encoder)
-        #: Inference only: run the question encoder under bfloat16 autocast on CPUs with native bf16 (AVX512-BF16)
-        #: for calls of at least :data:`BF16_MIN_TEXTS` texts. Measured here (MiniLM, 1 thread): 10 texts 1.5× less
-        #: CPU time, 1 text slightly more; pooled vectors within cosine 0.99998 of float32.
-        self.bf16_inference = False
+        #: Inference on a CPU only (:data:`INFERENCE_PRECISIONS`): ``"bf16"`` runs the question encoder under
+        #: bfloat16 autocast for calls of at least :data:`BF16_MIN_TEXTS` texts (measured here, MiniLM, 1 thread:
+        #: 10 texts 1.5× less CPU time, 1 text slightly more; pooled vectors within cosine 0.99998 of float32);
+        #: ``"int8"`` runs an :func:`int8_encoder` copy of it, made on first use and dropped when the model trains.
+        self.inference_precision = "fp32"
+        self._int8: dict[str, nn.Module] = {}  # a plain dict: the copy is no submodule (not saved, not trained)
         self._node_states: OrderedDict[str, Tensor] = OrderedDict()
         self._freeze_lower_layers()
 
@@ -296,13 +325,20 @@ class SCRModel(nn.Module):
     def encode(self, texts: Sequence[str]) -> Tensor:
         """h_{q_i} for each q_i text (mean of the last token states, or [CLS]); float32.
 
-        In eval mode with :attr:`bf16_inference` on a CPU, the encoder runs under bfloat16 autocast."""
+        In eval mode on a CPU, the encoder runs in :attr:`inference_precision`."""
         batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.cfg.max_length,
                                return_tensors="pt").to(self.device)
-        use_bf16 = (self.bf16_inference and not self.training and self.device.type == "cpu"
-                    and len(texts) >= BF16_MIN_TEXTS)
+        encoder = self.encoder
+        precision = "fp32" if self.training or self.device.type != "cpu" else self.inference_precision
+        if self.training:
+            self._int8.clear()  # the weights are about to change
+        elif precision == "int8":
+            if "encoder" not in self._int8:
+                self._int8["encoder"] = int8_encoder(self.encoder)
+            encoder = self._int8["encoder"]
+        use_bf16 = precision == "bf16" and len(texts) >= BF16_MIN_TEXTS
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
-            states = self.encoder(**batch).last_hidden_state
+            states = encoder(**batch).last_hidden_state
         states = states.float()
         if self.cfg.pooling == "cls":
             return states[:, 0]

@@ -180,9 +180,9 @@ def test_gold_walks_follow_the_gold_relation_path_where_shortest_walks_do_not() 
     assert shortest_paths(sg, [1, 3], max_depth=3)[0].nodes == (0, 1)
 
 
-def test_node_states_are_reused_and_bf16_inference_keeps_the_ranking() -> None:
-    """The real model: a G_q searched again reuses its GNN states (same result); bfloat16 encoder calls give the
-    same paths and nearly the same probabilities as float32."""
+def test_node_states_are_reused_and_low_precision_inference_keeps_the_ranking() -> None:
+    """The real model: a G_q searched again reuses its GNN states (same result); bfloat16 and int8 encoder calls
+    give the same paths as float32 and nearly the same vectors; training runs the float encoder again."""
     torch.manual_seed(0)
     model = SCRModel(SCRConfig(layers=1, max_steps=2, trainable_layers=0))
     model.eval()
@@ -192,20 +192,30 @@ def test_node_states_are_reused_and_bf16_inference_keeps_the_ranking() -> None:
     assert sg.digest() in model._node_states and len(model._node_states) == 1  # equal content, one entry
     again = beam_search(model, items, beam_size=10, min_prob=0.0)
     assert [[x.nodes for x in r.paths] for r in again] == [[x.nodes for x in r.paths] for r in first]
-    model.bf16_inference = True
     texts = [f"which C? [SEP] Topic [SEP] ra [SEP] {n}" for n in NAMES]
-    fp32 = model.encode(texts[:3])  # below BF16_MIN_TEXTS: float32
-    assert torch.equal(fp32, model.encode(texts[:3]))
     with torch.inference_mode():
-        bf = model.encode(texts)
-        model.bf16_inference = False
         full = model.encode(texts)
+        model.inference_precision = "bf16"
+        assert torch.equal(model.encode(texts[:3]), full[:3])  # below BF16_MIN_TEXTS: float32
+        bf = model.encode(texts)
+        model.inference_precision = "int8"
+        q8 = model.encode(texts)
+    assert not torch.equal(bf, full) and not torch.equal(q8, full)
     assert float(torch.nn.functional.cosine_similarity(bf, full).min()) > 0.999
-    model.bf16_inference = True
+    assert float(torch.nn.functional.cosine_similarity(q8, full).min()) > 0.95  # measured 0.96
+    assert "DynamicQuantizedLinear" in repr(model._int8["encoder"]) and "_int8" not in repr(model)
+    assert not any("_int8" in k for k in model.state_dict())  # checkpoints hold the float weights only
+    model.inference_precision = "bf16"
     half = beam_search(model, items, beam_size=10, min_prob=0.0)
     assert [[x.nodes for x in r.paths] for r in half] == [[x.nodes for x in r.paths] for r in first]
+    model.inference_precision = "int8"  # the same walks and the same best one; near ties may swap
+    q8_paths = beam_search(model, items, beam_size=10, min_prob=0.0)
+    assert [sorted(x.nodes for x in r.paths) for r in q8_paths] == [sorted(x.nodes for x in r.paths) for r in first]
+    assert [r.paths[0].nodes for r in q8_paths] == [r.paths[0].nodes for r in first]
     model.train()
     assert model.cached_node_states([sg]) is None and not model._node_states  # training clears the cache
+    model.encoder.eval()  # no dropout, to compare: training runs the float encoder
+    assert torch.equal(model.encode(texts[:2]).detach(), full[:2]) and not model._int8
 
 
 def test_a_walk_may_reach_an_entity_again_over_another_edge() -> None:
