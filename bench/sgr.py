@@ -154,9 +154,15 @@ def route_shares(run_dir: Path) -> dict[str, Any]:
             "prompt_tokens_p90": sorted(toks)[int(0.9 * (len(toks) - 1))] if toks else 0}
 
 
-def constraint_hits(ds: str, runs: dict[str, Any], summary: dict[str, float]) -> None:
+def constraint_hits(ds: str, runs: dict[str, Any], summary: dict[str, float], previous: dict[str, float]) -> None:
     """``<ds>/<method>/constraint_hits1_strict``: strict Hits@1 of each method on one question set, the questions
-    whose schema carries a constraint in any run of the dataset (their number is ``<ds>/constraint_questions``)."""
+    whose schema carries a constraint in any run of the dataset (their number is ``<ds>/constraint_questions``).
+    When a recorded run's folder is not on this machine, the figures of ``previous`` (the results file's summary)
+    are kept as they were."""
+    if any(not (Path(run["run_dir"]) / "predictions.jsonl").is_file() for run in runs.values()):
+        summary.update({k: v for k, v in previous.items() if k.startswith(f"{ds}/")
+                        and (k == f"{ds}/constraint_questions" or k.endswith("/constraint_hits1_strict"))})
+        return
     preds = {m: read_predictions(Path(run["run_dir"]) / "predictions.jsonl") for m, run in runs.items()}
     ids = {qid for ps in preds.values() for qid, p in ps.items() if (p.get("extra") or {}).get("constraints")}
     if not ids:
@@ -377,7 +383,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 summary[f"{ds}/{method}/route_plan_share"] = r.get("route_plan_share", 0.0)
                 summary[f"{ds}/{method}/collaborative_share"] = r["collaborative_share"]
         if ds.startswith("webqsp"):
-            constraint_hits(ds, details.get(ds, {}), summary)
+            constraint_hits(ds, details.get(ds, {}), summary, previous.get("summary", {}))
     for ds, labels in pairs.items():
         for label, pr in labels.items():
             summary[f"{ds}/paired_{label}/questions"] = pr["questions"]
