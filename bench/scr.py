@@ -17,6 +17,10 @@ Three stages (run in this order; every stage can be rerun, caches make reruns ch
     the paper's shortest-walk supervision (``scr@stepwise-shortest``; the served one follows the gold relation
     path). Small CPU config (MiniLM, top-2 encoder layers).
 
+``seeds --dataset metaqa|webqsp [--seeds 1,2]``
+    The served stepwise run trained again with other seeds (run-to-run variance): validation and test Hits@1 of
+    every seed's model beside the served one (seed 0), in ``bench/results/scr_seeds.json``.
+
 ``eval``
     Batched inference over the test samples (``--per-hop`` questions per MetaQA hop, seed 0; the whole
     WebQSP held-out part), scored with :mod:`sgr.evaluation.metrics.scores`; per-question latency on CPU
@@ -160,35 +164,82 @@ def prepare(dataset: str, load: bool, per_hop: int) -> None:
 
 
 # -- train ---------------------------------------------------------------------------------------------
-def train_models(dataset: str, which: list[str]) -> None:
+def train_run(dataset: str, kind: str, out: Path, seed: int = 0) -> Any:
+    """One run of ``TRAIN[dataset][kind]`` (small CPU config) into ``out``; :class:`sgr.methods.scr.train` result."""
     from sgr.methods.scr.model import SCRConfig
     from sgr.methods.scr.train import ScrTrainConfig, run_training
 
-    torch.set_num_threads(2)
     info = load_state().get(dataset)
     if not info:
         raise SystemExit(f"run `python bench/scr.py prepare --dataset {dataset}` first")
+    cfg = TRAIN[dataset][kind]
+    init = Path(info["models"][cfg["init_from"]]["checkpoint"]) if cfg["init_from"] else None
+    mcfg = SCRConfig(encoder="minilm", single_step=kind == "single-step", trainable_layers=2)
+    tcfg = ScrTrainConfig(epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr_encoder=cfg["lr_encoder"],
+                          lr_graph=cfg["lr_graph"], patience=2, seed=seed, val_batch=16)
+    return run_training(dataset, store=None, graph_version=info["graph_version"], out_dir=out, model_cfg=mcfg,
+                        train_cfg=tcfg, train_per_hop=cfg["train_per_hop"], val_per_hop=cfg["val_per_hop"],
+                        device="cpu", threads=2, record_latest=False, supervision=cfg["supervision"],
+                        init_from=init, train_subset=cfg["subset"], val_subset=cfg["val_subset"])
+
+
+def train_models(dataset: str, which: list[str]) -> None:
+    torch.set_num_threads(2)
     for kind in which:
-        cfg = TRAIN[dataset][kind]
-        out = sgr_home() / "scr" / "bench" / dataset / kind
-        init = None
-        if cfg["init_from"]:
-            init = Path(load_state()[dataset]["models"][cfg["init_from"]]["checkpoint"])
-        mcfg = SCRConfig(encoder="minilm", single_step=kind == "single-step", trainable_layers=2)
-        tcfg = ScrTrainConfig(epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr_encoder=cfg["lr_encoder"],
-                           lr_graph=cfg["lr_graph"], patience=2, seed=0, val_batch=16)
         t0 = time.perf_counter()
-        res = run_training(dataset, store=None, graph_version=info["graph_version"], out_dir=out, model_cfg=mcfg,
-                           train_cfg=tcfg, train_per_hop=cfg["train_per_hop"], val_per_hop=cfg["val_per_hop"],
-                           device="cpu", threads=2, record_latest=False, supervision=cfg["supervision"],
-                           init_from=init, train_subset=cfg["subset"], val_subset=cfg["val_subset"])
+        res = train_run(dataset, kind, sgr_home() / "scr" / "bench" / dataset / kind)
         state = load_state()
         state[dataset].setdefault("models", {})[kind] = {
             "checkpoint": str(res.best_path), "best_epoch": res.best_epoch, "val_hits1": res.best_hits1,
             "val_hit": res.best_hit, "history": [r.__dict__ for r in res.history],
-            "seconds": time.perf_counter() - t0, "config": cfg}
+            "seconds": time.perf_counter() - t0, "config": TRAIN[dataset][kind]}
         save_state(state)
         print(f"{dataset}/{kind}: best epoch {res.best_epoch}, val Hits@1 {res.best_hits1:.3f} → {res.best_path}")
+
+
+def seed_study(dataset: str, seeds: list[int], per_hop: int, subsample: int | None) -> dict[str, Any]:
+    """The served stepwise run (seed 0, ``train``) trained again with other ``seeds``; every model's validation and
+    test Hits@1 (the test sample of ``eval``), with the checkpoint's own answer ranking. Writes ``scr_seeds.json``:
+    summary ``<group>/seed<N>/hits1_strict`` and ``<group>/hits1_strict_{mean,min,max}`` over the seeds."""
+    from sgr.methods.scr.method import SCRAnswerer
+
+    torch.set_num_threads(2)
+    info = load_state()[dataset]
+    groups = test_questions(dataset, per_hop, seed=0, subsample=subsample)
+    ckpts = {0: Path(info["models"]["stepwise"]["checkpoint"])}
+    runs: dict[str, Any] = {"0": {"val_hits1": info["models"]["stepwise"]["val_hits1"],
+                                  "best_epoch": info["models"]["stepwise"]["best_epoch"]}}
+    for seed in seeds:
+        t0 = time.perf_counter()
+        res = train_run(dataset, "stepwise", sgr_home() / "scr" / "bench-seeds" / dataset / f"seed{seed}", seed=seed)
+        ckpts[seed] = res.best_path
+        runs[str(seed)] = {"val_hits1": res.best_hits1, "best_epoch": res.best_epoch,
+                           "seconds": time.perf_counter() - t0}
+        print(f"{dataset} seed {seed}: best epoch {res.best_epoch}, val Hits@1 {res.best_hits1:.3f}", flush=True)
+    summary: dict[str, Any] = {}
+    for seed, ckpt in ckpts.items():
+        ans = SCRAnswerer(store=None, checkpoint=ckpt, device="cpu", graph_version=info["graph_version"], batch_size=32)
+        runs[str(seed)]["answer_score"] = ans.answer_score
+        for group, qs in groups.items():
+            sc = score_group(ans.answer_many(qs), qs)
+            name = group_name(dataset, group)
+            summary[f"{name}/seed{seed}/hits1_strict"] = sc["hits1_strict"]
+            runs[str(seed)][name] = {m: sc[m] for m in ("hits1_strict", "hit", "f1")}
+    for group in groups:
+        name = group_name(dataset, group)
+        vals = [summary[f"{name}/seed{s}/hits1_strict"] for s in ckpts]
+        summary |= {f"{name}/hits1_strict_mean": float(np.mean(vals)), f"{name}/hits1_strict_min": min(vals),
+                    f"{name}/hits1_strict_max": max(vals)}
+    path = RESULTS / "scr_seeds.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    res = {"summary": {**{k: v for k, v in old.get("summary", {}).items() if not k.startswith(dataset)}, **summary},
+           "runs": {**old.get("runs", {}), dataset: runs},
+           "setup": {**old.get("setup", {}), dataset: {"per_hop": per_hop, "subsample": subsample,
+                                                        "config": TRAIN[dataset]["stepwise"], "device": "cpu"}}}
+    path.write_text(json.dumps(res, indent=2, default=str))
+    for k, v in summary.items():
+        print(f"{k:40s} {v:.3f}")
+    return res
 
 
 def register(dataset: str, kind: str, folder: Path) -> None:
@@ -482,6 +533,11 @@ def main() -> None:
     r.add_argument("--dataset", choices=DATASETS, required=True)
     r.add_argument("--kind", required=True)
     r.add_argument("folder", type=Path)
+    sd = sub.add_parser("seeds", help="train the served stepwise run with other seeds; scr_seeds.json")
+    sd.add_argument("--dataset", choices=DATASETS, required=True)
+    sd.add_argument("--seeds", default="1,2")
+    sd.add_argument("--per-hop", type=int, default=1000)
+    sd.add_argument("--subsample", type=int, default=300)
     e = sub.add_parser("eval")
     e.add_argument("--per-hop", type=int, default=1000)
     e.add_argument("--latency-n", type=int, default=100)
@@ -496,6 +552,8 @@ def main() -> None:
         prepare(args.dataset, args.load, args.per_hop)
     elif args.stage == "train":
         train_models(args.dataset, [args.only] if args.only else list(TRAIN[args.dataset]))
+    elif args.stage == "seeds":
+        seed_study(args.dataset, [int(x) for x in args.seeds.split(",")], args.per_hop, args.subsample)
     elif args.stage == "register":
         register(args.dataset, args.kind, args.folder)
     else:
