@@ -1,6 +1,6 @@
 """SCR benchmark: train on MetaQA dev / the WebQSP 80 % part, test on MetaQA test / the WebQSP 20 % part.
 
-Three stages (run in this order; every stage can be rerun, caches make reruns cheap):
+The stages (prepare, train, eval in this order; every stage can be rerun, caches make reruns cheap):
 
 ``prepare --dataset metaqa|webqsp [--load]``
     Needs Neo4j (``NEO4J_URI``, e.g. ``SGR_HOME=/tmp/sgr-scr sgr neo4j start``). ``--load`` empties the store
