@@ -99,9 +99,9 @@ PRECISIONS = ("auto", *INFERENCE_PRECISIONS)
 def inference_precision(precision: str, device: torch.device) -> str:
     """The question encoder's number format for ``precision`` on ``device`` (int8 and bf16 are CPU-only).
 
-    ``auto`` picks int8 where PyTorch's x86 quantised engine runs (measured with the bench models on 300 test
-    questions, 1 thread: WebQSP CPU p50 57 → 34 ms, MetaQA 3-hop 135 → 83 ms, Hits@1 equal or higher), else bf16
-    on CPUs with native bf16 (AVX512-BF16), else fp32."""
+    ``auto`` picks int8 where PyTorch's x86 quantised engine runs (``bench/scr.py eval``, ``scr`` against
+    ``scr-bf16``, 1 thread: WebQSP p50 55 → 33 ms, MetaQA 3-hop 129 → 78 ms, Hits@1 equal or higher on 300 test
+    questions per group), else bf16 on CPUs with native bf16 (AVX512-BF16), else fp32."""
     if precision not in PRECISIONS:
         raise ConfigError(f"SCR precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     if device.type != "cpu":

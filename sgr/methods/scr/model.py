@@ -259,6 +259,11 @@ class SCRModel(nn.Module):
             for p in layer.parameters():
                 p.requires_grad_(False)
 
+    def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        """As :meth:`torch.nn.Module.load_state_dict`; an int8 copy of the old weights is dropped."""
+        self._int8.clear()
+        return super().load_state_dict(*args, **kwargs)
+
     @property
     def sep(self) -> str:
         return str(self.tokenizer.sep_token)

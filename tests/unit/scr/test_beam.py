@@ -205,6 +205,8 @@ def test_node_states_are_reused_and_low_precision_inference_keeps_the_ranking() 
     assert float(torch.nn.functional.cosine_similarity(q8, full).min()) > 0.95  # measured 0.96
     assert "DynamicQuantizedLinear" in repr(model._int8["encoder"]) and "_int8" not in repr(model)
     assert not any("_int8" in k for k in model.state_dict())  # checkpoints hold the float weights only
+    model.load_state_dict(model.state_dict())
+    assert not model._int8  # new weights: the copy is made again
     model.inference_precision = "bf16"
     half = beam_search(model, items, beam_size=10, min_prob=0.0)
     assert [[x.nodes for x in r.paths] for r in half] == [[x.nodes for x in r.paths] for r in first]
