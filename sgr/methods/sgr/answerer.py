@@ -44,7 +44,7 @@ from sgr.methods.sgr.constraints import (apply_constraints, query_constraints, s
                                          voting_walks)
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
-from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides
+from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides, independent_walks
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
 from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
 from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
@@ -465,12 +465,13 @@ class SGRAnswerer:
 
     # -- 6. collaborate: P_q ---------------------------------------------------------------------------------------
     def vote_paths(self, result: SGRResult, cands: list[Candidate]) -> tuple[list[ReasoningPath], list[VoteIn]]:
-        """P_q: G_q's top M walks, the walks of the model's N-best paths not among them, SCR's paths; ρ = the model's
-        path probability for its own patterns (prior until :meth:`collaborate` measures others), η = C(p, G_q)."""
+        """P_q: G_q's top M walks that extend none of the others, the model's N-best paths' walks, SCR's paths; ρ = the
+        model's path probability for its own patterns (prior until :meth:`collaborate` measures others), η = C(p, G_q)."""
         cfg = self.config
         g = result.subgraph
         assert g is not None
-        paths = sorted(g.paths, key=lambda p: -p.score)[:cfg.M] if cfg.path_retriever != "scr" else []
+        top = sorted(g.paths, key=lambda p: -p.score)[:cfg.M] if cfg.path_retriever != "scr" else []
+        paths = independent_walks(top)
         seen = {(tuple(p.nodes), tuple(p.relations)) for p in paths}
         for c in cands:
             if c.origin == "model":

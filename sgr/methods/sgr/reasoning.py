@@ -13,8 +13,9 @@ SCR's paths when on) each give an answer a_i with ρ_i = P_θ(a_i | q, p_i, S_q)
 
     ω_i = λ·ρ_i + (1 − λ)·η_i,    â = argmax_a Σ_i ω_i·𝕀(a_i = a)            (eqs. 17–18)
 
-and the answers are returned ranked by that support; answers whose support is at least ``answer_ratio`` of
-â's are kept as well (set-valued questions), â first. How A_v and the vote combine, and which source answers,
+G_q's paths vote only when they do not extend another of its top M (:func:`independent_walks`: a walk on from
+another walk's answer is that walk's evidence again), and the answers are returned ranked by that support; answers
+whose support is at least ``answer_ratio`` of â's are kept as well (set-valued questions), â first. How A_v and the vote combine, and which source answers,
 is :func:`sgr.methods.sgr.decision.decide` (a pure function over the recorded terms).
 
 C(p, G_q) (the paper leaves it open) is exp(−(s* − s(p))/τ) for a path p of G_q with score s(p), s* the best
@@ -52,6 +53,14 @@ def validation_score(delta: float, gamma: float, mu: float) -> float:
 def reliability(rho: float, eta: float, lam: float) -> float:
     """ω_i = λ·ρ_i + (1 − λ)·η_i (eq. 17)."""
     return lam * rho + (1 - lam) * eta
+
+
+def independent_walks(paths: Sequence[ReasoningPath]) -> list[ReasoningPath]:
+    """The walks of ``paths`` that do not extend another of them. A walk that goes on from another walk's answer
+    repeats that walk's evidence, so eq. 18 would count it again for the node it reaches: "who played Barbara
+    Gordon" → "Female" once through the character and once more through every actress's path and her gender."""
+    walks = {tuple(p.nodes) for p in paths}
+    return [p for p in paths if not any(tuple(p.nodes[:k]) in walks for k in range(2, len(p.nodes)))]
 
 
 def delta_decides(gamma: float, mu: float, epsilon: float) -> bool:

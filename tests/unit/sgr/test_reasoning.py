@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from sgr.methods.sgr.reasoning import consistency, delta_decides, reliability, validation_score
+from sgr.core.types import ReasoningPath
+from sgr.methods.sgr.reasoning import consistency, delta_decides, independent_walks, reliability, validation_score
 
 
 def test_validation_and_reliability_are_convex_mixtures():
@@ -24,3 +25,18 @@ def test_delta_only_matters_inside_the_band():
     assert not delta_decides(1.0, 0.3, 0.7)
     assert not delta_decides(0.5, 0.3, 0.7)
     assert delta_decides(0.8, 0.3, 0.7)
+
+
+def test_a_walk_on_from_another_walks_answer_does_not_vote_again():
+    """"who played Barbara Gordon": the character's gender votes for "Female" once; the walk through an actress's
+    performance on to her gender repeats the actress's walk and is left out, whatever its score."""
+    def walk(*nodes: str) -> ReasoningPath:
+        return ReasoningPath(nodes=list(nodes), relations=["r"] * (len(nodes) - 1), score=1.0, source="subgraph")
+
+    actress = walk("Barbara Gordon", "cvt1", "Melinda McGraw")
+    gender = walk("Barbara Gordon", "Female")
+    on_from_actress = walk("Barbara Gordon", "cvt1", "Melinda McGraw", "Female")
+    through_cvt = walk("Barbara Gordon", "cvt2", "Hannah Gunn")  # "cvt2" is no walk's answer: kept
+    kept = independent_walks([on_from_actress, actress, gender, through_cvt])
+    assert kept == [actress, gender, through_cvt]
+    assert independent_walks([on_from_actress, gender]) == [on_from_actress, gender]  # its prefix is not voting
