@@ -13,8 +13,8 @@ SCR's paths when on) each give an answer a_i with ρ_i = P_θ(a_i | q, p_i, S_q)
 
     ω_i = λ·ρ_i + (1 − λ)·η_i,    â = argmax_a Σ_i ω_i·𝕀(a_i = a)            (eqs. 17–18)
 
-G_q's paths vote only when they do not extend another of its top M (:func:`independent_walks`: a walk on from
-another walk's answer is that walk's evidence again), and the answers are returned ranked by that support; answers
+A walk of G_q's top M that goes on from another one's answer does not vote for a node a walk of its own reaches
+(:func:`independent_walks`: it is the other walk's evidence again), and the answers are returned ranked by that support; answers
 whose support is at least ``answer_ratio`` of â's are kept as well (set-valued questions), â first. How A_v and the vote combine, and which source answers,
 is :func:`sgr.methods.sgr.decision.decide` (a pure function over the recorded terms).
 
@@ -56,11 +56,14 @@ def reliability(rho: float, eta: float, lam: float) -> float:
 
 
 def independent_walks(paths: Sequence[ReasoningPath]) -> list[ReasoningPath]:
-    """The walks of ``paths`` that do not extend another of them. A walk that goes on from another walk's answer
-    repeats that walk's evidence, so eq. 18 would count it again for the node it reaches: "who played Barbara
-    Gordon" → "Female" once through the character and once more through every actress's path and her gender."""
+    """``paths`` less the walks that go on from another walk's answer to a node some walk of its own reaches. Such a
+    walk repeats the other walk's evidence, so eq. 18 would count its end again: "who played Barbara Gordon" →
+    "Female" once through the character and once more through every actress's path and her gender. A node reached
+    only that way (the director of the film an actor starred in) keeps its walks."""
     walks = {tuple(p.nodes) for p in paths}
-    return [p for p in paths if not any(tuple(p.nodes[:k]) in walks for k in range(2, len(p.nodes)))]
+    extends = [any(tuple(p.nodes[:k]) in walks for k in range(2, len(p.nodes))) for p in paths]
+    own = {p.nodes[-1] for p, ext in zip(paths, extends) if not ext}
+    return [p for p, ext in zip(paths, extends) if not (ext and p.nodes[-1] in own)]
 
 
 def delta_decides(gamma: float, mu: float, epsilon: float) -> bool:

@@ -29,7 +29,8 @@ def test_delta_only_matters_inside_the_band():
 
 def test_a_walk_on_from_another_walks_answer_does_not_vote_again():
     """"who played Barbara Gordon": the character's gender votes for "Female" once; the walk through an actress's
-    performance on to her gender repeats the actress's walk and is left out, whatever its score."""
+    performance on to her gender repeats the actress's walk and is left out. A node only such walks reach keeps them
+    (MetaQA: the director of the film an actor starred in)."""
     def walk(*nodes: str) -> ReasoningPath:
         return ReasoningPath(nodes=list(nodes), relations=["r"] * (len(nodes) - 1), score=1.0, source="subgraph")
 
@@ -37,6 +38,7 @@ def test_a_walk_on_from_another_walks_answer_does_not_vote_again():
     gender = walk("Barbara Gordon", "Female")
     on_from_actress = walk("Barbara Gordon", "cvt1", "Melinda McGraw", "Female")
     through_cvt = walk("Barbara Gordon", "cvt2", "Hannah Gunn")  # "cvt2" is no walk's answer: kept
-    kept = independent_walks([on_from_actress, actress, gender, through_cvt])
-    assert kept == [actress, gender, through_cvt]
-    assert independent_walks([on_from_actress, gender]) == [on_from_actress, gender]  # its prefix is not voting
+    assert independent_walks([on_from_actress, actress, gender, through_cvt]) == [actress, gender, through_cvt]
+    assert independent_walks([on_from_actress, actress]) == [on_from_actress, actress]  # "Female" has no walk of its own
+    film, director = walk("Jack O'Connell", "'71"), walk("Jack O'Connell", "'71", "Yann Demange")
+    assert independent_walks([film, director]) == [film, director]
