@@ -106,11 +106,12 @@ def inference_precision(precision: str, device: torch.device) -> str:
         raise ConfigError(f"SCR precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     if device.type != "cpu":
         return "fp32"
-    if precision == "int8" and not int8_available():
+    has_int8 = int8_available()
+    if precision == "int8" and not has_int8:
         raise ConfigError("SCR precision int8: this PyTorch has no x86 quantised engine here (use auto, bf16 or fp32)")
     if precision != "auto":
         return precision
-    if int8_available():
+    if has_int8:
         return "int8"
     return "bf16" if bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) else "fp32"
 
@@ -251,7 +252,7 @@ class ScrOptions:
     threads: int | None = None  # torch CPU threads
     graph_version: str | None = None  # G_q cache to read when no store is given
     batch_size: int = 16  # questions searched together by answer_many
-    precision: str = "auto"  # question encoder at CPU inference: auto (int8 or bf16 where the CPU runs it), fp32, bf16, int8
+    precision: str = "auto"  # question encoder on CPU: auto (int8, else bf16 where it runs), fp32, bf16, int8
     answer_score: str | None = None  # sum (eq. 13), geometric or pattern; default: the checkpoint's choice
 
 

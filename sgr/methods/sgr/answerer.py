@@ -465,8 +465,9 @@ class SGRAnswerer:
 
     # -- 6. collaborate: P_q ---------------------------------------------------------------------------------------
     def vote_paths(self, result: SGRResult, cands: list[Candidate]) -> tuple[list[ReasoningPath], list[VoteIn]]:
-        """P_q: G_q's top M walks that extend none of the others, the model's N-best paths' walks, SCR's paths; ρ = the
-        model's path probability for its own patterns (prior until :meth:`collaborate` measures others), η = C(p, G_q)."""
+        """P_q: G_q's top M walks (:func:`independent_walks` of them), the model's N-best paths' walks, SCR's paths;
+        ρ = the model's path probability for its own patterns (prior until :meth:`collaborate` measures others),
+        η = C(p, G_q)."""
         cfg = self.config
         g = result.subgraph
         assert g is not None

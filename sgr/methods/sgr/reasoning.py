@@ -14,9 +14,10 @@ SCR's paths when on) each give an answer a_i with ρ_i = P_θ(a_i | q, p_i, S_q)
     ω_i = λ·ρ_i + (1 − λ)·η_i,    â = argmax_a Σ_i ω_i·𝕀(a_i = a)            (eqs. 17–18)
 
 A walk of G_q's top M that goes on from another one's answer does not vote for a node a walk of its own reaches
-(:func:`independent_walks`: it is the other walk's evidence again), and the answers are returned ranked by that support; answers
-whose support is at least ``answer_ratio`` of â's are kept as well (set-valued questions), â first. How A_v and the vote combine, and which source answers,
-is :func:`sgr.methods.sgr.decision.decide` (a pure function over the recorded terms).
+(:func:`independent_walks`: it is the other walk's evidence again). The answers are returned ranked by that support;
+answers whose support is at least ``answer_ratio`` of â's are kept as well (set-valued questions), â first. How A_v
+and the vote combine, and which source answers, is :func:`sgr.methods.sgr.decision.decide` (a pure function over the
+recorded terms).
 
 C(p, G_q) (the paper leaves it open) is exp(−(s* − s(p))/τ) for a path p of G_q with score s(p), s* the best
 path score and τ = ``consistency_temperature`` — 1 for the best paths, decaying with the score gap — and 0 for
