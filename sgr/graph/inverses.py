@@ -27,7 +27,7 @@ nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sgr.graph.stats import relationship_counts
@@ -83,6 +83,10 @@ class InverseRelations:
         """A relation path with each paired relation written as the first of its pair by name, so two paths that
         walk one fact under its two names compare equal."""
         return tuple(min(r, self.pairs[r]) if r in self.pairs else r for r in relations)
+
+    def names_of(self, relations: Iterable[str]) -> dict[str, str]:
+        """Both names of each pair that ``relations`` meet → the name :meth:`canonical` writes them as."""
+        return {name: min(r, self.pairs[r]) for r in relations if r in self.pairs for name in (r, self.pairs[r])}
 
 
 NO_INVERSES = InverseRelations()

@@ -48,6 +48,7 @@ def test_a_stray_edge_or_two_pairs_nothing():
 def test_one_step_is_written_once_for_both_names():
     assert INV.canonical([CAST, ROLES]) == INV.canonical([CAST, ACTOR]) == (CAST, ACTOR)
     assert InverseRelations().canonical([CAST, ROLES]) == (CAST, ROLES)
+    assert INV.names_of([CAST, ROLES]) == {ROLES: ACTOR, ACTOR: ACTOR} and InverseRelations().names_of([ROLES]) == {}
     assert INV.step(ROLES, "in") == INV.step(ACTOR, "out") == (ACTOR, None)  # a CVT pair: either direction
     assert INV.step(IN, "out") == INV.step(HAS, "in") == (IN, "out") and INV.step(HAS, "out") == (IN, "in")
     assert INV.step(CAST, "out") == (CAST, "out")

@@ -188,7 +188,8 @@ class SGRAnswerer:
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
                                                         c.delta_source) for c in cands],
-                                votes=votes, model_patterns=proposed, validated=validated)
+                                votes=votes, model_patterns=proposed, validated=validated,
+                                same_relation=self.inverses.names_of(r for c in cands for r in _pattern(c)))
         params = self.decision_params()
         decision = decide(inputs, params)
         if votes and not any(decision.valid) and (not cfg.lazy_verification  # nothing valid: the paths decide

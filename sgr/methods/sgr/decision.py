@@ -25,7 +25,12 @@ How A_v and the vote combine (``integrate``):
 * ``False`` — the first source (in order) with a valid candidate answers with its A_v, ranked by v; only when no
   source has one do the paths vote (``route = "collaborative"``) — SGR's "A_v, else collaborate". Candidates of
   equal v (the ends of one path share its δ and, often, γ) are ordered by the paths' support (eq. 18), so the
-  vote ranks the answers of a set that validation cannot tell apart (not their names).
+  vote ranks the answers of a set that validation cannot tell apart (not their names). The answer is the whole
+  answer set of the relation path that won: the candidates of the other sources whose relation path is the same
+  one — compared under the graph's inverse names (``same_relation``, :mod:`sgr.graph.inverses`), whichever way
+  each step runs — follow A_v, valid or not. A slice of Freebase stores one fact under either of two names and in
+  either direction, so each source's own query reaches part of the set ("who founded the kkk": the model's
+  ``organizations_founded`` reaches 2 of the 6 founders, G_q's compiled ``organization.founders`` all 6).
 * ``True`` — A_v's candidates vote with weight v_j alongside P_q's paths: support(a) = Σ_{j ∈ A_v, a_j = a} v_j +
   Σ_i ω_i·𝕀(a_i = a). ``route`` is ``"direct"`` when A_v's share of the top answer's support is at least its
   paths' share, else ``"collaborative"``.
@@ -39,6 +44,7 @@ rest, else ``"graph"``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +95,11 @@ class DecisionInputs:
     votes: list[VoteIn] = field(default_factory=list)
     model_patterns: list[Pattern] = field(default_factory=list)
     validated: bool = True
+    same_relation: dict[str, str] = field(default_factory=dict)  # relation → the name of its inverse pair it is read as
+
+    def relation_path(self, relations: Pattern) -> Pattern:
+        """``relations`` with each paired relation read under one name of its pair (``same_relation``)."""
+        return tuple(self.same_relation.get(r, r) for r in relations)
 
     def to_dict(self, max_votes: int | None = 50, lam: float = 0.5, max_candidates: int | None = None,
                 mu: float = 0.5) -> dict[str, Any]:
@@ -109,13 +120,15 @@ class DecisionInputs:
                                 c.delta_source] for c in cands],
                 "votes": [[v.answer, pid[v.relations], round(v.rho, _ROUND), round(v.eta, _ROUND), v.origin,
                            v.rho_source] for v in votes],
-                "votes_total": len(self.votes), "candidates_total": len(self.candidates)}
+                "votes_total": len(self.votes), "candidates_total": len(self.candidates),
+                "same_relation": self.same_relation}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DecisionInputs":
         patterns = [tuple(p) for p in d["patterns"]]
         names = d.get("names", {})
         return cls(sources=list(d["sources"]), validated=bool(d.get("validated", True)),
+                   same_relation=dict(d.get("same_relation", {})),
                    model_patterns=[patterns[i] for i in d.get("model_patterns", [])],
                    candidates=[CandidateIn(k, names.get(k, k), s, patterns[p], g, dl, ds)
                                for k, s, p, g, dl, ds in d["candidates"]],
@@ -200,12 +213,16 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
 
     if not params.integrate:
         paths_say = _path_support(votes, omegas) if params.collaborative else {}
+
+        def order(i: int) -> tuple[float, float, str]:  # by v; equal v (one path's ends) by the paths, then by name
+            return -round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text
+
         for src in trust_order(inputs, params.plan_trust):
-            idx = [i for i, c in enumerate(cands) if c.source == src and valid[i]]
-            if idx:  # ranked by v; answers of equal v (one path's ends) by what the paths say of them, then by name
-                idx.sort(key=lambda i: (-round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text))
-                answers = [DecidedAnswer(cands[i].key, cands[i].text, v[i], [i], [],
-                                         v[i] if cand_is_model(i) else 0.0, v[i]) for i in idx]
+            idx = sorted((i for i, c in enumerate(cands) if c.source == src and valid[i]), key=order)
+            if idx:
+                scored = [(i, v[i]) for i in idx] + _same_path_rest(inputs, idx, v, params, order)
+                answers = [DecidedAnswer(cands[i].key, cands[i].text, vi, [i], [], vi if cand_is_model(i) else 0.0,
+                                         vi) for i, vi in scored]
                 return _finish(answers, answers, "direct", src, cands, v, valid, omegas)
         tally: dict[str, DecidedAnswer] = {}
     else:
@@ -231,6 +248,31 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
     route = "direct" if top.candidate_support >= top.score - top.candidate_support and top.candidates else \
         "collaborative"
     return _finish(chosen, ranked, route, "integrated" if params.integrate else "vote", cands, v, valid, omegas)
+
+
+def _same_path_rest(inputs: DecisionInputs, chosen: list[int], v: list[float], params: DecisionParams,
+                    order: Callable[[int], Any]) -> list[tuple[int, float]]:
+    """The rest of the winning relation path's answer set: ``(j, v_j)`` for the candidates of other sources whose
+    relation path is a ``chosen`` candidate's (under ``same_relation``) and whose answer is not chosen yet, one per
+    answer, in ``order``. Such a candidate is the same path's end, so δ is that path's (the best chosen δ on it):
+    v_j = μ·δ + (1−μ)·γ_j must reach ε (eq. 13)."""
+    cands = inputs.candidates
+    delta: dict[Pattern, float] = {}
+    for i in chosen:
+        path = inputs.relation_path(cands[i].relations)
+        delta[path] = max(delta.get(path, 0.0), cands[i].delta)
+    sources = {cands[i].source for i in chosen}
+    seen = {cands[i].key for i in chosen}
+    rest = []
+    for j in sorted(range(len(cands)), key=order):
+        c, path = cands[j], inputs.relation_path(cands[j].relations)
+        if c.key in seen or c.source in sources or path not in delta:
+            continue
+        vj = validation_score(delta[path], c.gamma, params.mu) if inputs.validated else v[j]
+        if vj >= params.epsilon - 1e-9:
+            seen.add(c.key)
+            rest.append((j, vj))
+    return rest
 
 
 def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:

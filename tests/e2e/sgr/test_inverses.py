@@ -4,6 +4,7 @@
 from cypher.compile import compile_schema_path
 from loaders.writer import GraphBatch, write_graph
 from sgr.graph.inverses import inverse_relations
+from sgr.methods.sgr.decision import DecisionInputs
 
 CAST, ACTOR, ROLES = "tv.tv_program.regular_cast", "tv.regular_tv_appearance.actor", "tv.tv_actor.starring_roles"
 IN, HAS = "location.location.containedby", "location.location.contains"
@@ -73,3 +74,7 @@ def test_sgr_grounds_an_answer_reached_through_the_inverse_name_on_stored_edges(
     assert walk.triples() == [("The Jeffersons", CAST, "m.0cast3"), ("Roxie Roker", ROLES, "m.0cast3")]
     graph = evidence_subgraph(clean_store, result.prediction, ["The Jeffersons"])
     assert graph.edges and all(e.in_graph for e in graph.edges)
+    # the decision reads the candidates' relation paths under one name per pair (the rest of a winning path's set)
+    inputs = DecisionInputs.from_dict(result.prediction.extra["decision"]["inputs"])
+    assert inputs.same_relation and set(inputs.same_relation.values()) <= {ACTOR, IN}
+    assert inputs.relation_path((CAST, ROLES)) == inputs.relation_path((CAST, ACTOR)) == (CAST, ACTOR)

@@ -29,8 +29,8 @@ def test_threshold_keeps_only_answers_with_v_at_least_epsilon():
 
 
 def test_the_first_source_with_a_valid_candidate_answers_unless_av_votes():
-    inputs = DecisionInputs(["llm", "compiled"], [cand("x", "llm", 0.9, 0.9), cand("y", "compiled", 1.0, 1.0)],
-                            votes=[vote("y", 0.5, 1.0), vote("y", 0.5, 1.0)])
+    inputs = DecisionInputs(["llm", "compiled"], [cand("x", "llm", 0.9, 0.9), cand("y", "compiled", 1.0, 1.0, Q)],
+                            votes=[vote("y", 0.5, 1.0, Q), vote("y", 0.5, 1.0, Q)])
     seq = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7))
     assert [a.key for a in seq.answers] == ["x"] and seq.stage == "llm" and seq.route_source == "model"
     both = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, integrate=True, answer_ratio=0.9))
@@ -52,11 +52,33 @@ def test_answers_of_equal_v_are_ranked_by_the_paths_support_not_by_name():
     assert [a.key for a in alone.answers] == ["zz", "asia", "europe"]  # no paths vote: by name
 
 
+def test_the_answer_is_the_whole_answer_set_of_the_winning_relation_path():
+    # "who founded the kkk": the model's path reaches 2 founders under one name, G_q's compiled path all of them
+    # under its inverse; the compiled ends of that path join the answer with the model's δ, if γ lets them
+    FOUNDED, FOUNDERS = ("organizations_founded",), ("founders",)
+    inputs = DecisionInputs(["model1", "compiled"],
+                            [cand("a", "model1", 1.0, 0.98, FOUNDED), cand("b", "model1", 1.0, 0.98, FOUNDED),
+                             cand("z", "model1", 0.0, 0.98, FOUNDED),  # not consistent with G_q: stays out
+                             cand("b", "compiled", 1.0, 0.5, FOUNDERS), cand("c", "compiled", 1.0, 0.5, FOUNDERS),
+                             cand("d", "compiled", 0.1, 0.5, FOUNDERS),  # γ too low even with the model's δ
+                             cand("e", "compiled", 1.0, 0.5, Q)],  # another relation path: not this answer set
+                            same_relation={"organizations_founded": "founders"})
+    params = DecisionParams(mu=0.5, epsilon=0.8)
+    d = decide(inputs, params)
+    assert [a.key for a in d.answers] == ["a", "b", "c"] and d.stage == "model1" and d.route_source == "model"
+    assert d.answers[2].score == pytest.approx(0.5 * 0.98 + 0.5 * 1.0) and d.answers[2].candidates == [4]
+    assert d.valid[4] is False  # on its own (δ = the prior) c is not valid
+    alone = decide(dataclasses.replace(inputs, same_relation={}), params)  # two names, two relation paths
+    assert [a.key for a in alone.answers] == ["a", "b"]
+    again = DecisionInputs.from_dict(json.loads(json.dumps(inputs.to_dict(mu=0.5))))
+    assert [a.key for a in decide(again, params).answers] == ["a", "b", "c"]
+
+
 def test_a_plan_answers_first_only_when_its_question_is_alike_enough():
     P = ("p1", "p2")
     inputs = DecisionInputs(["model1", "plan1", "compiled"],
                             [cand("m", "model1", 0.1, 0.9), cand("p", "plan1", 0.0, 0.95, P),
-                             cand("c", "compiled", 1.0, 0.5)],
+                             cand("c", "compiled", 1.0, 0.5, Q)],
                             model_patterns=[R])
     params = DecisionParams(mu=0.5, epsilon=0.4)
     trusted = decide(inputs, dataclasses.replace(params, plan_trust=0.9))
