@@ -18,7 +18,8 @@ test.
    pattern that carried the top answer (its largest single contribution: a candidate's v or a path's ω) is one of
    the gold paths.
 3. **Choose.** The best *faithful* point by the mean Hits@1 over the datasets; ties → the higher mean MetaQA F1 →
-   the point closest to today's defaults. A point is faithful when a live run there would ask δ (lazy verification:
+   the point closest to today's defaults ("today": :data:`BEFORE`; with ``--held-out``, the tuned model's decision
+   parameters in use, so more held-out questions change only what they decide). A point is faithful when a live run there would ask δ (lazy verification:
    PRP-RM only where δ can change ``v ≥ ε``, i.e. γ ∈ [(ε−μ)/(1−μ), ε/(1−μ))) only where the recording run asked
    it, so the replayed δ is what the live run would see; the best point over the whole grid is reported beside it. ``bench/results/sgr_grid.json``: ``summary`` (chosen values, Hits@1 per dataset for
    today's defaults and the chosen ones, sample sizes, skips), the whole grid's table.
@@ -39,7 +40,7 @@ import random
 import statistics
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,14 @@ DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp-train")
 BEFORE = DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, answer_ratio=0.5, integrate=False, plan_trust=1.01)
 
 
-def today() -> DecisionParams:
+def today(provenance: Path | None = None) -> DecisionParams:
+    """The reference point: a tuned model's decision parameters in use (its provenance's ``decision``), so a
+    search on more held-out questions changes only what they decide; else :data:`BEFORE`."""
+    if provenance is not None:
+        decision = json.loads(provenance.read_text()).get("decision") or {}
+        keys = {f.name for f in fields(DecisionParams)}
+        if decision:
+            return DecisionParams(**{k: v for k, v in decision.items() if k in keys})
     return BEFORE
 
 
@@ -205,11 +213,22 @@ def record(args: argparse.Namespace, path: Path, pass_name: str, options: dict[s
 
 
 # -- replay --------------------------------------------------------------------------------------------------------
+_PARSED: dict[int, tuple[dict[str, Any], DecisionInputs]] = {}
+
+
+def parsed(round_: dict[str, Any]) -> DecisionInputs:
+    """A recorded round's inputs, parsed once per search (the grid replays each round thousands of times)."""
+    hit = _PARSED.get(id(round_))
+    if hit is None or hit[0] is not round_:
+        hit = _PARSED[id(round_)] = (round_, DecisionInputs.from_dict(round_))
+    return hit[1]
+
+
 def replay(rec: dict[str, Any], params: DecisionParams) -> tuple[Decision | None, DecisionInputs | None]:
     """The first recorded round whose decision answers (the answerer's rounds), else the last round's decision."""
     last: tuple[Decision | None, DecisionInputs | None] = (None, None)
     for r in rec.get("rounds", []):
-        inputs = DecisionInputs.from_dict(r)
+        inputs = parsed(r)
         d = decide(inputs, params)
         last = (d, inputs)
         if d.answers:
@@ -225,10 +244,9 @@ def carried_pattern(d: Decision, inputs: DecisionInputs) -> tuple[str, ...] | No
     return max(parts, key=lambda x: x[0])[1] if parts else None
 
 
-def score(rec: dict[str, Any], params: DecisionParams) -> tuple[float, float | None]:
-    """(Hits@1, F1 or None) of one recorded question under ``params``."""
-    d, inputs = replay(rec, params)
-    if d is None or not d.answers:
+def score(rec: dict[str, Any], d: Decision | None, inputs: DecisionInputs | None) -> tuple[float, float | None]:
+    """(Hits@1, F1 or None) of one recorded question's replayed decision."""
+    if d is None or inputs is None or not d.answers:
         return 0.0, (0.0 if "gold" in rec else None)
     if "gold_paths" in rec:
         pat = carried_pattern(d, inputs)
@@ -243,13 +261,13 @@ def evaluate(records: list[dict[str, Any]], params: DecisionParams) -> dict[str,
         rs = [r for r in records if r["dataset"] == ds and not r.get("skipped")]
         if not rs:
             continue
-        scores = [score(r, params) for r in rs]
+        replayed = [replay(r, params) for r in rs]
+        scores = [score(r, *x) for r, x in zip(rs, replayed)]
         f1s = [f for _, f in scores if f is not None]
         out[ds] = {"hits1": round(statistics.fmean(h for h, _ in scores), 4), "n": len(rs)}
         if f1s:
             out[ds]["f1"] = round(statistics.fmean(f1s), 4)
-        route = [replay(r, params)[0] for r in rs]
-        answered = [d for d in route if d is not None and d.answers]
+        answered = [d for d, _ in replayed if d is not None and d.answers]
         out[ds]["route_llm_share"] = round(sum(d.route_source == "model" for d in answered) / max(1, len(answered)), 4)
         out[ds]["collaborative_share"] = round(sum(d.route == "collaborative" for d in answered) / max(1, len(rs)), 4)
     return out
@@ -274,8 +292,7 @@ def faithful(p: DecisionParams, recorded: tuple[float, float]) -> bool:
     return lo >= lo0 - 1e-9 and hi <= hi0 + 1e-9
 
 
-def search(records: list[dict[str, Any]]) -> dict[str, Any]:
-    ref = today()
+def search(records: list[dict[str, Any]], ref: DecisionParams = BEFORE) -> dict[str, Any]:
     rw = {(r.get("recorded_with") or {}).get("mu", 0.3) for r in records}, \
         {(r.get("recorded_with") or {}).get("epsilon", 0.7) for r in records}
     recorded = (rw[0].pop(), rw[1].pop()) if len(rw[0]) == len(rw[1]) == 1 else (ref.mu, ref.epsilon)
@@ -344,7 +361,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     wanted = {ds: {q.id for q in qs} for ds, qs in sets.items()}
     all_recs = [r for r in done_ids(args.records).values() if r["id"] in wanted.get(r["dataset"], ())]
     recs = [r for r in all_recs if r["pass"] == "default"]
-    found = search(recs)
+    found = search(recs, today(args.held_out))
     best = found["best"]
     skipped: dict[str, dict[str, int]] = {}
     for r in recs:
