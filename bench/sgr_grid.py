@@ -19,10 +19,11 @@ test.
    the gold paths.
 3. **Choose.** The best *faithful* point by the mean Hits@1 over the datasets; ties → the higher mean MetaQA F1 →
    the point closest to today's defaults ("today": :data:`BEFORE`; with ``--held-out``, the tuned model's decision
-   parameters in use, so more held-out questions change only what they decide). A point is faithful when a live run there would ask δ (lazy verification:
-   PRP-RM only where δ can change ``v ≥ ε``, i.e. γ ∈ [(ε−μ)/(1−μ), ε/(1−μ))) only where the recording run asked
-   it, so the replayed δ is what the live run would see; the best point over the whole grid is reported beside it. ``bench/results/sgr_grid.json``: ``summary`` (chosen values, Hits@1 per dataset for
-   today's defaults and the chosen ones, sample sizes, skips), the whole grid's table.
+   parameters in use, so more held-out questions change only what they decide). A point is faithful when a live
+   run there would ask δ (lazy verification: PRP-RM only where δ can change ``v ≥ ε``, i.e. γ ∈ [(ε−μ)/(1−μ),
+   ε/(1−μ))) only where the recording run asked it, so the replayed δ is what the live run would see; the best
+   point over the whole grid is reported beside it. ``bench/results/sgr_grid.json``: ``summary`` (chosen values,
+   Hits@1 per dataset for today's defaults and the chosen ones, sample sizes, skips), the whole grid's table.
 
 Replay limits (stated in the output): δ by PRP-RM was measured where the live run's ε and μ let it decide (lazy
 verification), ρ of the voting paths by PRP-RM only when nothing was valid in the live run; elsewhere they stay the

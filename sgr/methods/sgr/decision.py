@@ -28,9 +28,10 @@ How A_v and the vote combine (``integrate``):
   vote ranks the answers of a set that validation cannot tell apart (not their names). The answer is the whole
   answer set of the relation path that won: the candidates of the other sources whose relation path is the same
   one — compared under the graph's inverse names (``same_relation``, :mod:`sgr.graph.inverses`), whichever way
-  each step runs — follow A_v, valid or not. A slice of Freebase stores one fact under either of two names and in
-  either direction, so each source's own query reaches part of the set ("who founded the kkk": the model's
-  ``organizations_founded`` reaches 2 of the 6 founders, G_q's compiled ``organization.founders`` all 6).
+  each step runs — follow A_v, each valid with that path's δ and its own γ. A slice of Freebase stores one fact
+  under either of two names and in either direction, so each source's own query reaches part of the set ("who
+  founded the kkk": the model's ``organizations_founded`` reaches 2 of the 6 founders, G_q's compiled
+  ``organization.founders`` all 6).
 * ``True`` — A_v's candidates vote with weight v_j alongside P_q's paths: support(a) = Σ_{j ∈ A_v, a_j = a} v_j +
   Σ_i ω_i·𝕀(a_i = a). ``route`` is ``"direct"`` when A_v's share of the top answer's support is at least its
   paths' share, else ``"collaborative"``.
@@ -95,7 +96,7 @@ class DecisionInputs:
     votes: list[VoteIn] = field(default_factory=list)
     model_patterns: list[Pattern] = field(default_factory=list)
     validated: bool = True
-    same_relation: dict[str, str] = field(default_factory=dict)  # relation → the name of its inverse pair it is read as
+    same_relation: dict[str, str] = field(default_factory=dict)  # relation → the name its inverse pair is read as
 
     def relation_path(self, relations: Pattern) -> Pattern:
         """``relations`` with each paired relation read under one name of its pair (``same_relation``)."""
