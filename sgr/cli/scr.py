@@ -45,31 +45,59 @@ def register(app: typer.Typer) -> None:
         threads: int = typer.Option(2, help="torch CPU threads"),
         graph_version: Optional[str] = typer.Option(None, help="use cached subgraphs of this graph version without "
                                                                "Neo4j"),
+        bundle: Optional[Path] = typer.Option(None, "--bundle", help="write the training step to this folder for a "
+                                                                     "GPU machine instead of training here "
+                                                                     "(python -m sgr.methods.scr.bundle there)"),
+        from_bundle: Optional[Path] = typer.Option(None, "--from-bundle", help="with --bundle: fold the weights that "
+                                                                               "a bundle run returned to this folder"),
+        time_budget: float = typer.Option(0.0, help="seconds the training may take (0: no limit): no epoch starts "
+                                                    "that would end past it, one still running ends there"),
     ) -> None:
-        """Train SCR with stepwise InfoNCE; writes best.pt/last.pt/history.json and records best.pt as the default."""
+        """Train SCR with stepwise InfoNCE; writes best.pt/last.pt/history.json and records best.pt as the default.
+        With --bundle, writes the same training step for a GPU machine; --bundle with --from-bundle folds what
+        it returned (the data options are then the bundle's)."""
         from sgr.core.config import sgr_home
         from sgr.core.errors import ConfigError
         from sgr.graph.store import GraphStore
         from sgr.methods.scr.data import SUPERVISION
         from sgr.methods.scr.model import SCRConfig
-        from sgr.methods.scr.train import ScrTrainConfig, run_training
+        from sgr.methods.scr.train import ScrTrainConfig, record_latest_checkpoint, run_training
 
         if supervision not in SUPERVISION:
             raise ConfigError(f"unknown --supervision {supervision!r} (known: {', '.join(SUPERVISION)})")
+        if from_bundle is not None and bundle is None:
+            raise ConfigError("--from-bundle needs --bundle (the folder the run was written from)")
+        folder = out or sgr_home() / "scr" / (Path(dataset).stem + ("-single-step" if single_step else ""))
+        if from_bundle is not None:
+            from sgr.methods.scr.bundle import fold, manifest
+
+            result, _ = fold(bundle, from_bundle, folder)
+            data = manifest(bundle)["data"]
+            record_latest_checkpoint(result.best_path, data["dataset"], data["graph_version"], single_step)
+            show_scr_training(result)
+            return
         store = None
         if graph_version is None:
             store = GraphStore.from_settings()
             store.verify()
-        folder = out or sgr_home() / "scr" / (Path(dataset).stem + ("-single-step" if single_step else ""))
         mcfg = SCRConfig(encoder=encoder, tau=tau, single_step=single_step, edge_candidates=not entity_candidates,
                          trainable_layers=trainable_layers)
         tcfg = ScrTrainConfig(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
-                           patience=patience, seed=seed)
+                           patience=patience, seed=seed, time_budget=time_budget)
         metaqa = dataset == "metaqa"
-        res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg,
-                           train_per_hop=train_per_hop if train_per_hop is not None else (1000 if metaqa else 0),
-                           val_per_hop=val_per_hop if val_per_hop is not None else (100 if metaqa else 0),
-                           device=device, threads=threads, graph_version=graph_version, supervision=supervision)
+        sizes = {"train_per_hop": train_per_hop if train_per_hop is not None else (1000 if metaqa else 0),
+                 "val_per_hop": val_per_hop if val_per_hop is not None else (100 if metaqa else 0)}
+        if bundle is not None:
+            from sgr.cli.render import console
+            from sgr.methods.scr.bundle import write_for_dataset
+
+            path = write_for_dataset(dataset, bundle, store=store, model_cfg=mcfg, train_cfg=tcfg,
+                                     graph_version=graph_version, supervision=supervision, **sizes)
+            console.print(f"wrote {path}: run `python -m sgr.methods.scr.bundle {bundle} OUT --device cuda` on the GPU "
+                   f"machine, then this command with --from-bundle OUT")
+            return
+        res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg, device=device,
+                           threads=threads, graph_version=graph_version, supervision=supervision, **sizes)
         show_scr_training(res)
 
     @scr_app.command("paths")

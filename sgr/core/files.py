@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from sgr.core.errors import ConfigError
 
@@ -85,3 +87,15 @@ def bundle_parser(prog: str, description: str, weights: str) -> argparse.Argumen
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--workdir", type=Path, default=None, help=f"joined {weights} and checkpoints (default: OUT)")
     return p
+
+
+def bundle_result(returned: Path, bundle_id: str, runner: str) -> dict[str, Any]:
+    """``returned/result.json`` of a bundle run (``python -m RUNNER``), refused unless it was trained from the bundle
+    whose id is ``bundle_id``."""
+    path = returned / "result.json"
+    if not path.is_file():
+        raise ConfigError(f"{returned}: no result.json (not the output of `python -m {runner}`)")
+    res = json.loads(path.read_text())
+    if res.get("bundle") != bundle_id:
+        raise ConfigError(f"{returned}: trained from another bundle ({res.get('bundle')}, this one is {bundle_id})")
+    return res

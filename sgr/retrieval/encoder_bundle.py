@@ -39,8 +39,8 @@ from typing import Any
 import torch
 
 from sgr.core.errors import ConfigError
-from sgr.core.files import (RETURN_BYTES, RETURN_PART_BYTES, bundle_parser, cut_parts, join_parts, read_parts,
-                            sha256_file)
+from sgr.core.files import (RETURN_BYTES, RETURN_PART_BYTES, bundle_parser, bundle_result, cut_parts, join_parts,
+                            read_parts, sha256_file)
 from sgr.llm.encoders import WEIGHTS, encoder_path, fresh_sentence_encoder
 from sgr.graph.store import GraphStore
 from sgr.retrieval.encoder_training import (ADAPTERS, BEST, EncoderTrainConfig, EncoderTrainResult, merge_adapters,
@@ -85,15 +85,12 @@ def _bundle_id(man: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps({k: man[k] for k in keys}, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def write(out: Path, train: Sequence[RelationExample], val: Sequence[RelationExample], universe: Sequence[str],
-          vocabulary: Sequence[str], cfg: EncoderTrainConfig, *, data: dict[str, Any], part_mib: int = 50) -> Path:
-    """Write a bundle to ``out`` (see the module docstring); returns the manifest's path."""
+def pack_encoder(folder: Path, out: Path, part_mib: int = 50) -> dict[str, Any]:
+    """Write an encoder folder for the trip: its small files to ``out/base/`` and its weights quantised
+    (:func:`quantise`) in ``out/parts/weights.q8.NN``; returns the manifest's ``parts``, ``weights_bytes`` and
+    ``weights_sha256`` (:func:`base_folder` rebuilds the folder from them). Also used by SCR's bundle."""
     from safetensors.torch import load_file
 
-    folder = encoder_path(cfg.encoder)
-    if cfg.lora_rank < 1 and (folder / WEIGHTS).stat().st_size // 2 > RETURN_BYTES:
-        raise ConfigError(f"every weight of {cfg.encoder} in fp16 would not come back from the GPU machine in one "
-                          "transfer (64 MiB): train LoRA adapters (--lora-rank 16, say)")
     shutil.rmtree(out / BASE, ignore_errors=True)
     shutil.rmtree(out / "parts", ignore_errors=True)
     (out / "parts").mkdir(parents=True)
@@ -106,11 +103,20 @@ def write(out: Path, train: Sequence[RelationExample], val: Sequence[RelationExa
     torch.save(quantise(load_file(str(folder / WEIGHTS))), buf)
     raw = buf.getvalue()
     names = cut_parts(raw, out / "parts" / QUANTISED, part_mib * 2**20)
+    return {"parts": names, "weights_bytes": len(raw), "weights_sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def write(out: Path, train: Sequence[RelationExample], val: Sequence[RelationExample], universe: Sequence[str],
+          vocabulary: Sequence[str], cfg: EncoderTrainConfig, *, data: dict[str, Any], part_mib: int = 50) -> Path:
+    """Write a bundle to ``out`` (see the module docstring); returns the manifest's path."""
+    folder = encoder_path(cfg.encoder)
+    if cfg.lora_rank < 1 and (folder / WEIGHTS).stat().st_size // 2 > RETURN_BYTES:
+        raise ConfigError(f"every weight of {cfg.encoder} in fp16 would not come back from the GPU machine in one "
+                          "transfer (64 MiB): train LoRA adapters (--lora-rank 16, say)")
     man: dict[str, Any] = {
         "encoder": cfg.encoder, "config": asdict(cfg), "data": data,
         "train": [asdict(e) for e in train], "val": [asdict(e) for e in val],
-        "universe": list(universe), "vocabulary": list(vocabulary),
-        "parts": names, "weights_bytes": len(raw), "weights_sha256": hashlib.sha256(raw).hexdigest(),
+        "universe": list(universe), "vocabulary": list(vocabulary), **pack_encoder(folder, out, part_mib),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     man["id"] = _bundle_id(man)
     (out / MANIFEST).write_text(json.dumps(man))
@@ -125,8 +131,9 @@ def manifest(bundle: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def _base_folder(bundle: Path, man: dict[str, Any], part_folders: Sequence[Path], work: Path) -> Path:
-    """The dequantised encoder folder under ``work`` (joined and written once)."""
+def base_folder(bundle: Path, man: dict[str, Any], part_folders: Sequence[Path], work: Path) -> Path:
+    """The dequantised encoder folder under ``work`` (joined and written once) from what :func:`pack_encoder`
+    wrote into ``bundle`` and ``man``; parts missing there are looked for in ``part_folders``."""
     from safetensors.torch import save_file
 
     folder = work / BASE
@@ -151,7 +158,7 @@ def run(bundle: Path, out: Path, *, part_folders: Sequence[Path] = (), device: s
     work = workdir or out
     work.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    base = _base_folder(bundle, man, part_folders, work)
+    base = base_folder(bundle, man, part_folders, work)
     cfg = EncoderTrainConfig(**{**man["config"], "encoder": str(base), "device": device})
     result = train_encoder([_example(r) for r in man["train"]], [_example(r) for r in man["val"]], man["universe"],
                            man["vocabulary"], cfg, out=work / "encoder", state_dir=work / "state",
@@ -186,12 +193,7 @@ def fold(bundle: Path, returned: Path, out: Path) -> Folded:
     """Fold the adapters a bundle run wrote to ``returned`` into this machine's original encoder and save it as
     a plain encoder folder at ``out``. Refuses the output of another bundle."""
     man = manifest(bundle)
-    path = returned / RESULT
-    if not path.is_file():
-        raise ConfigError(f"{returned}: no {RESULT} (not the output of `python -m sgr.retrieval.encoder_bundle`)")
-    res = json.loads(path.read_text())
-    if res.get("bundle") != man["id"]:
-        raise ConfigError(f"{returned}: trained from another bundle ({res.get('bundle')}, this one is {man['id']})")
+    res = bundle_result(returned, man["id"], "sgr.retrieval.encoder_bundle")
     cfg = EncoderTrainConfig(**man["config"])
     st = fresh_sentence_encoder(man["encoder"])
     if cfg.lora_rank:

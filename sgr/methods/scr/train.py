@@ -49,6 +49,8 @@ class ScrTrainConfig:
     out_dir: Path | None = None
     progress: bool = True
     log_every: int = 50  # batches between plain log lines when stdout is not a terminal (0: never)
+    time_budget: float = 0.0  # seconds (0: none): no epoch starts that would end past it at the last epoch's pace,
+    # and an epoch still running when it is spent ends there (recorded as incomplete), is validated and is the last
 
 
 @dataclass
@@ -61,6 +63,7 @@ class EpochRecord:
     train_seconds: float
     val_seconds: float
     steps: int
+    complete: bool = True  # False: ended by ScrTrainConfig.time_budget before its last batch
 
 
 @dataclass
@@ -218,7 +221,13 @@ def train(model: SCRModel, train_examples: Sequence[Example], val_examples: Sequ
     result = ScrTrainResult()
     meta = {"train_questions": len(usable), "val_questions": len(val_examples), **(extra_meta or {})}
     bad_epochs = 0
+    started = time.perf_counter()
     for epoch in range(1, cfg.epochs + 1):
+        if cfg.time_budget and result.history:
+            last = result.history[-1]
+            if time.perf_counter() - started + last.train_seconds + last.val_seconds > cfg.time_budget:
+                result.stopped_early = True
+                break
         model.train()
         order = list(range(len(usable)))
         rng.shuffle(order)
@@ -231,6 +240,8 @@ def train(model: SCRModel, train_examples: Sequence[Example], val_examples: Sequ
                       disable=not cfg.progress, transient=False) as bar:
             task = bar.add_task("train", total=len(batches), stats="")
             for b in batches:
+                if cfg.time_budget and time.perf_counter() - started > cfg.time_budget:
+                    break
                 loss, acc, n = batch_loss(model, b, rng)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -247,10 +258,11 @@ def train(model: SCRModel, train_examples: Sequence[Example], val_examples: Sequ
                     print(f"epoch {epoch} batch {int(done)}/{len(batches)} {stats} "
                           f"{time.perf_counter() - t0:.0f} s", flush=True)
         train_s = time.perf_counter() - t0
+        complete = bar.tasks[0].completed == len(batches)
         t1 = time.perf_counter()
         val_hit, val_hits1 = evaluate_hits(model, val_examples, beam=cfg.val_beam, batch=cfg.val_batch)
         rec = EpochRecord(epoch, total_loss / max(total_steps, 1), total_acc / max(total_steps, 1), val_hit, val_hits1,
-                          train_s, time.perf_counter() - t1, total_steps)
+                          train_s, time.perf_counter() - t1, total_steps, complete)
         result.history.append(rec)
         improved = (val_hits1, val_hit) > (result.best_hits1, result.best_hit)
         if cfg.out_dir is not None:
@@ -269,6 +281,9 @@ def train(model: SCRModel, train_examples: Sequence[Example], val_examples: Sequ
             on_epoch(rec)
         if cfg.out_dir is not None:
             (cfg.out_dir / "history.json").write_text(json.dumps(result.to_dict(), indent=2, default=str))
+        if not complete:
+            result.stopped_early = True
+            break
         if bad_epochs >= cfg.patience:
             result.stopped_early = epoch < cfg.epochs
             break
@@ -294,26 +309,20 @@ def _first_per_hop(questions: Sequence[Any], n: int) -> list[Any]:
     return out
 
 
-def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, train_cfg: ScrTrainConfig,
-                 train_per_hop: int = 1000, val_per_hop: int = 100, device: str = "auto", threads: int | None = 2,
-                 graph_version: str | None = None, record_latest: bool = True, supervision: str = "shortest",
-                 init_from: Path | None = None, train_subset: int = 0, val_subset: int = 0) -> ScrTrainResult:
-    """Everything ``sgr scr train`` does: questions → G_q (cached) → walks → :func:`train` → checkpoints.
-
-    ``store`` may be ``None`` when every G_q is already cached for ``graph_version``. ``supervision``: see
-    :func:`sgr.methods.scr.data.build_examples`. ``init_from``: start from this checkpoint's weights (its model
-    settings are kept) instead of the encoder's initial weights. ``train_subset``/``val_subset`` keep only the
-    first N questions of each hop count of the selected training/validation questions (0: all).
-    """
+def training_examples(dataset: str, *, store: Any, model_cfg: Any, train_cfg: ScrTrainConfig,
+                      train_per_hop: int = 1000, val_per_hop: int = 100, graph_version: str | None = None,
+                      supervision: str = "shortest", train_subset: int = 0,
+                      val_subset: int = 0) -> tuple[list[Example], list[Example], str]:
+    """The (train, validation) examples of ``dataset`` and the graph version they were cut from: questions → G_q
+    (cached) → walks. Sets ``model_cfg``'s G_q settings and ``max_steps`` from the dataset's preset. ``store`` may be
+    ``None`` when every G_q is already cached for ``graph_version``; ``supervision``: see
+    :func:`sgr.methods.scr.data.build_examples`; ``train_subset``/``val_subset`` keep only the first N questions of
+    each hop count of the selected training/validation questions (0: all)."""
     from rich.progress import Progress
 
     from sgr.methods.scr.data import SubgraphSource, build_examples
-    from sgr.methods.scr.model import SCRModel, resolve_device
     from sgr.methods.scr.presets import preset, training_questions
 
-    if threads:
-        torch.set_num_threads(threads)
-    dev = resolve_device(device)
     p = preset(dataset)
     model_cfg.subgraph = p.subgraph
     model_cfg.max_steps = p.max_steps
@@ -325,6 +334,27 @@ def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, tra
         depth = model_cfg.max_steps
         train_ex = build_examples(source, train_qs, depth, lambda: bar.advance(task), supervision)
         val_ex = build_examples(source, val_qs, depth, lambda: bar.advance(task), supervision)
+    return train_ex, val_ex, source.graph_version
+
+
+def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, train_cfg: ScrTrainConfig,
+                 train_per_hop: int = 1000, val_per_hop: int = 100, device: str = "auto", threads: int | None = 2,
+                 graph_version: str | None = None, record_latest: bool = True, supervision: str = "shortest",
+                 init_from: Path | None = None, train_subset: int = 0, val_subset: int = 0) -> ScrTrainResult:
+    """Everything ``sgr scr train`` does: :func:`training_examples` → :func:`train` → checkpoints.
+
+    ``init_from``: start from this checkpoint's weights (its model settings are kept) instead of the encoder's
+    initial weights; the other arguments: :func:`training_examples`.
+    """
+    from sgr.methods.scr.model import SCRModel, resolve_device
+
+    if threads:
+        torch.set_num_threads(threads)
+    dev = resolve_device(device)
+    train_ex, val_ex, version = training_examples(
+        dataset, store=store, model_cfg=model_cfg, train_cfg=train_cfg, train_per_hop=train_per_hop,
+        val_per_hop=val_per_hop, graph_version=graph_version, supervision=supervision, train_subset=train_subset,
+        val_subset=val_subset)
     seed_everything(train_cfg.seed)
     if init_from is not None:
         model, _ = SCRModel.load(init_from, dev)
@@ -333,7 +363,7 @@ def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, tra
         model = SCRModel(model_cfg).to(dev)
     train_cfg.out_dir = out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
-    meta = {"dataset": dataset, "graph_version": source.graph_version, "device": str(dev),
+    meta = {"dataset": dataset, "graph_version": version, "device": str(dev),
             "supervision": supervision, "init_from": str(init_from) if init_from else None,
             "train_with_walks": sum(bool(e.walks) for e in train_ex)}
     result = train(model, train_ex, val_ex, train_cfg, extra_meta=meta)
@@ -341,12 +371,17 @@ def run_training(dataset: str, *, store: Any, out_dir: Path, model_cfg: Any, tra
         result.answer_score = choose_answer_score(result.best_path, val_ex, beam=train_cfg.val_beam,
                                                   batch=train_cfg.val_batch, device=dev)
     if record_latest and result.best_path is not None:
-        f = latest_checkpoint_file()
-        f.parent.mkdir(parents=True, exist_ok=True)
-        data = json.loads(f.read_text()) if f.exists() else {}
-        kind = "single-step" if model_cfg.single_step else "stepwise"
-        data[kind] = str(result.best_path.resolve())
-        data[f"{kind}_dataset"] = dataset
-        data[f"{kind}_graph_version"] = source.graph_version
-        f.write_text(json.dumps(data, indent=2))
+        record_latest_checkpoint(result.best_path, dataset, version, model_cfg.single_step)
     return result
+
+
+def record_latest_checkpoint(path: Path, dataset: str, graph_version: str, single_step: bool = False) -> None:
+    """Record ``path`` in :func:`latest_checkpoint_file` as the default stepwise (or single-step) model."""
+    f = latest_checkpoint_file()
+    f.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(f.read_text()) if f.exists() else {}
+    kind = "single-step" if single_step else "stepwise"
+    data[kind] = str(Path(path).resolve())
+    data[f"{kind}_dataset"] = dataset
+    data[f"{kind}_graph_version"] = graph_version
+    f.write_text(json.dumps(data, indent=2))

@@ -14,3 +14,9 @@ def test_an_unknown_supervision_is_refused_with_the_known_ones() -> None:
     assert res.exit_code == ConfigError.exit_code, res.output
     assert "--supervision 'gold-only'" in res.output
     assert all(name in res.output for name in SUPERVISION)
+
+
+def test_folding_a_bundle_run_needs_the_bundle_it_was_written_from() -> None:
+    res = CliRunner().invoke(app, ["scr", "train", "--dataset", "metaqa", "--from-bundle", "returned"])
+    assert res.exit_code == ConfigError.exit_code, res.output
+    assert "--from-bundle needs --bundle" in res.output
