@@ -96,12 +96,18 @@ def load_model(path: Path, device: str = "auto") -> tuple[SCRModel, dict[str, An
 PRECISIONS = ("auto", *INFERENCE_PRECISIONS)
 
 
-def inference_precision(precision: str, device: torch.device) -> str:
+#: The lowest :meth:`~sgr.methods.scr.model.SCRModel.int8_agreement` at which ``auto`` runs a model in int8 (the
+#: MiniLM checkpoints measure 0.97–0.98 and keep their test Hits@1; the MPNet ones about 0).
+INT8_MIN_AGREEMENT = 0.95
+
+
+def inference_precision(precision: str, device: torch.device, model: SCRModel | None = None) -> str:
     """The question encoder's number format for ``precision`` on ``device`` (int8 and bf16 are CPU-only).
 
     ``auto`` picks int8 where PyTorch's x86 quantised engine runs (``bench/scr.py eval``, ``scr`` against
     ``scr-bf16``, 1 thread: WebQSP p50 55 → 33 ms, MetaQA 3-hop 129 → 78 ms, Hits@1 equal or higher on 300 test
-    questions per group), else bf16 on CPUs with native bf16 (AVX512-BF16), else fp32."""
+    questions per group) and ``model``'s int8 question vectors agree with its float32 ones
+    (:data:`INT8_MIN_AGREEMENT`), else bf16 on CPUs with native bf16 (AVX512-BF16), else fp32."""
     if precision not in PRECISIONS:
         raise ConfigError(f"SCR precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     if device.type != "cpu":
@@ -111,7 +117,7 @@ def inference_precision(precision: str, device: torch.device) -> str:
         raise ConfigError("SCR precision int8: this PyTorch has no x86 quantised engine here (use auto, bf16 or fp32)")
     if precision != "auto":
         return precision
-    if has_int8:
+    if has_int8 and (model is None or model.int8_agreement() >= INT8_MIN_AGREEMENT):
         return "int8"
     return "bf16" if bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) else "fp32"
 
@@ -163,8 +169,13 @@ class SCRAnswerer:
         self.answer_score = self.answer_score or self.meta.get("answer_score", "sum")
         if self.answer_score not in ANSWER_SCORES:
             raise ConfigError(f"SCR answer_score must be one of {', '.join(ANSWER_SCORES)}, not {self.answer_score!r}")
-        self._precision = inference_precision(self.precision, self.model.device)
+        self._precision = inference_precision(self.precision, self.model.device, self.model)
         self._source = SubgraphSource(self.store, self.model.cfg.subgraph, self.graph_version)
+
+    @property
+    def encoder_precision(self) -> str:
+        """The question encoder's number format at CPU inference (``precision`` resolved for this model)."""
+        return self._precision
 
     @property
     def source(self) -> SubgraphSource:
@@ -300,7 +311,7 @@ def scr_paths(store: GraphStore, question: Question | str, topic_ids: Sequence[s
     """
     text = question.text if isinstance(question, Question) else str(question)
     model, _ = load_model(resolve_checkpoint(STEPWISE, checkpoint), device)
-    model.inference_precision = inference_precision("auto", model.device)
+    model.inference_precision = inference_precision("auto", model.device, model)
     key = (id(store), model.cfg.subgraph.key())
     with _models_lock:
         source = _sources.get(key)

@@ -18,7 +18,8 @@ from torch import nn
 
 from sgr.methods.scr.beam import BeamPath, beam_search, rank_answers, shortest_walk
 from sgr.methods.scr.data import ScrSubgraph, shortest_paths
-from sgr.methods.scr.model import PackedGraphs, SCRConfig, SCRModel, question_text
+from sgr.methods.scr.method import INT8_MIN_AGREEMENT, inference_precision
+from sgr.methods.scr.model import PackedGraphs, SCRConfig, SCRModel, int8_available, question_text
 
 NAMES = ["Topic", "A", "B", "C", "D"]
 POLICY = {"Topic": "A", "A": "C", "C": "C", "B": "D", "D": "D"}
@@ -218,6 +219,22 @@ def test_node_states_are_reused_and_low_precision_inference_keeps_the_ranking() 
     assert model.cached_node_states([sg]) is None and not model._node_states  # training clears the cache
     model.encoder.eval()  # no dropout, to compare: training runs the float encoder
     assert torch.equal(model.encode(texts[:2]).detach(), full[:2]) and not model._int8
+
+
+@pytest.mark.skipif(not int8_available(), reason="no x86 quantised engine in this PyTorch")
+def test_auto_precision_runs_int8_only_for_a_model_whose_int8_vectors_agree_with_float32() -> None:
+    """MiniLM keeps its question vectors in int8 (``auto`` picks it); MPNet's int8 vectors are unrelated to its
+    float ones (PyTorch's dynamic quantisation breaks MPNetModel), so ``auto`` keeps it out of int8."""
+    cpu = torch.device("cpu")
+    minilm = SCRModel(SCRConfig(encoder="minilm", layers=1))
+    assert minilm.int8_agreement() >= INT8_MIN_AGREEMENT
+    assert inference_precision("auto", cpu, minilm) == "int8" and minilm.inference_precision == "fp32"
+    mpnet = SCRModel(SCRConfig(encoder="mpnet", layers=1))
+    assert mpnet.int8_agreement() < INT8_MIN_AGREEMENT  # measured 0.66 untrained, about 0 for the trained ones
+    assert inference_precision("auto", cpu, mpnet) in ("bf16", "fp32")
+    assert inference_precision("int8", cpu, mpnet) == "int8"  # asked for by name: as asked
+    mpnet.load_state_dict(mpnet.state_dict())
+    assert mpnet._int8_agreement is None  # new weights: measured again
 
 
 def test_a_walk_may_reach_an_entity_again_over_another_edge() -> None:
