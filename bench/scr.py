@@ -69,7 +69,12 @@ DATASETS = ("metaqa", "webqsp")
 #: per hop (0: all); ``supervision``: :func:`sgr.methods.scr.data.build_examples`; ``init_from``: start from an
 #: earlier run's best.pt.
 _BASE = {"train_per_hop": 1000, "val_per_hop": 100, "subset": 0, "val_subset": 0, "batch_size": 16,
-         "lr_encoder": 1e-4, "lr_graph": 1e-3, "supervision": "shortest", "init_from": None, "epochs": 3}
+         "lr_encoder": 1e-4, "lr_graph": 1e-3, "supervision": "shortest", "init_from": None, "epochs": 3,
+         "encoder": "minilm", "trainable_layers": 2, "gpu": False}
+#: ``gpu``: trained on a GPU machine through a bundle (``bundle``, then ``fold``), not by ``train``. The paper's
+#: encoder size (MPNet, 768-d); its top 3 of 12 layers, the most whose weights come back in one transfer
+#: (:mod:`sgr.methods.scr.bundle`); otherwise the served run's settings.
+_MPNET_GPU = {"encoder": "mpnet", "trainable_layers": 3, "gpu": True, "epochs": 12, "patience": 3}
 TRAIN: dict[str, dict[str, dict[str, Any]]] = {
     "metaqa": {
         # not the paper's supervision: walks along MetaQA's gold relation path (the dev question's type); a 3-hop
@@ -77,10 +82,12 @@ TRAIN: dict[str, dict[str, dict[str, Any]]] = {
         "stepwise": {**_BASE, "supervision": "gold-first", "train_per_hop": 3000, "epochs": 3},
         "single-step": {**_BASE, "subset": 500, "val_subset": 50},
         "stepwise-shortest": {**_BASE},  # the paper's supervision (shortest walks), served as scr@stepwise-shortest
+        "stepwise-mpnet": {**_BASE, "supervision": "gold-first", "train_per_hop": 3000, **_MPNET_GPU},
     },
     "webqsp": {
         "stepwise": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, "epochs": 8},
         "single-step": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, "subset": 600},
+        "stepwise-mpnet": {**_BASE, "train_per_hop": 0, "val_per_hop": 0, **_MPNET_GPU},
     },
 }
 
@@ -164,23 +171,62 @@ def prepare(dataset: str, load: bool, per_hop: int) -> None:
 
 
 # -- train ---------------------------------------------------------------------------------------------
-def train_run(dataset: str, kind: str, out: Path, seed: int = 0) -> Any:
-    """One run of ``TRAIN[dataset][kind]`` (small CPU config) into ``out``; :class:`sgr.methods.scr.train` result."""
+def run_configs(dataset: str, kind: str, seed: int = 0) -> tuple[dict[str, Any], Any, Any, dict[str, Any]]:
+    """(the state of ``dataset``, the model and training settings of run ``TRAIN[dataset][kind]``, its settings)."""
     from sgr.methods.scr.model import SCRConfig
-    from sgr.methods.scr.train import ScrTrainConfig, run_training
+    from sgr.methods.scr.train import ScrTrainConfig
 
     info = load_state().get(dataset)
     if not info:
         raise SystemExit(f"run `python bench/scr.py prepare --dataset {dataset}` first")
     cfg = TRAIN[dataset][kind]
-    init = Path(info["models"][cfg["init_from"]]["checkpoint"]) if cfg["init_from"] else None
-    mcfg = SCRConfig(encoder="minilm", single_step=kind == "single-step", trainable_layers=2)
+    mcfg = SCRConfig(encoder=cfg["encoder"], single_step=kind == "single-step",
+                     trainable_layers=cfg["trainable_layers"])
     tcfg = ScrTrainConfig(epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr_encoder=cfg["lr_encoder"],
-                          lr_graph=cfg["lr_graph"], patience=2, seed=seed, val_batch=16)
+                          lr_graph=cfg["lr_graph"], patience=cfg.get("patience", 2), seed=seed, val_batch=16)
+    return info, mcfg, tcfg, cfg
+
+
+def train_run(dataset: str, kind: str, out: Path, seed: int = 0) -> Any:
+    """One run of ``TRAIN[dataset][kind]`` into ``out`` on this CPU; :class:`sgr.methods.scr.train` result."""
+    from sgr.methods.scr.train import run_training
+
+    info, mcfg, tcfg, cfg = run_configs(dataset, kind, seed)
+    if cfg["gpu"]:
+        raise SystemExit(f"{dataset}/{kind} trains on a GPU machine: `python bench/scr.py bundle`, then `fold`")
+    init = Path(info["models"][cfg["init_from"]]["checkpoint"]) if cfg["init_from"] else None
     return run_training(dataset, store=None, graph_version=info["graph_version"], out_dir=out, model_cfg=mcfg,
                         train_cfg=tcfg, train_per_hop=cfg["train_per_hop"], val_per_hop=cfg["val_per_hop"],
                         device="cpu", threads=2, record_latest=False, supervision=cfg["supervision"],
                         init_from=init, train_subset=cfg["subset"], val_subset=cfg["val_subset"])
+
+
+def write_bundle(dataset: str, kind: str, bundle: Path, time_budget: float) -> None:
+    """The examples and encoder of run ``kind`` as an SCR bundle (:mod:`sgr.methods.scr.bundle`) in ``bundle``."""
+    from sgr.methods.scr.bundle import write_for_dataset
+
+    info, mcfg, tcfg, cfg = run_configs(dataset, kind)
+    tcfg.time_budget = time_budget
+    path = write_for_dataset(dataset, bundle, store=None, graph_version=info["graph_version"], model_cfg=mcfg,
+                             train_cfg=tcfg, train_per_hop=cfg["train_per_hop"], val_per_hop=cfg["val_per_hop"],
+                             supervision=cfg["supervision"], train_subset=cfg["subset"], val_subset=cfg["val_subset"])
+    print(f"{dataset}/{kind}: bundle {path}")
+
+
+def fold_bundle(dataset: str, kind: str, bundle: Path, returned: Path) -> None:
+    """Fold a bundle run's weights into ``SGR_HOME/scr/bench/DATASET/KIND`` and record the run in the state."""
+    from sgr.methods.scr.bundle import fold
+
+    folder = sgr_home() / "scr" / "bench" / dataset / kind
+    result, res = fold(bundle, returned, folder)
+    state = load_state()
+    state[dataset].setdefault("models", {})[kind] = {
+        "checkpoint": str(result.best_path), "best_epoch": result.best_epoch, "val_hits1": result.best_hits1,
+        "val_hit": result.best_hit, "history": [r.__dict__ for r in result.history], "seconds": res["seconds"]["total"],
+        "device": res["device_name"], "config": TRAIN[dataset][kind]}
+    save_state(state)
+    print(f"{dataset}/{kind}: trained on {res['device_name']}, best epoch {result.best_epoch}, "
+          f"val Hits@1 {result.best_hits1:.3f} → {result.best_path}")
 
 
 def train_models(dataset: str, which: list[str]) -> None:
@@ -355,6 +401,7 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
     state = load_state()
     summary: dict[str, Any] = {}
     details: dict[str, Any] = {}
+    used_precision: dict[str, str] = {}
     llm = None
     if llm_n > 0:
         try:
@@ -385,6 +432,7 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
             if lacks_named_model(info, method):
                 continue  # a training run only some datasets have (scr@stepwise-gold: MetaQA)
             ans = make_answerer(dataset, info, method)
+            used_precision[f"{dataset}/{method}"] = ans.encoder_precision
             for group, qs in groups.items():
                 name = group_name(dataset, group)
                 t0 = time.perf_counter()
@@ -411,20 +459,23 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
             llm_rows(dataset, info, groups, llm, llm_n, summary, details)
     training = {ds: {kind: {k: v for k, v in m.items() if k != "config"} | {"config": m.get("config")}
                      for kind, m in state[ds].get("models", {}).items()} for ds in DATASETS if ds in state}
-    from sgr.methods.scr.method import inference_precision
-
-    auto_precision = inference_precision("auto", torch.device("cpu"))
     for ds, models in training.items():  # the served model's training time per epoch (median over its epochs)
         hist = models.get("stepwise", {}).get("history") or []
         if hist:
             summary[f"{ds}/scr/train_epoch_seconds_cpu"] = round(statistics.median(h["train_seconds"] for h in hist), 1)
+        for kind, m in models.items():  # the runs trained on a GPU machine (bundle): per epoch there
+            if m.get("device", "cpu") != "cpu" and m.get("history"):
+                whole = [h["train_seconds"] for h in m["history"] if h.get("complete", True)]
+                if whole:
+                    summary[f"{ds}/scr@{kind}/train_epoch_seconds_gpu"] = round(statistics.median(whole), 1)
     return {"summary": summary, "details": details, "training": training,
             "setup": {"per_hop": per_hop, "subsample": subsample, "seed": 0, "latency_n": latency_n,
                       "latency_threads": latency_threads, "llm_n": llm_n,
-                      "device": "cpu", "torch_threads": torch.get_num_threads(), "gpu": "not measured in this session",
+                      "device": "cpu", "torch_threads": torch.get_num_threads(), "gpu": sorted({m["device"] for ms in training.values() for m in ms.values() if m.get("device")}) or "none",
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-                      "load_average": os.getloadavg(), "encoder": "all-MiniLM-L6-v2 (sgr.llm.encoders 'minilm')",
-                      "encoder_precision": {m: PRECISION.get(m, f"auto = {auto_precision}") for m in methods},
+                      "load_average": os.getloadavg(), "encoder": {f"{ds}/{kind}": TRAIN[ds][kind]["encoder"] for ds in training for kind in training[ds]},
+                      "encoder_precision": {k: f"{PRECISION.get(k.partition('/')[2], 'auto')} = {v}"
+                                            for k, v in used_precision.items()},
                       "graphs": {ds: state[ds]["graph_version"] for ds in DATASETS if ds in state}}}
 
 
@@ -508,13 +559,14 @@ def write_markdown(res: dict[str, Any]) -> str:
             lines.append(f"| {name} | {sc['n']} | {info['ceiling']:.3f} | {method} | {sc['hits1_strict']:.3f} | "
                          f"{ratio:.3f} | {sc['hit']:.3f} | {sc['f1']:.3f} | {pr} | "
                          f"{lat.get('p50_ms', 0):.0f} | {lat.get('p95_ms', 0):.0f} |")
-    lines += ["", "## Training (CPU)", "", "| dataset | model | epochs run | best epoch | val Hits@1 | train s / epoch |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "## Training", "", "| dataset | model | device | epochs run | best epoch | val Hits@1 | train s / epoch |",
+              "|---|---|---|---|---|---|---|"]
     for ds, models in res.get("training", {}).items():
         for kind, m in models.items():
             hist = m.get("history", [])
             per_epoch = statistics.median([h["train_seconds"] for h in hist]) if hist else 0.0
-            lines.append(f"| {ds} | {kind} | {len(hist)} | {m.get('best_epoch')} | {m.get('val_hits1', 0):.3f} | "
+            lines.append(f"| {ds} | {kind} | {m.get('device', 'cpu')} | {len(hist)} | {m.get('best_epoch')} | "
+                         f"{m.get('val_hits1', 0):.3f} | "
                          f"{per_epoch:.0f} |")
     return "\n".join(lines) + "\n"
 
@@ -533,6 +585,16 @@ def main() -> None:
     r.add_argument("--dataset", choices=DATASETS, required=True)
     r.add_argument("--kind", required=True)
     r.add_argument("folder", type=Path)
+    b = sub.add_parser("bundle", help="write a GPU run's bundle (sgr.methods.scr.bundle) into FOLDER")
+    b.add_argument("--dataset", choices=DATASETS, required=True)
+    b.add_argument("--kind", required=True)
+    b.add_argument("--time-budget", type=float, default=0.0, help="seconds the run may take there (0: none)")
+    b.add_argument("folder", type=Path)
+    f = sub.add_parser("fold", help="fold what a bundle run returned and record it in the state")
+    f.add_argument("--dataset", choices=DATASETS, required=True)
+    f.add_argument("--kind", required=True)
+    f.add_argument("bundle", type=Path)
+    f.add_argument("returned", type=Path)
     sd = sub.add_parser("seeds", help="train the served stepwise run with other seeds; scr_seeds.json")
     sd.add_argument("--dataset", choices=DATASETS, required=True)
     sd.add_argument("--seeds", default="1,2")
@@ -551,7 +613,12 @@ def main() -> None:
     if args.stage == "prepare":
         prepare(args.dataset, args.load, args.per_hop)
     elif args.stage == "train":
-        train_models(args.dataset, [args.only] if args.only else list(TRAIN[args.dataset]))
+        train_models(args.dataset, [args.only] if args.only else
+                     [k for k, c in TRAIN[args.dataset].items() if not c["gpu"]])
+    elif args.stage == "bundle":
+        write_bundle(args.dataset, args.kind, args.folder, args.time_budget)
+    elif args.stage == "fold":
+        fold_bundle(args.dataset, args.kind, args.bundle, args.returned)
     elif args.stage == "seeds":
         seed_study(args.dataset, [int(x) for x in args.seeds.split(",")], args.per_hop, args.subsample)
     elif args.stage == "register":
