@@ -471,9 +471,12 @@ def evaluate(per_hop: int, latency_n: int, llm_n: int, methods: list[str], subsa
     return {"summary": summary, "details": details, "training": training,
             "setup": {"per_hop": per_hop, "subsample": subsample, "seed": 0, "latency_n": latency_n,
                       "latency_threads": latency_threads, "llm_n": llm_n,
-                      "device": "cpu", "torch_threads": torch.get_num_threads(), "gpu": sorted({m["device"] for ms in training.values() for m in ms.values() if m.get("device")}) or "none",
+                      "device": "cpu", "torch_threads": torch.get_num_threads(),
+                      "gpu": sorted({m["device"] for ms in training.values() for m in ms.values()
+                                     if m.get("device")}) or "none",
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-                      "load_average": os.getloadavg(), "encoder": {f"{ds}/{kind}": TRAIN[ds][kind]["encoder"] for ds in training for kind in training[ds]},
+                      "load_average": os.getloadavg(),
+                      "encoder": {f"{ds}/{kind}": TRAIN[ds][kind]["encoder"] for ds in training for kind in training[ds]},
                       "encoder_precision": {k: f"{PRECISION.get(k.partition('/')[2], 'auto')} = {v}"
                                             for k, v in used_precision.items()},
                       "graphs": {ds: state[ds]["graph_version"] for ds in DATASETS if ds in state}}}
@@ -559,7 +562,8 @@ def write_markdown(res: dict[str, Any]) -> str:
             lines.append(f"| {name} | {sc['n']} | {info['ceiling']:.3f} | {method} | {sc['hits1_strict']:.3f} | "
                          f"{ratio:.3f} | {sc['hit']:.3f} | {sc['f1']:.3f} | {pr} | "
                          f"{lat.get('p50_ms', 0):.0f} | {lat.get('p95_ms', 0):.0f} |")
-    lines += ["", "## Training", "", "| dataset | model | device | epochs run | best epoch | val Hits@1 | train s / epoch |",
+    lines += ["", "## Training", "",
+              "| dataset | model | device | epochs run | best epoch | val Hits@1 | train s / epoch |",
               "|---|---|---|---|---|---|---|"]
     for ds, models in res.get("training", {}).items():
         for kind, m in models.items():

@@ -93,8 +93,8 @@ def register(app: typer.Typer) -> None:
 
             path = write_for_dataset(dataset, bundle, store=store, model_cfg=mcfg, train_cfg=tcfg,
                                      graph_version=graph_version, supervision=supervision, **sizes)
-            console.print(f"wrote {path}: run `python -m sgr.methods.scr.bundle {bundle} OUT --device cuda` on the GPU "
-                   f"machine, then this command with --from-bundle OUT")
+            console.print(f"wrote {path}: run `python -m sgr.methods.scr.bundle {bundle} OUT --device cuda` on the "
+                          "GPU machine, then this command with --from-bundle OUT")
             return
         res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg, device=device,
                            threads=threads, graph_version=graph_version, supervision=supervision, **sizes)

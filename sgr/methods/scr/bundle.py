@@ -22,7 +22,7 @@ back), while MPNet is 440 MB in fp32 and the G_q of 9,000 MetaQA questions some 
    half a quantisation step of each weight), and the node texts' frozen vectors are computed here by the original
    encoder: the figures that count are measured here, on the folded checkpoint.
 
-Every encoder weight must be trained for the paper's configuration, which does not come back for MPNet (220 MB in
+Every encoder weight must be trained for the paper's configuration, which does not come back for MPNet (217 MiB in
 fp16): :func:`write` refuses a configuration whose trained weights would not fit one transfer back, and names the
 number of top layers that would.
 """
@@ -111,8 +111,9 @@ def write(out: Path, train_ex: Sequence[Example], val_ex: Sequence[Example], mod
                            "train": {k: v for k, v in asdict(train_cfg).items() if k not in _LOCAL},
                            "data": data, **pack_encoder(encoder_path(model_cfg.encoder), out, part_mib)}
     raw, sizes, records = _pack_examples(train_ex, val_ex)
-    man |= {"examples": records, "subgraph_sizes": sizes, "examples_parts":
-            cut_parts(raw, out / "parts" / EXAMPLES, part_mib * 2**20), "examples_sha256": hashlib.sha256(raw).hexdigest(),
+    man |= {"examples": records, "subgraph_sizes": sizes,
+            "examples_parts": cut_parts(raw, out / "parts" / EXAMPLES, part_mib * 2**20),
+            "examples_sha256": hashlib.sha256(raw).hexdigest(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     keys = ("model", "train", "examples", "examples_sha256", "weights_sha256")
     man["id"] = hashlib.sha256(json.dumps({k: man[k] for k in keys}, sort_keys=True).encode()).hexdigest()[:16]

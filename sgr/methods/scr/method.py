@@ -19,7 +19,8 @@ Checkpoints: the method option ``checkpoint`` (``single_checkpoint`` for ``scr-s
 an unknown key is a ConfigError): ``beam`` (K), ``min_prob``, ``device`` (auto|cpu|cuda), ``threads``,
 ``graph_version``, ``batch_size``, ``precision`` (the question encoder at CPU inference: ``int8`` dynamic
 quantisation, ``bf16`` autocast, ``fp32``; ``auto`` = int8 where PyTorch's x86 quantised engine runs and the model's
-int8 vectors agree with its float ones, else bf16 on CPUs with native bf16, else fp32), ``answer_score`` (``sum`` | ``geometric`` | ``pattern``).
+int8 vectors agree with its float ones, else bf16 on CPUs with native bf16, else fp32), ``answer_score`` (``sum`` |
+``geometric`` | ``pattern``).
 ``scr+llm``'s LLM call is measured by :class:`sgr.methods.base.UsageMeter`.
 
 :func:`scr_paths` gives SGR's collaborative stage SCR's paths with ρ = path probability.

@@ -75,7 +75,8 @@ def int8_encoder(encoder: nn.Module) -> nn.Module:
 
 #: Question states the int8 check encodes (:meth:`SCRModel.int8_agreement`): (question, topic, walked steps).
 INT8_PROBES = (("what movies did Tom Hanks act in", "Tom Hanks", ()),
-               ("who directed the films written by Woody Allen", "Woody Allen", (("written_by (reverse)", "Annie Hall"),)),
+               ("who directed the films written by Woody Allen", "Woody Allen",
+                (("written_by (reverse)", "Annie Hall"),)),
                ("what genres are the movies that share actors with Top Gun", "Top Gun",
                 (("starred_actors", "Tom Cruise"), ("starred_actors (reverse)", "Cocktail"))),
                ("where was barack obama born", "Barack Obama", ()),

@@ -82,7 +82,7 @@ def test_the_output_of_another_bundle_is_refused(private_cache: Path) -> None:  
         sb.manifest(private_cache / "out")
 
 
-def test_mpnet_trained_whole_would_not_come_back_and_the_refusal_names_what_would(private_cache: Path) -> None:  # noqa: F811
+def test_mpnet_trained_whole_is_refused_naming_what_would_come_back(private_cache: Path) -> None:  # noqa: F811
     _, tcfg = _configs()
     with pytest.raises(ConfigError, match="--trainable-layers 3"):
         sb.write(private_cache / "m", _examples(), [], SCRConfig(encoder="mpnet"), tcfg, data={})
