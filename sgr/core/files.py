@@ -89,13 +89,13 @@ def bundle_parser(prog: str, description: str, weights: str) -> argparse.Argumen
     return p
 
 
-def bundle_result(returned: Path, bundle_id: str, runner: str) -> dict[str, Any]:
+def bundle_result(returned: Path, bundle_id: str | None, runner: str) -> dict[str, Any]:
     """``returned/result.json`` of a bundle run (``python -m RUNNER``), refused unless it was trained from the bundle
-    whose id is ``bundle_id``."""
+    whose id is ``bundle_id`` (``None``: the bundle has no id — a tuning bundle checks its base model instead)."""
     path = returned / "result.json"
     if not path.is_file():
         raise ConfigError(f"{returned}: no result.json (not the output of `python -m {runner}`)")
     res = json.loads(path.read_text())
-    if res.get("bundle") != bundle_id:
+    if bundle_id is not None and res.get("bundle") != bundle_id:
         raise ConfigError(f"{returned}: trained from another bundle ({res.get('bundle')}, this one is {bundle_id})")
     return res

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from sgr.core.errors import ConfigError, LLMError
-from sgr.core.files import RETURN_PART_BYTES, bundle_parser, cut_parts, join_parts, read_parts, sha256_file
+from sgr.core.files import (RETURN_PART_BYTES, bundle_parser, bundle_result, cut_parts, join_parts, read_parts,
+                            sha256_file)
 from sgr.llm import finetune as ft
 
 MANIFEST = "bundle.json"
@@ -141,10 +142,7 @@ def read(out: Path) -> Returned:
 
     import torch
 
-    path = out / RESULT
-    if not path.is_file():
-        raise ConfigError(f"{out}: no {RESULT} (not the output of `python -m sgr.llm.bundle`)")
-    res = json.loads(path.read_text())
+    res = bundle_result(out, None, "sgr.llm.bundle")
     state = torch.load(io.BytesIO(read_parts([out], res["weights_parts"])), weights_only=False)
     return Returned(state={k: v.float() for k, v in state.items()}, result=res)
 
