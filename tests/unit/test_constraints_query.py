@@ -18,6 +18,10 @@ def test_rules_become_conditions():
     assert not qc("how many countries border france", count=False).count
     assert qc("when did he die").empty  # the time type has no condition
     assert qc("who is the latest president").ordinal == "latest"
+    for q in ("who is the governor of ohio now?", "who is the leader of north korea today?",
+              "who is the current coach of the bears?", "what team does he currently play for?"):
+        assert qc(q).ordinal == "latest", q
+    assert qc("who was the governor of ohio?").ordinal is None
 
 
 def test_values_without_a_graph_reading_give_no_condition():

@@ -7,8 +7,8 @@
                     (those two act through stored ``types`` only); ``when``/time: none
     time Y          a date range on the walk contains Y — unless a comparison takes the year:
     comparison      before/until Y: a date on the walk starts before Y; after/since Y: after Y
-    ordinal         first/earliest/oldest → earliest start; last/latest/newest/youngest/most recent/recent/current
-                    → latest
+    ordinal         first/earliest/oldest → earliest start; last/latest/newest/youngest/most recent/recent/current/
+                    currently/now/today → latest
     superlative     largest/biggest/smallest (area or population), tallest/highest/lowest (height, elevation),
                     longest/shortest, deepest, richest, most/least populous → the largest/smallest number of
                     that measure on the answer (:data:`SUPERLATIVES`)
@@ -42,7 +42,7 @@ from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-LATEST = {"last", "latest", "most recent", "newest", "recent", "current", "youngest"}
+LATEST = {"last", "latest", "most recent", "newest", "recent", "current", "currently", "now", "today", "youngest"}
 _SIZE = "area|population"
 #: numeric superlatives → (extreme, measure: key words of the number compared)
 SUPERLATIVES = {"largest": ("max", _SIZE), "biggest": ("max", _SIZE), "smallest": ("min", _SIZE),
