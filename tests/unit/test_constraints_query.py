@@ -1,6 +1,6 @@
 """SGR's constraints → the conditions Cypher applies (sgr/methods/sgr/constraints.py::query_constraints)."""
 
-from sgr.methods.sgr.constraints import query_constraints
+from sgr.methods.sgr.constraints import EARLIEST, LATEST, query_constraints
 from sgr.methods.sgr.schema import Constraint, rule_constraints
 
 
@@ -22,6 +22,8 @@ def test_rules_become_conditions():
               "who is the current coach of the bears?", "what team does he currently play for?"):
         assert qc(q).ordinal == "latest", q
     assert qc("who was the governor of ohio?").ordinal is None
+    for word in EARLIEST | LATEST:  # every word of the two sets is one the rule finds
+        assert qc(f"who is the {word} one here").ordinal == ("earliest" if word in EARLIEST else "latest"), word
 
 
 def test_values_without_a_graph_reading_give_no_condition():

@@ -94,8 +94,8 @@ class QuestionSchema:
 
 # -- constraints -------------------------------------------------------------------------------------------------
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_ORDINAL = re.compile(r"\b(first|last|latest|earliest|most recent|newest|oldest|youngest|current|currently|now|today|"
-                      r"largest|biggest|smallest|"
+_ORDINAL = re.compile(r"\b(first|last|latest|earliest|most recent|recent|newest|oldest|youngest|current|currently|now|"
+                      r"today|largest|biggest|smallest|"
                       r"highest|lowest|tallest|longest|shortest|deepest|richest|most|least|best|worst|\d+(?:st|nd|rd|th))\b", re.I)
 _COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger than|smaller than|older than|"
                          r"younger than|before|after|since|until|over|under|at least|at most)\b", re.I)
