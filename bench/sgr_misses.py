@@ -5,18 +5,10 @@
 
 A RUN_DIR is one ``sgr eval`` run folder (``predictions.jsonl``), e.g. ``<runs-dir>/webqsp/sgr+rcr__sample500-seed0``;
 its label in the output is ``<dataset folder>/<method folder>``. ``--uri`` is the Neo4j of the runs' graph (only
-read: it counts the graph's date facts). Each question with a gold answer whose top answer is not gold goes to the
-first class that holds:
-
-    no answer     the run answered nothing
-    ranked        a gold answer is in the answer list, not first; ``tied`` of them share the top answer's score
-                  (inside a tie the order is the name's)
-    path end      a gold answer ends one of the run's recorded reasoning paths but is not among the answers: a
-                  relation path the decision did not choose
-    absent        no gold answer among the answers or at a path's end
-
-``tied_hits`` counts the hits whose top answer shares its score with an answer that is not gold: the name put it
-first, so ``tied`` and ``tied_hits`` together are the questions a tie decided.
+read: it counts the graph's date facts). Each question with a gold answer whose top answer is not gold is in one
+class of :mod:`sgr.evaluation.misses` (the ``misses`` of each run's ``metrics.json``): no answer, ranked (``tied``
+of them share the top answer's score), path end (a relation path the decision did not choose) or absent;
+``tied_hits`` are the hits whose top answer shares its score with an answer that is not gold.
 
 Across the classes: ``temporal`` = misses whose C_q holds a time (a year, before/after a year) or an ordinal
 (first/last/latest/now…; :func:`sgr.methods.sgr.constraints.query_constraints`). Those conditions read dates on the
@@ -35,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -44,37 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cypher.conditions import DATE_KEY, DATE_VALUE  # noqa: E402
-from sgr.core.text import normalize, normalize_set  # noqa: E402
+from sgr.evaluation.misses import CLASSES, classify, summarize_misses  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.sgr.constraints import query_constraints  # noqa: E402
 from sgr.methods.sgr.schema import constraint_text, rule_constraints  # noqa: E402
 
-CLASSES = ("no_answer", "ranked", "path_end", "absent")
 MANY_GOLD = 50
-
-
-def classify(rec: dict[str, Any]) -> tuple[str, bool] | None:
-    """``(class, tied)`` of a miss (module docstring); None for a hit or a question without gold answers."""
-    gold = normalize_set(rec.get("gold") or [])
-    answers = rec.get("answers") or []
-    if not gold or (answers and normalize(answers[0]["text"]) in gold):
-        return None
-    if not answers:
-        return "no_answer", False
-    rank = next((i for i, a in enumerate(answers) if normalize(a["text"]) in gold), None)
-    if rank is not None:
-        return "ranked", abs(answers[rank]["score"] - answers[0]["score"]) < 1e-9
-    ends = {normalize(p["names"][-1] or p["nodes"][-1]) for p in rec.get("paths") or [] if p.get("nodes")}
-    return ("path_end" if ends & gold else "absent"), False
-
-
-def tied_hit(rec: dict[str, Any]) -> bool:
-    """A hit whose top answer shares its score with an answer that is not gold (the name put it first)."""
-    gold = normalize_set(rec.get("gold") or [])
-    answers = rec.get("answers") or []
-    return bool(gold and answers and normalize(answers[0]["text"]) in gold) and any(
-        abs(a["score"] - answers[0]["score"]) < 1e-9 and normalize(a["text"]) not in gold for a in answers[1:])
 
 
 def temporal(rec: dict[str, Any]) -> bool:
@@ -99,29 +66,13 @@ def analyse(run_dir: Path, n_examples: int) -> tuple[dict[str, float], dict[str,
     recs = [r for r in read_predictions(run_dir / "predictions.jsonl").values() if r.get("gold")]
     if not recs:
         raise SystemExit(f"{run_dir}: no scored predictions (predictions.jsonl missing or empty)")
-    counts: Counter[str] = Counter()
-    examples: dict[str, list[dict[str, Any]]] = {c: [] for c in CLASSES}
-    f1_cost = 0.0
-    for rec in recs:
-        if len(rec["gold"]) > MANY_GOLD:
-            counts["many_gold"] += 1
-            f1_cost += 1.0 - float(rec.get("scores", {}).get("f1", 0.0))
-        found = classify(rec)
-        if found is None:
-            counts["tied_hits"] += tied_hit(rec)
-            continue
-        cls, tied = found
-        counts[cls] += 1
-        counts["tied"] += tied
-        counts["temporal"] += temporal(rec)
-        if len(examples[cls]) < n_examples:
-            examples[cls].append({"id": rec["id"], "question": rec["question"], "gold": rec["gold"][:3],
-                                  "top": [a["text"] for a in (rec.get("answers") or [])[:3]],
-                                  **({"tied": True} if tied else {})})
-    summary = {"questions": len(recs), "misses": sum(counts[c] for c in CLASSES), **{c: counts[c] for c in CLASSES},
-               **{k: counts[k] for k in ("tied", "tied_hits", "temporal", "many_gold")},
-               "many_gold_f1_cost": round(f1_cost / len(recs), 4)}
-    return summary, examples
+    ms = summarize_misses(recs, n_examples)
+    many = [r for r in recs if len(r["gold"]) > MANY_GOLD]
+    f1_cost = sum(1.0 - float(r.get("scores", {}).get("f1", 0.0)) for r in many) / len(recs)
+    summary = {"questions": ms.n, "misses": ms.misses, **{c: getattr(ms, c) for c in CLASSES}, "tied": ms.tied,
+               "tied_hits": ms.tied_hits, "temporal": sum(temporal(r) for r in recs if classify(r) is not None),
+               "many_gold": len(many), "many_gold_f1_cost": round(f1_cost, 4)}
+    return summary, ms.examples
 
 
 def table(summary: dict[str, float], labels: list[str]) -> str:

@@ -8,7 +8,9 @@ whole selection):
   whose method raised scoring 0; plus the reachability ``ceiling`` (:mod:`sgr.evaluation.metrics.reachability`)
   over the same questions, ``ceiling_cvt`` when CVT hops were collapsed;
 * ``by_hops`` / ``by_type`` — the same per MetaQA hop count and per question type;
-* ``cost`` — :class:`sgr.evaluation.cost.CostSummary`.
+* ``cost`` — :class:`sgr.evaluation.cost.CostSummary`;
+* ``misses`` — why the scored questions were missed (:class:`sgr.evaluation.misses.MissSummary`: no answer, a gold
+  answer ranked below the top — tied with it or not —, at the end of a path not chosen, or absent), with examples.
 
 ``report.md`` shows these as markdown tables (the lenient Hit always labelled as such), and links
 ``per_hop.png`` (grouped bars per hop: strict Hits@1, Hit, F1, ceiling) and ``latency.png``
@@ -23,6 +25,7 @@ from typing import Any
 
 from sgr.datasets import Dataset
 from sgr.evaluation.cost import cost_summary
+from sgr.evaluation.misses import CLASSES, summarize_misses
 from sgr.evaluation.predictions import read_predictions, record_scores
 from sgr.evaluation.metrics.breakdown import breakdown, rate_by
 from sgr.evaluation.metrics.scores import METRIC_LABELS, METRIC_NAMES, summarize
@@ -79,6 +82,7 @@ def build_metrics(records: list[dict[str, Any]], info: dict[str, Any],
         "by_type": by_type,
         "ceiling": ceiling_info,
         "cost": cost,
+        "misses": summarize_misses(scored).as_dict(),
         "labels": METRIC_LABELS,
     }
 
@@ -148,6 +152,7 @@ def markdown_report(m: dict[str, Any], plots: bool = True) -> str:
                          f"{_fmt(v['exact_set'])} | {_fmt(v.get('ceiling'))} |")
         if len(table) > MAX_TYPES_IN_MD:
             lines.append(f"| … {len(table) - MAX_TYPES_IN_MD} more in metrics.json | | | | | | |")
+    lines += _miss_lines(m.get("misses"))
     c = m["cost"]
     lines += ["", "## Cost", "",
               f"Per question as each method's usage meter measured it, over {c['n']} questions answered without error. "
@@ -173,6 +178,21 @@ def markdown_report(m: dict[str, Any], plots: bool = True) -> str:
     if plots:
         lines += ["", "![per hop](per_hop.png)", "", "![latency](latency.png)"]
     return "\n".join(lines) + "\n"
+
+
+def _miss_lines(ms: dict[str, Any] | None) -> list[str]:
+    """The misses section: the count per class and its first examples."""
+    if not ms or not ms.get("misses"):
+        return []
+    lines = ["", "## Misses", "",
+             f"{ms['misses']} of {ms['n']} scored questions missed (strict Hits@1); {ms['tied_hits']} hits share "
+             "the top score with an answer that is not gold.", "", "| Class | n | Examples |", "|---|---|---|"]
+    for cls in CLASSES:
+        ex = "; ".join(f"{e['question']} → {', '.join(map(str, e['top'])) or '(none)'} (gold: "
+                       f"{', '.join(map(str, e['gold']))})" for e in ms["examples"].get(cls, []))
+        n = f"{ms[cls]} ({ms['tied']} tied)" if cls == "ranked" else str(ms[cls])
+        lines.append(f"| {cls.replace('_', ' ')} | {n} | {ex.replace('|', '/')} |")
+    return lines
 
 
 # -- plots -----------------------------------------------------------------------------------

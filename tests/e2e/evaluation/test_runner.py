@@ -75,8 +75,10 @@ def test_run_writes_predictions_and_report(metaqa_graph, neo4j_uri, metaqa_file,
     assert m["by_hops"]["2"]["n"] == n
     assert m["cost"]["n"] == n and m["cost"]["latency_ms_p50"] > 0 and m["cost"]["questions_per_s"] > 0
     assert m["cost"]["llm_calls_total"] == 0
+    assert (m["misses"]["n"], m["misses"]["misses"], m["misses"]["no_answer"]) == (n, 1, 1)  # the missing topic
     md = (out / "report.md").read_text()
     assert "Hits@1 (strict" in md and "Hit (lenient" in md and "Reachability ceiling" in md
+    assert "## Misses" in md and "| no answer | 1 |" in md
     assert (out / "per_hop.png").stat().st_size > 1000 and (out / "latency.png").stat().st_size > 1000
 
 
