@@ -41,7 +41,8 @@ from cypher.conditions import QueryConstraints, mention_words
 from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+#: a four-digit year in a question (the rule of :func:`sgr.methods.sgr.schema.rule_constraints` reads it too)
+YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 LATEST = {"last", "latest", "most recent", "newest", "recent", "current", "currently", "now", "today", "youngest"}
 _SIZE = "area|population"
 #: numeric superlatives → (extreme, measure: key words of the number compared)
@@ -86,7 +87,7 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
     type_name = year = ordinal = extreme = measure = None
     op = "in"
     has_count = False
-    qyear = _YEAR.search(question)
+    qyear = YEAR.search(question)
     for c in constraints:
         value = (getattr(c, "value", None) or "").lower().strip()
         if c.kind == "type" and type_name is None and value and value != "time":

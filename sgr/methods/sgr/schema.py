@@ -33,6 +33,7 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
+from sgr.methods.sgr.constraints import EARLIEST, LATEST, SUPERLATIVES, YEAR
 from sgr.retrieval.relations import RelationRetriever, ScoredRelation
 
 CONSTRAINT_KINDS = ("type", "time", "comparison", "ordinal", "count")
@@ -93,10 +94,12 @@ class QuestionSchema:
 
 
 # -- constraints -------------------------------------------------------------------------------------------------
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_ORDINAL = re.compile(r"\b(first|last|latest|earliest|most recent|recent|newest|oldest|youngest|current|currently|now|"
-                      r"today|largest|biggest|smallest|"
-                      r"highest|lowest|tallest|longest|shortest|deepest|richest|most|least|best|worst|\d+(?:st|nd|rd|th))\b", re.I)
+#: the ordinal and superlative words: those :func:`sgr.methods.sgr.constraints.query_constraints` translates (the
+#: earliest, the latest, the one-word numeric superlatives) and the ones it leaves (most, least, best, worst, 2nd …);
+#: longest first, so "most recent" is found before "most"
+_ORDINAL_WORDS = sorted(EARLIEST | LATEST | {w for w in SUPERLATIVES if " " not in w}
+                        | {"most", "least", "best", "worst"}, key=lambda w: (-len(w), w))
+_ORDINAL = re.compile(r"\b(" + "|".join(map(re.escape, _ORDINAL_WORDS)) + r"|\d+(?:st|nd|rd|th))\b", re.I)
 _COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger than|smaller than|older than|"
                          r"younger than|before|after|since|until|over|under|at least|at most)\b", re.I)
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.I)
@@ -135,7 +138,7 @@ def rule_constraints(question: str) -> list[Constraint]:
         m = _TYPE.search(q)
         if m and m.group(2).split()[0].lower() not in _TYPE_STOP:
             out.append(Constraint("type", m.group(0), m.group(2).split()[0].lower()))
-    for m in _YEAR.finditer(q):
+    for m in YEAR.finditer(q):
         out.append(Constraint("time", m.group(0), m.group(1)))
     m = _COMPARISON.search(q)
     if m:
