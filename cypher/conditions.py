@@ -10,8 +10,8 @@ properties whose key ends in ``from``/``start``/``start_date``/``date`` (a start
 (an end), and the names of neighbours over relationships whose type ends that way (Freebase keeps dates on CVT
 siblings). A value counts when it starts with a four-digit year; dates compare as ``YYYY[-MM[-DD]]`` strings.
 
-    type T            the answer's ``types`` (stored at load time) name T; else (T specific) its name has a word
-                      starting with T (or with a word named alike: college ↔ university, :data:`NAME_WORDS`)
+    type T            the answer's ``types`` (stored at load time) name T; else (T specific) its name has the
+                      whole word T (or a word named alike: college ↔ university, :data:`NAME_WORDS`)
     year Y, "in"      a dated node of the walk has a start ≤ Y and no end, or an end ≥ Y
     year Y, "before"  a dated node of the walk starts before Y;   "after": one starts after Y (and none before)
     ordinal           earliest: the answers with the smallest start date of their walks; latest: the largest
@@ -151,10 +151,11 @@ def type_condition(type_name: str, answer: str) -> str:
 
 
 def name_condition(type_name: str, answer: str) -> str:
-    """A word of the answer's name starts with ``type_name`` ("university" in "Ohio State University") or with one
-    of the words named alike for it (:data:`NAME_WORDS`: a college question accepts "University of Zurich")."""
-    words = " OR ".join(f"_w STARTS WITH {cypher_literal(w)}" for w in NAME_WORDS.get(type_name, (type_name,)))
-    return f"any(_w IN split(toLower(coalesce({answer}.name, '')), ' ') WHERE {words})"
+    """The answer's name has the whole word ``type_name`` ("university" in "Ohio State University") or a word named
+    alike for it (:data:`NAME_WORDS`: a college question accepts "University of Zurich"); a longer word does not
+    count ("states" in "United States of America" is no state)."""
+    pattern = r"(?s).*\b(" + "|".join(NAME_WORDS.get(type_name, (type_name,))) + r")\b.*"
+    return f"toLower(coalesce({answer}.name, '')) =~ {cypher_literal(pattern)}"
 
 
 def mention_words(text: str) -> str:

@@ -91,6 +91,31 @@ def test_type_filters_on_stored_types(ohio):
     assert texts(got) == ["Ohio State"] and notes[0].startswith("type")
 
 
+def test_type_names_a_whole_word_without_stored_types(clean_store):
+    """Without stored types the type word must be a whole word of the name: "states" in "United States of America"
+    is no state (it was kept as one: "what state is saint louis university in?" → United States of America);
+    "College," and the alike word "University" count."""
+    from loaders.writer import GraphBatch, write_graph
+
+    b = GraphBatch()
+    names = {"m.x": "X", "m.usa": "United States of America", "m.bav": "Free State of Bavaria",
+             "m.exe": "Exeter College, Oxford", "m.uzh": "University of Zurich", "m.col": "Colleges of Rome"}
+    for key, name in names.items():
+        b.add_entity(key, name)
+        if key != "m.x":
+            b.add_triple("m.x", "location.location.containedby", key)
+    write_graph(clean_store, b)
+
+    def ask(keys, word):
+        cands = [Answer(text=names[k], id=k, paths=[ReasoningPath(nodes=["m.x", k], relations=[
+            "location.location.containedby"], names=["X", names[k]])]) for k in keys]
+        got, _ = apply_constraints(clean_store, cands, [Constraint("type", f"what {word}", word)], f"what {word} is x in")
+        return texts(got)
+
+    assert ask(["m.usa", "m.bav"], "state") == ["Free State of Bavaria"]
+    assert ask(["m.col", "m.exe", "m.uzh"], "college") == ["Exeter College, Oxford", "University of Zurich"]
+
+
 def test_no_facts_no_change(ohio):
     plain = [Answer(text="A", id="m.ohio"), Answer(text="B", id="m.osu")]
     got, notes = apply_constraints(ohio, plain, [Constraint("time", "2015", "2015")], "q 2015")
