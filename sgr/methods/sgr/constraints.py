@@ -14,7 +14,8 @@
                     that measure on the answer (:data:`SUPERLATIVES`)
     number          more than/over/at least/less than/under N <unit> → the answer's number of the unit's measure
                     compared with N (:data:`UNITS`; "million" etc. scale N; no unit word: no condition)
-    count           the answer is the number of distinct answers
+    count           the answer is the number of distinct answers (not for "how many years/times/people …":
+                    :data:`QUANTITIES` ask for a quantity the graph states)
     second entity   a second linked entity the answer must touch (conjunctions), when the caller names one
     mention         (``mention=True``) a CVT of the walk touches a node the question names outside the linked
                     mentions: "who plays Timon's voice in The Lion King" → the performance of the character Timon
@@ -65,6 +66,10 @@ _NUMBER_OPS = {"more than": ">", "over": ">", "greater than": ">", "larger than"
                "smaller than": "<", "at most": "<="}
 _NUMBER = re.compile(r"\b(" + "|".join(_NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[0-9]+)?)\s*"
                      r"(thousand|million|billion)?\s*([a-z]+)?", re.I)
+#: the word after "how many" when the question asks for a quantity (a duration, a frequency, a measure: "after how
+#: many years are the olympics held", "how many people live in ..."), not for the number of its answers
+QUANTITIES = frozenset({"years", "months", "weeks", "days", "hours", "minutes", "seconds", "times", *UNITS})
+_HOW_MANY = re.compile(r"\bhow many ([a-z]+)", re.I)
 EARLIEST = {"first", "earliest", "oldest"}
 BEFORE = {"before", "until"}
 AFTER = {"after", "since"}
@@ -105,6 +110,9 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
             has_count = True
         elif c.kind == "ordinal" and extreme is None and value in SUPERLATIVES:
             extreme, measure = SUPERLATIVES[value]
+    quantity = _HOW_MANY.search(question)
+    if quantity and quantity.group(1).lower() in QUANTITIES:
+        has_count = False
     if op != "in" and year is None and qyear:
         year = int(qyear.group(1))
     if year is None:
