@@ -1,5 +1,5 @@
-"""Choose SGR's decision parameters (μ, ε, λ, answer_ratio, integrate, plan_trust) on validation questions, never on
-test.
+"""Choose SGR's decision parameters (μ, ε, λ, answer_ratio, integrate, plan_trust, gamma_min) on validation questions,
+never on test.
 
     SGR_HOME=… .venv/bin/python bench/sgr_grid.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
         [--per-hop 15 --webqsp 30 --seed 0] [--path-grammar-pass] [--set-defaults]
@@ -64,7 +64,7 @@ from sgr.methods.sgr.decision import Decision, DecisionInputs, DecisionParams, d
 RESULTS = ROOT / "bench" / "results"
 GRID = {"mu": (0.1, 0.3, 0.5, 0.7, 0.9), "epsilon": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
         "lam": (0.1, 0.3, 0.5, 0.7, 0.9), "answer_ratio": (0.5, 0.8, 1.0), "integrate": (False, True),
-        "plan_trust": (0.8, 0.85, 0.9, 0.95, 1.01)}
+        "plan_trust": (0.8, 0.85, 0.9, 0.95, 1.01), "gamma_min": (0.0, 0.1, 0.3, 0.5)}
 DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp-train")
 
 
@@ -276,7 +276,8 @@ def evaluate(records: list[dict[str, Any]], params: DecisionParams) -> dict[str,
 
 def distance(p: DecisionParams, ref: DecisionParams) -> float:
     return (abs(p.mu - ref.mu) + abs(p.epsilon - ref.epsilon) + abs(p.lam - ref.lam)
-            + abs(p.answer_ratio - ref.answer_ratio) + (p.integrate != ref.integrate) + abs(p.plan_trust - ref.plan_trust))
+            + abs(p.answer_ratio - ref.answer_ratio) + (p.integrate != ref.integrate) + abs(p.plan_trust - ref.plan_trust)
+            + abs(p.gamma_min - ref.gamma_min))
 
 
 def delta_band(mu: float, epsilon: float) -> tuple[float, float]:
@@ -335,7 +336,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--held-out-metaqa", type=int, default=0,
                     help="with --held-out: also this many MetaQA dev questions per hop outside its training sample")
     ap.add_argument("--set-provenance", action="store_true",
-                    help="with --held-out: write the chosen μ, ε, λ, answer_ratio, integrate, plan_trust into that "
+                    help="with --held-out: write the chosen μ, ε, λ, answer_ratio, integrate, plan_trust, gamma_min into that "
                          "model.json "
                          "('decision'), which SGR then uses for those weights")
     args = ap.parse_args(argv)

@@ -93,6 +93,9 @@ class SGRConfig(ExpansionConfig):
       ``plan_trust = 0.95`` — the cosine at which a plan is trusted before the model's paths (below it the plan
       is recorded and takes no part; 1.01: never), chosen on validation questions (``bench/sgr_grid.py``: every
       value of 0.8–0.95 gained the same there, the one closest to "never" is kept).
+    * ``gamma_min = 0`` — the least graph consistency γ a candidate needs when its δ is the model's own confidence
+      (:mod:`sgr.methods.sgr.decision`): G_q's veto on a confident model path it does not hold; a tuned model's
+      provenance sets it with the other decision parameters (``bench/sgr_grid.py --held-out``).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),
@@ -133,6 +136,7 @@ class SGRConfig(ExpansionConfig):
     n_examples: int = 1
     plans: int = 1
     plan_trust: float = 0.95
+    gamma_min: float = 0.0
     path_retriever: str = "schema"
     scr_beam: int = 10
     scr_checkpoint: str = ""
@@ -169,7 +173,7 @@ def config_from_options(variant: str, options: dict[str, Any] | None = None) -> 
 
 
 #: decision parameters a tuned model's provenance may set (``bench/sgr_grid.py --held-out … --set-provenance``)
-TUNED_DECISION_KEYS = ("mu", "epsilon", "lam", "answer_ratio", "integrate", "plan_trust")
+TUNED_DECISION_KEYS = ("mu", "epsilon", "lam", "answer_ratio", "integrate", "plan_trust", "gamma_min")
 
 
 def tuned_overrides(cfg: SGRConfig, options: dict[str, Any], model_name: str | None) -> dict[str, Any]:

@@ -14,7 +14,11 @@ behind the model's paths passed the model's own wrong paths that validation had 
 (graph consistency, eq. 10)
 and δ (the model's probability ρ of the candidate's path when it is one of the model's paths, the question
 similarity for a plan, else PRP-RM where it was measured, else the prior), so v_j = μ·δ_j + (1−μ)·γ_j and
-A_v = {a_j : v_j ≥ ε} (eqs. 12–13).
+A_v = {a_j : v_j ≥ ε} (eqs. 12–13). A candidate whose δ is the model's own confidence (its Cypher, its paths, and
+the candidates of other sources on one of its paths) must also have γ_j ≥ ``gamma_min``: with μ near 1 a confident
+path is valid whatever G_q says, and the graph gets a veto ("who was president after franklin d. roosevelt?": the
+model's ``people.person.nationality``, ρ 0.93, reaches "United States of America" by a walk G_q does not hold,
+γ 0; G_q's ``vice_president`` walk then votes Harry S. Truman).
 
 **Votes (P_q)**: G_q's top M walks, the walks of the model's N-best paths, SCR's paths when on; each with ρ_i, η_i
 and ω_i = λ·ρ_i + (1−λ)·η_i (eq. 17); support(a) = Σ_i ω_i·𝕀(a_i = a) (eq. 18). Answers whose support is at least
@@ -156,11 +160,12 @@ class DecisionParams:
     integrate: bool = _DEFAULTS.integrate
     collaborative: bool = _DEFAULTS.collaborative
     plan_trust: float = _DEFAULTS.plan_trust
+    gamma_min: float = _DEFAULTS.gamma_min
 
     @classmethod
     def from_config(cls, c: SGRConfig) -> "DecisionParams":
         return cls(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate,
-                   collaborative=c.collaborative, plan_trust=c.plan_trust)
+                   collaborative=c.collaborative, plan_trust=c.plan_trust, gamma_min=c.gamma_min)
 
 
 @dataclass
@@ -202,7 +207,9 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
     cands, votes = inputs.candidates, inputs.votes
     v = [validation_score(c.delta, c.gamma, params.mu) if inputs.validated else 1.0 for c in cands]
     valid = [((not inputs.validated) or x >= params.epsilon - 1e-9)  # tolerance for float sums
-             and (c.origin != "plan" or c.delta >= params.plan_trust) for x, c in zip(v, cands)]
+             and (c.origin != "plan" or c.delta >= params.plan_trust)
+             and (not inputs.validated or not _model_delta(c) or c.gamma >= params.gamma_min)
+             for x, c in zip(v, cands)]
     omegas = [reliability(p.rho, p.eta, params.lam) for p in votes]
     model = set(inputs.model_patterns)
 
@@ -256,12 +263,14 @@ def _same_path_rest(inputs: DecisionInputs, chosen: list[int], v: list[float], p
     """The rest of the winning relation path's answer set: ``(j, v_j)`` for the candidates of other sources whose
     relation path is a ``chosen`` candidate's (under ``same_relation``) and whose answer is not chosen yet, one per
     answer, in ``order``. Such a candidate is the same path's end, so δ is that path's (the best chosen δ on it):
-    v_j = μ·δ + (1−μ)·γ_j must reach ε (eq. 13)."""
+    v_j = μ·δ + (1−μ)·γ_j must reach ε (eq. 13), and γ_j ``gamma_min`` when that δ is the model's."""
     cands = inputs.candidates
     delta: dict[Pattern, float] = {}
+    floor: dict[Pattern, float] = {}  # gamma_min when the path's δ is the model's
     for i in chosen:
         path = inputs.relation_path(cands[i].relations)
         delta[path] = max(delta.get(path, 0.0), cands[i].delta)
+        floor[path] = params.gamma_min if _model_delta(cands[i]) else floor.get(path, 0.0)
     sources = {cands[i].source for i in chosen}
     seen = {cands[i].key for i in chosen}
     rest = []
@@ -270,10 +279,15 @@ def _same_path_rest(inputs: DecisionInputs, chosen: list[int], v: list[float], p
         if c.key in seen or c.source in sources or path not in delta:
             continue
         vj = validation_score(delta[path], c.gamma, params.mu) if inputs.validated else v[j]
-        if vj >= params.epsilon - 1e-9:
+        if vj >= params.epsilon - 1e-9 and (not inputs.validated or c.gamma >= floor[path]):
             seen.add(c.key)
             rest.append((j, vj))
     return rest
+
+
+def _model_delta(c: CandidateIn) -> bool:
+    """Whether ``c``'s δ is the model's own confidence (its Cypher, one of its paths), which ``gamma_min`` bounds."""
+    return c.origin in ("llm", "model") or c.delta_source == "model-path"
 
 
 def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:

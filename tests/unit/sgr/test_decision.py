@@ -169,3 +169,37 @@ def test_rho_is_worth_measuring_only_when_it_can_change_the_top_answer():
     for v in measured.votes:
         v.rho_source = "prp-rm"  # nothing left at the prior: nothing to measure
     assert not rho_can_change(measured, high, decide(measured, high))
+
+
+def test_gamma_min_lets_the_graph_veto_a_confident_model_path():
+    # "who was president after franklin d. roosevelt?": the model's nationality path (ρ 0.93) reaches a node by a walk
+    # G_q does not hold (γ 0); G_q's compiled path and its votes say Truman
+    NAT, VP = ("people.person.nationality",), ("government.us_president.vice_president",)
+    model = CandidateIn("usa", "USA", "model1", NAT, 0.0, 0.93, "model-path")
+    inputs = DecisionInputs(["model1", "compiled"], [model, cand("truman", "compiled", 1.0, 0.5, VP),
+                                                     cand("garner", "compiled", 0.47, 0.5, VP)],
+                            votes=[vote("truman", 0.5, 1.0, VP), vote("truman", 0.5, 1.0, VP)], model_patterns=[NAT])
+    trusting = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8))  # v = 0.837: valid on the model's word alone
+    assert [a.key for a in trusting.answers] == ["usa"] and trusting.stage == "model1"
+    vetoed = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3))
+    assert vetoed.valid == [False, False, False] and vetoed.stage == "vote"  # compiled: v = 0.55 < ε
+    assert [a.key for a in vetoed.answers] == ["truman"]
+    # the floor bounds the model's δ only: a plan or G_q's own candidate of low γ keeps its v ≥ ε test
+    low = DecisionInputs(["compiled"], [CandidateIn("x", "X", "compiled", VP, 0.1, 1.0, "prp-rm")])
+    assert decide(low, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3)).valid == [True]
+    # without G_q nothing is validated, so nothing is vetoed
+    free = dataclasses.replace(inputs, validated=False)
+    assert decide(free, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3)).stage == "model1"
+
+
+def test_gamma_min_also_bounds_the_rest_of_a_model_paths_answer_set():
+    # the model's path wins with "a" (γ 1.0); the compiled ends of the same path join with the model's δ only if
+    # their own γ reaches the floor
+    P = ("p",)
+    inputs = DecisionInputs(["model1", "compiled"],
+                            [CandidateIn("a", "A", "model1", P, 1.0, 0.95, "model-path"),
+                             cand("b", "compiled", 0.9, 0.5, P), cand("c", "compiled", 0.2, 0.5, P)])
+    open_set = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8))
+    assert [a.key for a in open_set.answers] == ["a", "b", "c"]  # c: v = 0.855 + 0.02 ≥ 0.8
+    floored = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3))
+    assert [a.key for a in floored.answers] == ["a", "b"]
