@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cypher.conditions import DATE_KEY, DATE_VALUE  # noqa: E402
-from sgr.evaluation.misses import CLASSES, classify, summarize_misses  # noqa: E402
+from sgr.evaluation.misses import CLASSES, classify, example_text, summarize_misses  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.sgr.constraints import query_constraints  # noqa: E402
@@ -89,8 +89,7 @@ def example_lines(examples: dict[str, Any], per_class: int = 3) -> str:
     for label, by_class in examples.items():
         out.append(f"## {label}\n")
         for cls, items in by_class.items():
-            out += [f"- {cls}: {e['question']} → {', '.join(e['top']) or '(none)'} (gold: {', '.join(e['gold'])})"
-                    + (" (tied)" if e.get("tied") else "") for e in items[:per_class]]
+            out += [f"- {cls}: {example_text(e)}" + (" (tied)" if e.get("tied") else "") for e in items[:per_class]]
         out.append("")
     return "\n".join(out)
 

@@ -74,6 +74,12 @@ def tied_hit(record: dict[str, Any]) -> bool:
                for a, s in zip(answers[1:], scores[1:]))
 
 
+def example_text(example: dict[str, Any]) -> str:
+    """One kept example as a line: the question → its top answers (gold: the first gold answers)."""
+    return (f"{example['question']} → {', '.join(map(str, example['top'])) or '(none)'} "
+            f"(gold: {', '.join(map(str, example['gold']))})")
+
+
 def summarize_misses(records: Iterable[dict[str, Any]], n_examples: int = 3) -> MissSummary:
     """The :class:`MissSummary` of the records with gold answers, keeping ``n_examples`` examples per class."""
     out = MissSummary()

@@ -25,7 +25,7 @@ from typing import Any
 
 from sgr.datasets import Dataset
 from sgr.evaluation.cost import cost_summary
-from sgr.evaluation.misses import CLASSES, summarize_misses
+from sgr.evaluation.misses import CLASSES, example_text, summarize_misses
 from sgr.evaluation.predictions import read_predictions, record_scores
 from sgr.evaluation.metrics.breakdown import breakdown, rate_by
 from sgr.evaluation.metrics.scores import METRIC_LABELS, METRIC_NAMES, summarize
@@ -188,8 +188,7 @@ def _miss_lines(ms: dict[str, Any] | None) -> list[str]:
              f"{ms['misses']} of {ms['n']} scored questions missed (strict Hits@1); {ms['tied_hits']} hits share "
              "the top score with an answer that is not gold.", "", "| Class | n | Examples |", "|---|---|---|"]
     for cls in CLASSES:
-        ex = "; ".join(f"{e['question']} → {', '.join(map(str, e['top'])) or '(none)'} (gold: "
-                       f"{', '.join(map(str, e['gold']))})" for e in ms["examples"].get(cls, []))
+        ex = "; ".join(example_text(e) for e in ms["examples"].get(cls, []))
         n = f"{ms[cls]} ({ms['tied']} tied)" if cls == "ranked" else str(ms[cls])
         lines.append(f"| {cls.replace('_', ' ')} | {n} | {ex.replace('|', '/')} |")
     return lines

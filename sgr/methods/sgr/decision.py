@@ -266,11 +266,12 @@ def _same_path_rest(inputs: DecisionInputs, chosen: list[int], v: list[float], p
     v_j = μ·δ + (1−μ)·γ_j must reach ε (eq. 13), and γ_j ``gamma_min`` when that δ is the model's."""
     cands = inputs.candidates
     delta: dict[Pattern, float] = {}
-    floor: dict[Pattern, float] = {}  # gamma_min when the path's δ is the model's
+    models: set[Pattern] = set()  # the paths whose δ is the model's (gamma_min bounds their ends)
     for i in chosen:
         path = inputs.relation_path(cands[i].relations)
         delta[path] = max(delta.get(path, 0.0), cands[i].delta)
-        floor[path] = params.gamma_min if _model_delta(cands[i]) else floor.get(path, 0.0)
+        if _model_delta(cands[i]):
+            models.add(path)
     sources = {cands[i].source for i in chosen}
     seen = {cands[i].key for i in chosen}
     rest = []
@@ -279,7 +280,8 @@ def _same_path_rest(inputs: DecisionInputs, chosen: list[int], v: list[float], p
         if c.key in seen or c.source in sources or path not in delta:
             continue
         vj = validation_score(delta[path], c.gamma, params.mu) if inputs.validated else v[j]
-        if vj >= params.epsilon - 1e-9 and (not inputs.validated or c.gamma >= floor[path]):
+        if vj >= params.epsilon - 1e-9 and (not inputs.validated or path not in models
+                                             or c.gamma >= params.gamma_min):
             seen.add(c.key)
             rest.append((j, vj))
     return rest
