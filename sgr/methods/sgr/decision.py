@@ -208,7 +208,7 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
     v = [validation_score(c.delta, c.gamma, params.mu) if inputs.validated else 1.0 for c in cands]
     valid = [((not inputs.validated) or x >= params.epsilon - 1e-9)  # tolerance for float sums
              and (c.origin != "plan" or c.delta >= params.plan_trust)
-             and (not inputs.validated or not _model_delta(c) or c.gamma >= params.gamma_min)
+             and not _vetoed(inputs, _model_delta(c), c.gamma, params)
              for x, c in zip(v, cands)]
     omegas = [reliability(p.rho, p.eta, params.lam) for p in votes]
     model = set(inputs.model_patterns)
@@ -280,8 +280,7 @@ def _same_path_rest(inputs: DecisionInputs, chosen: list[int], v: list[float], p
         if c.key in seen or c.source in sources or path not in delta:
             continue
         vj = validation_score(delta[path], c.gamma, params.mu) if inputs.validated else v[j]
-        if vj >= params.epsilon - 1e-9 and (not inputs.validated or path not in models
-                                             or c.gamma >= params.gamma_min):
+        if vj >= params.epsilon - 1e-9 and not _vetoed(inputs, path in models, c.gamma, params):
             seen.add(c.key)
             rest.append((j, vj))
     return rest
@@ -290,6 +289,11 @@ def _same_path_rest(inputs: DecisionInputs, chosen: list[int], v: list[float], p
 def _model_delta(c: CandidateIn) -> bool:
     """Whether ``c``'s δ is the model's own confidence (its Cypher, one of its paths), which ``gamma_min`` bounds."""
     return c.origin in ("llm", "model") or c.delta_source == "model-path"
+
+
+def _vetoed(inputs: DecisionInputs, model_delta: bool, gamma: float, params: DecisionParams) -> bool:
+    """G_q's veto (module docstring): a validated candidate whose δ is the model's needs γ ≥ ``gamma_min``."""
+    return inputs.validated and model_delta and gamma < params.gamma_min
 
 
 def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:
