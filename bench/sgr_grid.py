@@ -1,5 +1,5 @@
-"""Choose SGR's decision parameters (μ, ε, λ, answer_ratio, integrate, plan_trust, gamma_min) on validation questions,
-never on test.
+"""Choose SGR's decision parameters (μ, ε, λ, answer_ratio, integrate, plan_trust, gamma_min) on validation
+questions, never on test.
 
     SGR_HOME=… .venv/bin/python bench/sgr_grid.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
         [--per-hop 15 --webqsp 30 --seed 0] [--path-grammar-pass] [--set-defaults]
@@ -275,9 +275,8 @@ def evaluate(records: list[dict[str, Any]], params: DecisionParams) -> dict[str,
 
 
 def distance(p: DecisionParams, ref: DecisionParams) -> float:
-    return (abs(p.mu - ref.mu) + abs(p.epsilon - ref.epsilon) + abs(p.lam - ref.lam)
-            + abs(p.answer_ratio - ref.answer_ratio) + (p.integrate != ref.integrate) + abs(p.plan_trust - ref.plan_trust)
-            + abs(p.gamma_min - ref.gamma_min))
+    """L1 distance over the searched parameters (:data:`GRID`; ``integrate`` counts 1 when it differs)."""
+    return sum(abs(float(getattr(p, k)) - float(getattr(ref, k))) for k in GRID)
 
 
 def delta_band(mu: float, epsilon: float) -> tuple[float, float]:
@@ -336,9 +335,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--held-out-metaqa", type=int, default=0,
                     help="with --held-out: also this many MetaQA dev questions per hop outside its training sample")
     ap.add_argument("--set-provenance", action="store_true",
-                    help="with --held-out: write the chosen μ, ε, λ, answer_ratio, integrate, plan_trust, gamma_min into that "
-                         "model.json "
-                         "('decision'), which SGR then uses for those weights")
+                    help=f"with --held-out: write the chosen {', '.join(GRID)} into that model.json ('decision'), "
+                         "which SGR then uses for those weights")
     args = ap.parse_args(argv)
     if args.set_provenance and not args.held_out:
         ap.error("--set-provenance needs --held-out")

@@ -109,7 +109,8 @@ def test_type_names_a_whole_word_without_stored_types(clean_store):
     def ask(keys, word):
         cands = [Answer(text=names[k], id=k, paths=[ReasoningPath(nodes=["m.x", k], relations=[
             "location.location.containedby"], names=["X", names[k]])]) for k in keys]
-        got, _ = apply_constraints(clean_store, cands, [Constraint("type", f"what {word}", word)], f"what {word} is x in")
+        got, _ = apply_constraints(clean_store, cands, [Constraint("type", f"what {word}", word)],
+                                   f"what {word} is x in")
         return texts(got)
 
     assert ask(["m.usa", "m.bav"], "state") == ["Free State of Bavaria"]
