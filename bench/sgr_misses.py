@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cypher.conditions import DATE_KEY, DATE_VALUE  # noqa: E402
+from sgr.core.lexicon import DATE_KEY, DATE_VALUE  # noqa: E402
 from sgr.evaluation.misses import CLASSES, classify, example_text, summarize_misses  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402

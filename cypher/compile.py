@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cypher.conditions import (GENERIC_TYPES, UNDATED, QueryConstraints, adjacent_condition, date_key,
+from cypher.conditions import (UNDATED, QueryConstraints, adjacent_condition, date_key,
                                mention_condition, name_condition, name_year, number_condition, number_key,
                                type_condition, year_condition)
+from sgr.core.lexicon import GENERIC_TYPES
 from sgr.core.text import cypher_literal
 from sgr.graph.inverses import InverseRelations
 from sgr.graph.store import quote_identifier

@@ -34,24 +34,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sgr.core.lexicon import DATE_KEY, DATE_VALUE, END_KEY, NAME_WORDS, NOT_A_NUMBER_KEY
 from sgr.core.text import cypher_literal
 
-DATE_KEY = "(?i)(.*[._])?(from|to|start|end|start_date|end_date|date)$"
-END_KEY = "(?i)(.*[._])?(to|end|end_date)$"
-DATE_VALUE = "[12][0-9]{3}.*"
 YEAR_OPS = ("in", "before", "after")
 ORDINALS = ("earliest", "latest")
 NUMBER_OPS = (">", "<", ">=", "<=")
-#: keys of a number-holding node that are not its number (dates, the year of a dated integer, the id)
-NOT_A_NUMBER_KEY = "(?i)(.*[._])?(from|to|start|end|start_date|end_date|date|year|id)$"
 EXTREMES = ("max", "min")
 _MEASURE_CHARS = set("abcdefghijklmnopqrstuvwxyz_|")
-#: type words too general for the name test (they act through stored ``types`` only)
-GENERIC_TYPES = frozenset({"person", "location"})
 #: the shortest name a question's mention may match (mention_condition)
 MIN_MENTION = 4
-#: type words whose instances are named with either word (the name test accepts any of them)
-NAME_WORDS = {"college": ("college", "university"), "university": ("university", "college")}
 #: sentinel sort keys of an undated walk (sort after every date in the ordinal's direction)
 UNDATED = {"earliest": "9999", "latest": "0000"}
 

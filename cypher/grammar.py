@@ -31,8 +31,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import product
 
-from cypher.conditions import (GENERIC_TYPES, QueryConstraints, adjacent_condition, date_key, name_condition,
+from cypher.conditions import (QueryConstraints, adjacent_condition, date_key, name_condition,
                                number_condition, number_key, type_condition, year_condition)
+from sgr.core.lexicon import GENERIC_TYPES
 from sgr.core.text import cypher_literal, gbnf_literal
 
 #: Relationship direction templates: undirected, left-to-right, right-to-left (never ``<-[…]->``).

@@ -27,21 +27,17 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from sgr.core.lexicon import OVERLAP_STOPWORDS
 from sgr.methods.base import MethodContext, UsageMeter, parse_options
 from sgr.retrieval.entities import EntityLinker
 from sgr.graph.store import GraphStore
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 
-STOPWORDS = frozenset("""a an the of in on at to for by from with and or is are was were be been being do does did
-what which who whom whose where when why how that this these those it its as has have had also
-movie movies film films person people""".split())
-# "movie", "film", "person", "people" are in nearly every MetaQA question and Freebase relation name:
-# they carry no signal about which relation is meant.
 
 
 def word_keys(text: str) -> set[str]:
     """Lower-case words of 3+ letters, stop words removed, cut to their first four letters."""
-    return {w[:4] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in STOPWORDS}
+    return {w[:4] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in OVERLAP_STOPWORDS}
 
 
 def _topic_ids(store: GraphStore, question: Question) -> list[str]:

@@ -32,6 +32,7 @@ from difflib import SequenceMatcher
 
 from neo4j.exceptions import Neo4jError
 
+from sgr.core.lexicon import STOPWORDS
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
 from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, TYPES_AT, GraphStore, is_mid
 
@@ -40,14 +41,6 @@ RESOLVE_BY_ID = "UNWIND $keys AS k MATCH (e:Entity {id: k}) RETURN k, e.id AS id
 RESOLVE_BY_NAME = ("UNWIND $rows AS row "
                    "CALL db.index.fulltext.queryNodes('entity_name', row.q, {limit: 50}) YIELD node "
                    "WHERE node.name = row.name RETURN row.name AS k, node.id AS id")
-STOPWORDS = {
-    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "is", "was", "are",
-    "were", "be", "been", "do", "does", "did", "what", "which", "who", "whom", "whose", "where", "when", "why", "how",
-    "that", "this", "these", "those", "it", "its", "his", "her", "their", "they", "he", "she", "we", "you", "i",
-    "me", "my", "has", "have", "had", "as", "about", "into", "than", "then", "there", "many", "much", "name",
-    "names", "people", "person", "movie", "movies", "film", "films", "also", "can", "will", "would", "play", "plays",
-    "played", "s", "'s", "type", "kind", "year", "years", "language", "languages", "genre", "genres",
-}
 
 
 @dataclass

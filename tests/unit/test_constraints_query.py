@@ -1,6 +1,7 @@
 """SGR's constraints → the conditions Cypher applies (sgr/methods/sgr/constraints.py::query_constraints)."""
 
-from sgr.methods.sgr.constraints import EARLIEST, LATEST, query_constraints
+from sgr.core.lexicon import EARLIEST, LATEST
+from sgr.methods.sgr.constraints import query_constraints
 from sgr.methods.sgr.schema import Constraint, rule_constraints
 
 

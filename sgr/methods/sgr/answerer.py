@@ -33,6 +33,7 @@ from cypher.repair import CypherGeneration, generate_cypher
 from cypher.grammar import longest_query, token_budget
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
 from sgr.core.errors import EntityNotFound, SgrError
+from sgr.core.lexicon import COUNT
 from sgr.core.text import normalize, parse_answer_lines
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.inverses import NO_INVERSES, InverseRelations, inverse_relations
@@ -284,7 +285,7 @@ class SGRAnswerer:
         qlow = schema.cue_text.lower()
         have = {c.kind for c in schema.constraints}
         for kind, value in constraints:  # the model's constraints, kept when the question carries their words
-            grounded = value.lower() in qlow or (kind == "count" and "how many" in qlow)  # outside entity names
+            grounded = value.lower() in qlow or (kind == "count" and COUNT.search(qlow) is not None)  # outside entity names
             if grounded and kind not in have:
                 schema.constraints.append(Constraint(kind, value, None if kind == "count" else value.lower()))
                 have.add(kind)

@@ -33,48 +33,15 @@ them all. The model's NL→Cypher grammar offers the same condition texts as ``W
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from cypher.compile import compile_walk_filter
 from cypher.conditions import QueryConstraints, mention_words
+from sgr.core.lexicon import (AFTER, BEFORE, EARLIEST, GENERIC, HOW_MANY, LATEST, NUMBER, NUMBER_OPS, POPULOUS,
+                              QUANTITIES, SCALE, SUPERLATIVES, UNITS, YEAR)
 from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
-
-#: a four-digit year in a question (the rule of :func:`sgr.methods.sgr.schema.rule_constraints` reads it too)
-YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-LATEST = {"last", "latest", "most recent", "newest", "recent", "current", "currently", "now", "today", "youngest"}
-_SIZE = "area|population"
-#: numeric superlatives → (extreme, measure: key words of the number compared)
-SUPERLATIVES = {"largest": ("max", _SIZE), "biggest": ("max", _SIZE), "smallest": ("min", _SIZE),
-                "tallest": ("max", "height"), "highest": ("max", "height|elevation"),
-                "lowest": ("min", "height|elevation"), "longest": ("max", "length"), "shortest": ("min", "height|length"),
-                "deepest": ("max", "depth"), "richest": ("max", "net_worth"),
-                "most populous": ("max", "population"), "most populated": ("max", "population"),
-                "least populous": ("min", "population"), "least populated": ("min", "population")}
-_POPULOUS = re.compile(r"\b(most|least) (populous|populated)\b", re.I)
-#: the word after a compared number → what it measures
-_LENGTHS = "height|elevation|length"
-UNITS = {"people": "population", "inhabitants": "population", "residents": "population", "population": "population",
-         "feet": _LENGTHS, "ft": _LENGTHS, "meters": _LENGTHS, "metres": _LENGTHS, "miles": "length|area",
-         "km": "length|area", "kilometers": "length|area", "dollars": "net_worth|revenue|budget|gross",
-         "tall": "height", "high": "height|elevation", "long": "length"}
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-_NUMBER_OPS = {"more than": ">", "over": ">", "greater than": ">", "larger than": ">", "bigger than": ">",
-               "above": ">", "at least": ">=", "less than": "<", "fewer than": "<", "under": "<", "below": "<",
-               "smaller than": "<", "at most": "<="}
-_NUMBER = re.compile(r"\b(" + "|".join(_NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[0-9]+)?)\s*"
-                     r"(thousand|million|billion)?\s*([a-z]+)?", re.I)
-#: the word after "how many" when the question asks for a quantity (a duration, a frequency, a measure: "after how
-#: many years are the olympics held", "how many people live in ..."), not for the number of its answers
-QUANTITIES = frozenset({"years", "months", "weeks", "days", "hours", "minutes", "seconds", "times", *UNITS})
-_HOW_MANY = re.compile(r"\bhow many ([a-z]+)", re.I)
-EARLIEST = {"first", "earliest", "oldest"}
-BEFORE = {"before", "until"}
-AFTER = {"after", "since"}
-#: the question's generic type words → the word stored types carry
-GENERIC = {"person": "person", "place": "location"}
 
 
 def stores_types(store: GraphStore) -> bool:
@@ -110,15 +77,15 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
             has_count = True
         elif c.kind == "ordinal" and extreme is None and value in SUPERLATIVES:
             extreme, measure = SUPERLATIVES[value]
-    quantity = _HOW_MANY.search(question)
+    quantity = HOW_MANY.search(question)
     if quantity and quantity.group(1).lower() in QUANTITIES:
         has_count = False
     if op != "in" and year is None and qyear:
         year = int(qyear.group(1))
     if year is None:
         op = "in"
-    if extreme is None and _POPULOUS.search(question):
-        extreme, measure = SUPERLATIVES[_POPULOUS.search(question).group(0).lower()]
+    if extreme is None and POPULOUS.search(question):
+        extreme, measure = SUPERLATIVES[POPULOUS.search(question).group(0).lower()]
     number, number_op, number_measure = numeric_comparison(question)
     if extreme is None and number is not None:
         measure = number_measure
@@ -134,11 +101,11 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
 def numeric_comparison(question: str) -> tuple[float | None, str, str | None]:
     """``(N, op, measure)`` of "more than 5 million people" in ``question``; ``(None, ">", None)`` when there is
     none or no word names the measure."""
-    m = _NUMBER.search(question)
+    m = NUMBER.search(question)
     if not m or (m.group(4) or "").lower() not in UNITS:
         return None, ">", None
-    value = float(m.group(2).replace(",", "")) * _SCALE.get((m.group(3) or "").lower(), 1.0)
-    return value, _NUMBER_OPS[m.group(1).lower()], UNITS[m.group(4).lower()]
+    value = float(m.group(2).replace(",", "")) * SCALE.get((m.group(3) or "").lower(), 1.0)
+    return value, NUMBER_OPS[m.group(1).lower()], UNITS[m.group(4).lower()]
 
 
 def constrained_walks(store: GraphStore, walks: Sequence[tuple[str, Sequence[str]]],

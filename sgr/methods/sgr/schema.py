@@ -33,7 +33,7 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
-from sgr.methods.sgr.constraints import EARLIEST, LATEST, SUPERLATIVES, YEAR
+from sgr.core.lexicon import COMPARISON, COUNT, ORDINAL, TYPE, TYPE_STOP, WHEN, WHERE, WHO, YEAR
 from sgr.retrieval.relations import RelationRetriever, ScoredRelation
 
 CONSTRAINT_KINDS = ("type", "time", "comparison", "ordinal", "count")
@@ -94,23 +94,6 @@ class QuestionSchema:
 
 
 # -- constraints -------------------------------------------------------------------------------------------------
-#: the ordinal and superlative words: those :func:`sgr.methods.sgr.constraints.query_constraints` translates (the
-#: earliest, the latest, the one-word numeric superlatives) and the ones it leaves (most, least, best, worst, 2nd …);
-#: longest first, so "most recent" is found before "most"
-_ORDINAL_WORDS = sorted(EARLIEST | LATEST | {w for w in SUPERLATIVES if " " not in w}
-                        | {"most", "least", "best", "worst"}, key=lambda w: (-len(w), w))
-_ORDINAL = re.compile(r"\b(" + "|".join(map(re.escape, _ORDINAL_WORDS)) + r"|\d+(?:st|nd|rd|th))\b", re.I)
-_COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger than|smaller than|older than|"
-                         r"younger than|before|after|since|until|over|under|at least|at most)\b", re.I)
-_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.I)
-_TYPE = re.compile(r"\b(?:what|which)\s+(kind of |type of |sort of )?([a-z]+(?: [a-z]+)?)\b", re.I)
-_WHO = re.compile(r"^\s*(who|whom|whose)\b", re.I)
-_WHERE = re.compile(r"^\s*where\b", re.I)
-_WHEN = re.compile(r"^\s*when\b|\bwhat year\b|\bwhich year\b|\bwhat date\b", re.I)
-_TYPE_STOP = {"is", "was", "are", "were", "does", "did", "do", "the", "a", "an", "has", "have", "had", "can", "will",
-              "would", "should", "kind", "type", "sort", "of"}
-
-
 def constraint_text(question: str, mentions: Sequence[str]) -> str:
     """``question`` with its entity mentions (and bracketed spans) replaced by ``X``: a constraint's words must lie
     outside the names — "The Count of Monte Cristo" asks for no count, "The Last Stand" for no ordinal, "Camille
@@ -128,26 +111,26 @@ def rule_constraints(question: str) -> list[Constraint]:
     question through :func:`constraint_text` first when its entity mentions are known."""
     out: list[Constraint] = []
     q = question.replace("[", "").replace("]", "")
-    if _WHO.search(q):
-        out.append(Constraint("type", _WHO.search(q).group(1), "person"))
-    elif _WHEN.search(q):
-        out.append(Constraint("type", _WHEN.search(q).group(0).strip(), "time"))
-    elif _WHERE.search(q):
+    if WHO.search(q):
+        out.append(Constraint("type", WHO.search(q).group(1), "person"))
+    elif WHEN.search(q):
+        out.append(Constraint("type", WHEN.search(q).group(0).strip(), "time"))
+    elif WHERE.search(q):
         out.append(Constraint("type", "where", "place"))
     else:
-        m = _TYPE.search(q)
-        if m and m.group(2).split()[0].lower() not in _TYPE_STOP:
+        m = TYPE.search(q)
+        if m and m.group(2).split()[0].lower() not in TYPE_STOP:
             out.append(Constraint("type", m.group(0), m.group(2).split()[0].lower()))
     for m in YEAR.finditer(q):
         out.append(Constraint("time", m.group(0), m.group(1)))
-    m = _COMPARISON.search(q)
+    m = COMPARISON.search(q)
     if m:
         out.append(Constraint("comparison", m.group(0), m.group(1).lower()))
-    m = _ORDINAL.search(q)
+    m = ORDINAL.search(q)
     if m:
         out.append(Constraint("ordinal", m.group(0), m.group(1).lower()))
-    if _COUNT.search(q):
-        out.append(Constraint("count", _COUNT.search(q).group(0), None))
+    if COUNT.search(q):
+        out.append(Constraint("count", COUNT.search(q).group(0), None))
     return out
 
 

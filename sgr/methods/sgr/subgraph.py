@@ -202,6 +202,12 @@ class SubgraphBuilder:
             self._vecs[text] = self.embed([text])[0]
         return self._vecs[text]
 
+    def _embed_missing(self, texts: Sequence[str]) -> None:
+        """Embed the ``texts`` not cached yet in one encoder call (a round's end roles: one call, not one each)."""
+        todo = sorted({t for t in texts if t and t not in self._vecs})
+        if todo:
+            self._vecs.update(zip(todo, self.embed(todo)))
+
     # -- graph access ------------------------------------------------------------------------------
     def _neighbours(self, ids: Sequence[str], types: Sequence[str] | None, open_ids: Sequence[str],
                     cap: int) -> list[dict]:
@@ -291,6 +297,9 @@ class SubgraphBuilder:
                 rel_scores = self._relation_scores(schema, sorted({r for c in children for r, _ in c.steps}),
                                                    question, beta)
                 path_sims = self._path_similarities(children, qvec)
+                if cfg.schema_guided and any(c.kind == "type" and c.value for c in schema.constraints):
+                    self._embed_missing([c.value for c in schema.constraints if c.kind == "type" and c.value]
+                                        + [end_role_text(*c.steps[-1]) for c in children])
                 finished: list[tuple[_State, SchemaPath]] = []
                 for c, psim in zip(children, path_sims):
                     sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from sgr.core.lexicon import GRAMMAR_ORDINALS
 from sgr.core.text import gbnf_literal
 from sgr.graph.store import GraphStore
 from sgr.methods.sgr.prompts import CONSTRAINT_PREFIX, PATH_PREFIX, PATH_SEPARATOR, parse_schema_reply
@@ -37,8 +38,6 @@ RelPath = tuple[str, ...]
 
 _CACHE: dict[tuple, dict[RelPath, list[tuple[str, ...]]]] = {}
 _LOCK = threading.Lock()
-#: constraint values the grammar admits (bounded, so decoding stays fast)
-ORDINAL_WORDS = ("first", "last", "earliest", "latest", "largest", "smallest", "oldest", "youngest")
 
 
 @dataclass
@@ -164,7 +163,7 @@ def path_grammar(trie: PathTrie, n_best: int = 3, constraints: bool = True) -> s
     head = [f'root ::= line ("\\n" line){{0,{max(0, n_best - 1)}}}' + (' ("\\n" cons){0,2}' if constraints else ""),
             f"line ::= {line}"]
     if constraints:
-        ords = " | ".join(gbnf_literal(w) for w in ORDINAL_WORDS)
+        ords = " | ".join(gbnf_literal(w) for w in GRAMMAR_ORDINALS)
         head += [f'cons ::= {gbnf_literal(CONSTRAINT_PREFIX)} ("time = " [12] [0-9] [0-9] [0-9] | "ordinal = " ({ords}) '
                  '| "count = yes" | "type = " [a-z] [a-z] [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]?)']
     return "\n".join(head + rules[::-1]) + "\n"

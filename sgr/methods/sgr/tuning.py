@@ -37,17 +37,13 @@ from pathlib import Path
 from sgr.core.errors import ConfigError, InputError
 from sgr.core.text import normalize
 from sgr.core.types import Question
+from sgr.core.lexicon import NOISE_RELATIONS
 from sgr.datasets import load_dataset, read_metaqa, read_records, shared_data_dir
 from sgr.graph.store import GraphStore, relation_text
 from sgr.llm.finetune import ChatExample
 from sgr.methods.sgr.exemplars import question_path_similarity
 from sgr.methods.sgr.prompts import SCHEMA_SYSTEM, schema_target, schema_user
 
-#: Relations RoG's shortest paths pass through that say nothing about the question (hubs shared by millions).
-NOISE_RELATIONS = frozenset({
-    "people.person.gender", "common.topic.notable_types", "common.topic.notable_for", "type.object.type",
-    "kg.object_profile.prominent_type", "common.topic.webpage", "common.webpage.category",
-})
 
 
 @dataclass
