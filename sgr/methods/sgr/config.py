@@ -34,6 +34,9 @@ class ExpansionConfig:
       first, lifted for the model's own path), ``order_weight = 0.4`` — set on WebQSP questions disjoint from the
       benchmark sample.
     * ``consistency_temperature = 0.1`` — τ of C(p, G_q) = exp(−(s* − s(p))/τ).
+    * ``path_ranker = True`` — s(P) is the learned ranker (:mod:`sgr.methods.sgr.path_ranker`, weights fitted on dev
+      questions, shipped as ``sgr/assets/path_ranker.json``) over the same terms and P(hops | q); off (or without the
+      file): the hand-set sum above.
     """
 
     hops: int = 2
@@ -50,6 +53,7 @@ class ExpansionConfig:
     w_len: float = 0.3
     order_weight: float = 0.4
     consistency_temperature: float = 0.1
+    path_ranker: bool = True
 
 
 @dataclass

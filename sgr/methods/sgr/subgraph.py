@@ -30,6 +30,7 @@ score of G_q and τ = ``consistency_temperature`` (0 outside G_q).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -38,7 +39,9 @@ import numpy as np
 from sgr.core.text import normalize as normalise
 from sgr.graph.inverses import NO_INVERSES, InverseRelations
 from sgr.methods.sgr.config import ExpansionConfig
+from sgr.methods.sgr.path_ranker import PathRanker, load_path_ranker
 from sgr.retrieval.entities import LinkedEntity
+from sgr.retrieval.hops import hop_class, length_penalty, load_hop_model
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
@@ -240,6 +243,10 @@ class SubgraphBuilder:
               masked_question: str | None = None, beta: float = 0.5) -> Subgraph:
         """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked)."""
         question = masked_question or schema.question
+        learned = cfg.path_ranker and cfg.schema_guided
+        ranker = load_path_ranker() if learned else None
+        hop_model = load_hop_model() if learned else None
+        hop_dist = hop_model.distribution(question) if hop_model is not None else None
         names: dict[str, str | None] = {s.id: s.name for s in seeds}
         cvt: set[str] = set()
         scored: list[SchemaPath] = []
@@ -303,7 +310,8 @@ class SubgraphBuilder:
                 finished: list[tuple[_State, SchemaPath]] = []
                 for c, psim in zip(children, path_sims):
                     sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)
-                    self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg)
+                    self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg,
+                                ranker, hop_dist)
                     c.score = sp.score
                     if not c.in_cvt:
                         finished.append((c, sp))
@@ -328,11 +336,15 @@ class SubgraphBuilder:
         return out
 
     def _score(self, sp: SchemaPath, schema: QuestionSchema, rel_scores: dict[str, float], path_sim: float,
-               others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig) -> None:
+               others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig,
+               ranker: PathRanker | None = None, hop_dist: dict[int, float] | None = None) -> None:
+        """s(P) of one schema path: the learned ranker over its terms (:mod:`sgr.methods.sgr.path_ranker`) when one is
+        given, else the hand-set sum of the module docstring; ``sp.parts`` records every term either way."""
         rels = sp.relations
         order = 0.0
+        scores = [rel_scores.get(r, 0.0) for r in rels]
         if cfg.schema_guided:
-            mean_rel = float(np.mean([rel_scores.get(r, 0.0) for r in rels])) if rels else 0.0
+            mean_rel = float(np.mean(scores)) if rels else 0.0
             base = 0.5 * mean_rel + 0.5 * max(0.0, path_sim)
             if schema.ordered:
                 order = lcs(rels, schema.ordered) / max(len(rels), len(schema.ordered))
@@ -341,7 +353,7 @@ class SubgraphBuilder:
                 relevance = base
         else:
             relevance = 0.0
-        # entity alignment
+        # entity alignment: the other linked entities on the walks; an end named in the question
         align = 0.0
         if others:
             hit = 0
@@ -350,24 +362,37 @@ class SubgraphBuilder:
                     hit = max(hit, len(others & set(w)))
             align = hit / len(others)
         named = [names.get(a) for a in sp.walks]
+        named_end = 0.0
         if any(n and len(normalise(n)) > 2 and f" {normalise(n)} " in qnorm for n in named):
-            align -= 1.0 if len(named) == 1 else 0.5
+            named_end = -1.0 if len(named) == 1 else -0.5
         # constraints
         checks: list[float] = []
+        type_check = 0.0
         if cfg.schema_guided:
             for c in schema.constraints:
                 if c.kind == "type" and c.value:
                     role = end_role_text(*sp.steps[-1])
                     if role:
-                        checks.append(max(0.0, float(self._vec(c.value) @ self._vec(role))))
+                        type_check = max(0.0, float(self._vec(c.value) @ self._vec(role)))
+                        checks.append(type_check)
                 elif c.kind == "time" and c.value:
                     ok = any(c.value in (names.get(n) or "") for walks in sp.walks.values() for w in walks for n in w)
                     checks.append(1.0 if ok else 0.0)
         con = float(np.mean(checks)) if checks else 0.0
-        sp.parts = {"relevance": relevance, "alignment": align, "constraints": con}
-        sp.parts["order"] = order
-        sp.score = (cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con
-                    - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order))
+        p_hops = hop_dist.get(hop_class(sp.hops), 0.0) if hop_dist else 0.0
+        sp.parts = {"relevance": relevance, "alignment": align + named_end, "constraints": con, "order": order,
+                    "rel_mean": float(np.mean(scores)) if scores else 0.0, "rel_first": scores[0] if scores else 0.0,
+                    "rel_last": scores[-1] if scores else 0.0, "rel_min": min(scores, default=0.0),
+                    "path_sim": path_sim, "named_end": named_end, "type_check": type_check,
+                    "hops1": float(sp.hops <= 1), "hops2": float(sp.hops == 2), "hops3": float(sp.hops >= 3),
+                    "cvt_steps": float(len(sp.steps) - sp.hops), "p_hops": p_hops,
+                    "p_hops_gap": length_penalty(sp.hops, hop_dist) if hop_dist else 0.0,
+                    "log_answers": math.log1p(len(sp.walks)), "ends_on_linked": float(bool(others & set(sp.walks)))}
+        if ranker is not None:
+            sp.score = ranker.score(sp.parts)
+        else:
+            sp.score = (cfg.w_rel * relevance + cfg.w_align * (align + named_end) + cfg.w_con * con
+                        - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order))
 
     def _assemble(self, scored: list[SchemaPath], names: dict[str, str | None], cvt: set[str],
                   seeds: list[str], cfg: ExpansionConfig) -> Subgraph:

@@ -1,0 +1,164 @@
+"""Fit and check G_q's learned path ranker (:mod:`sgr.methods.sgr.path_ranker`) on dev questions only.
+
+For each dev question, SGR's own stages (given topics → S_q → G_q, as ``sgr-compiled`` runs them) give the scored
+schema paths with their terms; a path is positive when its answer set holds a gold answer. Training questions: CWQ dev
+on WebQSP *train* bases (``WebQTrn-…``) and ``--metaqa-train`` MetaQA dev questions per hop; held out: CWQ dev on
+WebQSP *test* bases (never trained on) and ``--metaqa-heldout`` other MetaQA dev questions per hop. The check is the
+share of questions whose top path reaches a gold answer, with the hand-set s(P) against the ranker, per CWQ type and
+MetaQA hop. Needs two stores: the WebQSP slice + CWQ dev (NEO4J_URI) and the MetaQA KB (``--metaqa-uri``).
+
+    python bench/path_ranker.py --metaqa-uri bolt://127.0.0.1:PORT            # extract, fit, check, write the asset
+    python bench/path_ranker.py --metaqa-uri … --reuse                          # refit on the cached extraction
+
+Writes ``sgr/assets/path_ranker.json`` (unless ``--no-write-model``) and ``bench/results/path_ranker.json``
+(summary: ``heldout_top1_ranker`` / ``heldout_top1_handset`` overall, per CWQ type and per MetaQA hop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from record import RESULTS, write_result  # noqa: E402
+from sgr.core.config import cache_dir  # noqa: E402
+from sgr.core.errors import EntityNotFound  # noqa: E402
+from sgr.core.types import Prediction, Question  # noqa: E402
+from sgr.datasets import read_metaqa, shared_data_dir  # noqa: E402
+from sgr.graph.store import GraphStore  # noqa: E402
+from sgr.methods.base import MethodContext  # noqa: E402
+from sgr.methods.registry import create_method  # noqa: E402
+from sgr.methods.sgr.path_ranker import asset_path, train_path_ranker  # noqa: E402
+from sgr.methods.sgr.trace import SGRResult  # noqa: E402
+from sgr.retrieval.entities import EntityLinker  # noqa: E402
+
+
+def cwq_questions() -> list[tuple[Question, str, bool]]:
+    """(question, its CWQ type, held out?) for every CWQ dev question."""
+    out = []
+    for line in open(shared_data_dir() / "cwq" / "cwq_dev.jsonl", encoding="utf-8"):
+        r = json.loads(line)
+        q = Question(id=r["id"], text=r["question"], topic_entities=list(r["q_entity"]), answers=list(r["answer"]))
+        out.append((q, r["type"], r["id"].split("_")[0].startswith("WebQTest")))
+    return out
+
+
+def metaqa_questions(n_train: int, n_held: int, seed: int) -> list[tuple[Question, str, bool]]:
+    out = []
+    for hop in (1, 2, 3):
+        qs = read_metaqa(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv")
+        pick = random.Random(seed + hop).sample(qs, n_train + n_held)
+        out += [(q, f"metaqa-{hop}hop", i >= n_train) for i, q in enumerate(pick)]
+    return out
+
+
+def extract(store: GraphStore, items: list[tuple[Question, str, bool]], label: str) -> list[dict]:
+    """Each question's schema paths (terms, hand-set score, whether they reach a gold answer)."""
+    answerer = create_method("sgr-compiled", MethodContext(store=store, options={"path_ranker": False}))
+    gold_ids = EntityLinker(store).resolve({a for q, _, _ in items for a in q.answers})
+    out, t0 = [], time.time()
+    for n, (q, kind, held) in enumerate(items, 1):
+        gold = {i for a in q.answers for i in gold_ids.get(a, [])}
+        if not gold:
+            continue
+        res = SGRResult(question=q, method="x", prediction=Prediction(question_id=q.id, method="x"),
+                        config=answerer.config, hops=answerer.config.hops)
+        try:
+            res.entities = answerer.link(q)
+        except EntityNotFound:
+            continue
+        res.schema = answerer.schema(q, res.entities)
+        answerer.subgraph(q, res)
+        paths = [{"parts": sp.parts, "handset": sp.score, "hit": int(bool(gold & set(sp.walks))),
+                  "relations": sp.relations} for sp in res.subgraph.schema_paths]
+        if paths:
+            out.append({"id": q.id, "kind": kind, "heldout": held, "paths": paths})
+        if n % 50 == 0:
+            print(f"{label}: {n}/{len(items)} ({(time.time() - t0) / n:.2f} s/question)", flush=True)
+    return out
+
+
+def top1(rows: list[dict], score) -> float:  # noqa: ANN001
+    if not rows:
+        return float("nan")
+    return float(np.mean([max(r["paths"], key=score)["hit"] for r in rows]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--metaqa-uri", required=True, help="bolt URI of a store with the MetaQA KB")
+    ap.add_argument("--metaqa-train", type=int, default=150, help="MetaQA dev training questions per hop")
+    ap.add_argument("--metaqa-heldout", type=int, default=100, help="MetaQA dev held-out questions per hop")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--c", type=float, default=1.0)
+    ap.add_argument("--reuse", action="store_true", help="refit on the cached extraction")
+    ap.add_argument("--no-write-model", action="store_true")
+    ap.add_argument("--out", type=Path, default=RESULTS / "path_ranker.json")
+    args = ap.parse_args()
+
+    cache = cache_dir("bench") / "path_ranker_extraction.json"
+    if args.reuse and cache.is_file():
+        rows = json.loads(cache.read_text())
+    else:
+        with GraphStore.from_settings() as store:
+            rows = extract(store, cwq_questions(), "cwq-dev")
+        os.environ["NEO4J_URI"] = args.metaqa_uri
+        with GraphStore.from_settings() as store:
+            rows += extract(store, metaqa_questions(args.metaqa_train, args.metaqa_heldout, args.seed), "metaqa-dev")
+        cache.write_text(json.dumps(rows))
+    train = [r for r in rows if not r["heldout"]]
+    held = [r for r in rows if r["heldout"]]
+    x, y, w = [], [], []
+    for r in train:
+        for p in r["paths"]:
+            x.append(p["parts"])
+            y.append(p["hit"])
+            w.append(1.0 / len(r["paths"]))  # each question weighs the same, however many paths it has
+    prov = {"trained_by": "python bench/path_ranker.py", "c": args.c,
+            "data": {"cwq-dev (WebQTrn bases)": sum(r["kind"] in ("composition", "conjunction", "comparative",
+                                                                   "superlative") for r in train),
+                     "metaqa-dev": sum(r["kind"].startswith("metaqa") for r in train)},
+            "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"}
+    ranker = train_path_ranker(x, y, c=args.c, sample_weight=w, provenance=prov)
+
+    def ranked(p: dict) -> float:
+        return ranker.score(p["parts"])
+
+    def handset(p: dict) -> float:
+        return p["handset"]
+
+    kinds = sorted({r["kind"] for r in rows})
+    summary: dict[str, float] = {"heldout_top1_ranker": round(top1(held, ranked), 4),
+                                 "heldout_top1_handset": round(top1(held, handset), 4),
+                                 "train_top1_ranker": round(top1(train, ranked), 4),
+                                 "train_top1_handset": round(top1(train, handset), 4),
+                                 "heldout_questions": len(held), "train_questions": len(train)}
+    by: dict[str, dict[str, float]] = defaultdict(dict)
+    for k in kinds:
+        sub = [r for r in held if r["kind"] == k]
+        summary[f"heldout/{k}/top1_ranker"] = round(top1(sub, ranked), 4)
+        summary[f"heldout/{k}/top1_handset"] = round(top1(sub, handset), 4)
+        by[k] = {"n": len(sub), "ceiling": round(float(np.mean([any(p["hit"] for p in r["paths"]) for r in sub])), 4)
+                 if sub else None}
+    ranker.provenance["heldout_top1"] = summary["heldout_top1_ranker"]
+    if not args.no_write_model:
+        ranker.save(asset_path())
+        print(f"wrote {asset_path()}")
+    write_result(args.out, {"summary": summary, "heldout_sizes_and_ceilings": by,
+                            "weights": dict(zip(ranker.features, ranker.weights.round(4).tolist())),
+                            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
