@@ -101,6 +101,9 @@ NUMBER_OPS = {"more than": ">", "over": ">", "greater than": ">", "larger than":
               "smaller than": "<", "at most": "<="}
 NUMBER = re.compile(r"\b(" + "|".join(NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[0-9]+)?)\s*"
                     r"(thousand|million|billion)?\s*([a-z]+)?", re.I)
+#: A number the question states ("a surface area of 46.3", "an ISO numeric greater than 132") outside entity names
+#: and years: a literal the answer must match, which sgr reports as unchecked when no condition can test it.
+NUMBER_LITERAL = re.compile(r"(?<![\w.,-])-?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)(?!\.\d)")
 #: The word after "how many" when the question asks for a quantity the graph states (a duration, a frequency, a
 #: measure), not for the number of its answers. Checked on: CWQ dev (rule ``quantities``).
 QUANTITIES = frozenset({"years", "months", "weeks", "days", "hours", "minutes", "seconds", "times", *UNITS})
@@ -114,6 +117,10 @@ END_KEY = "(?i)(.*[._])?(to|end|end_date)$"
 DATE_VALUE = "[12][0-9]{3}.*"
 #: Keys of a number-holding node that are not its number (dates, the year of a dated integer, the id).
 NOT_A_NUMBER_KEY = "(?i)(.*[._])?(from|to|start|end|start_date|end_date|date|year|id)$"
+#: Type statements: a node most of whose edges are these is a type (*Country*, *Currency*), which a question names as
+#: the kind of its answer ("what currency …"), rarely as its topic. Checked on: CWQ dev topic linking.
+TYPE_RELATIONS = frozenset({"common.topic.notable_types", "type.object.type", "common.topic.notable_for",
+                            "kg.object_profile.prominent_type"})
 #: Relations RoG's shortest paths pass through that say nothing about the question (hubs shared by millions): left out
 #: of tuning targets. Checked on: WebQSP train paths and CWQ dev paths.
 NOISE_RELATIONS = frozenset({

@@ -11,8 +11,8 @@ Order of evidence for one mention (first that yields a node wins its tier):
 Ties between candidates of the best tier (same normalised name, or full-text scores within ``tie_margin``)
 are broken by how well each candidate's relation types match R_q: the sum of the schema's relation scores over
 the candidate's incident relationship types (SGR §3.1.1, "entity linking module maps mentions …"), then by
-degree. When no mention is known, :func:`spans` proposes the question's n-grams and the full-text index filters
-them (longest match first).
+degree. When no mention is known, every (span, node) pair the question's n-grams name is scored and the best is the
+topic (:mod:`sgr.retrieval.mentions`: match, span, position, capitalisation, relation evidence, type nodes).
 
 Dataset strings (topic entities and gold answers of MetaQA and the WebQSP slice, by name or Freebase MID) are
 resolved in bulk by :meth:`EntityLinker.resolve`: in sgr's graph model an entity's ``id`` is its MID when it has
@@ -25,14 +25,14 @@ Names are compared through :func:`sgr.core.text.normalize`, the one normaliser o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from neo4j.exceptions import Neo4jError
 
-from sgr.core.lexicon import STOPWORDS
+from sgr.retrieval.mentions import question_words
+from sgr.retrieval.mentions import spans as mention_spans
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
 from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, TYPES_AT, GraphStore, is_mid
 
@@ -61,19 +61,9 @@ class LinkedEntity:
 
 
 def spans(question: str, max_len: int = 6) -> list[str]:
-    """Word n-grams of the question (longest first) that are not only stop words: candidate mentions."""
-    words = re.findall(r"[\w'.\-&]+", question.replace("[", " ").replace("]", " "))
-    words = [w.strip(".'") for w in words if w.strip(".'")]
-    out: list[str] = []
-    for n in range(min(max_len, len(words)), 0, -1):
-        for i in range(len(words) - n + 1):
-            gram = words[i:i + n]
-            if all(w.lower() in STOPWORDS for w in gram):
-                continue
-            if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
-                continue
-            out.append(" ".join(gram))
-    return list(dict.fromkeys(out))
+    """Word n-grams of the question (longest first) that neither start nor end with a stop word: candidate mentions
+    (:func:`sgr.retrieval.mentions.spans`)."""
+    return list(dict.fromkeys(t for _, _, t in mention_spans(question_words(question), max_len)))
 
 
 class EntityLinker:
@@ -207,53 +197,14 @@ class EntityLinker:
         return self.link_spans(question, relation_scores, max_entities)
 
     def link_spans(self, question: str, relation_scores: dict[str, float] | None = None,
-                   max_entities: int = 2) -> list[LinkedEntity]:
-        """Longest question n-grams whose normalised form names a node (full-text filtered), no overlaps."""
-        qnorm = f" {normalize(question)} "
-        taken: list[str] = []
-        out: list[LinkedEntity] = []
-        for span in spans(question):
-            snorm = normalize(span)
-            if not snorm or any(f" {snorm} " in f" {t} " for t in taken):
-                continue
-            e = self.link_mention(span, relation_scores)
-            if e is None:
-                continue
-            if e.method == "fulltext":
-                # only accept near-verbatim names that occur in the question for span linking
-                if e.score < 0.85 or f" {normalize(e.label)} " not in qnorm and e.score < 0.9:
-                    continue
-            e.mention = span
-            out.append(e)
-            taken.append(snorm)
-            if len(out) >= max_entities:
-                break
-        return _dedupe(out)
+                   max_entities: int = 3) -> list[LinkedEntity]:
+        """The question's topic among all the nodes its spans name, then its further entities
+        (:mod:`sgr.retrieval.mentions`: every (span, node) pair scored by the shipped linker, no overlaps)."""
+        from sgr.retrieval.mentions import choose, load_link_scorer, mention_candidates, rank
 
-    def verbatim_mentions(self, question: str, max_entities: int = 3, limit: int = 60) -> list[LinkedEntity]:
-        """Nodes whose normalised name occurs word for word in the question, longest first, no overlaps — one
-        full-text query (used for the question's further entities, which only count for path alignment)."""
-        words = [w for w in re.findall(r"[\w']+", question.lower()) if w not in STOPWORDS and len(w) > 1]
-        if not words:
-            return []
-        rows = self.fulltext(" ".join(words), limit, fuzzy=False)
-        qnorm = f" {normalize(question)} "
-        hits = []
-        for r in rows:
-            n = normalize(r.get("name") or "")
-            if len(n) >= 4 and f" {n} " in qnorm and not all(w in STOPWORDS for w in n.split()):
-                hits.append((len(n), r))
-        out: list[LinkedEntity] = []
-        taken: list[str] = []
-        for _, r in sorted(hits, key=lambda x: -x[0]):
-            n = normalize(r["name"])
-            if any(f" {n} " in f" {t} " for t in taken):
-                continue
-            taken.append(n)
-            out.append(LinkedEntity(r["name"], r["id"], r["name"], 1.0, "verbatim"))
-            if len(out) >= max_entities:
-                break
-        return out
+        ranked = rank(question, mention_candidates(self.store, question), relation_scores or {}, load_link_scorer())
+        return [LinkedEntity(c.span, c.id, c.name, round(c.score, 4), c.method, c.relation_types, c.degree)
+                for c in choose(ranked, max_entities=max_entities)]
 
     # -- ties --------------------------------------------------------------------------------------
     def _break_ties(self, mention: str, cands: list[dict], relation_scores: dict[str, float] | None,

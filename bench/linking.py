@@ -1,0 +1,163 @@
+"""Fit and check the topic-linking scorer (:mod:`sgr.retrieval.mentions`) on dev questions; report WebQSP.
+
+Each question is linked from its text alone (no given topic, MetaQA's brackets removed). Every (span, node) pair the
+question names is a candidate, positive when the node is one of the gold topic entities. Training questions: CWQ dev
+on WebQSP *train* bases and ``--metaqa-train`` MetaQA dev questions per hop; held out: CWQ dev on WebQSP *test* bases
+and ``--metaqa-heldout`` other MetaQA dev questions per hop. WebQSP test (a ``--webqsp-sample`` of it) is reported
+only, never trained or tuned on. Stores: the WebQSP slice + CWQ dev (NEO4J_URI) and the MetaQA KB (``--metaqa-uri``).
+
+    python bench/linking.py --metaqa-uri bolt://127.0.0.1:PORT
+    python bench/linking.py --metaqa-uri … --reuse        # refit on the cached candidates
+
+Writes ``sgr/assets/linker.json`` (unless ``--no-write-model``) and ``bench/results/linking.json`` (summary:
+``linking/<set>/accuracy`` for cwq-dev, cwq-dev-heldout, metaqa-dev-heldout, webqsp; with the shipped scorer and
+without one, side by side).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from record import RESULTS, write_result  # noqa: E402
+from sgr.core.config import cache_dir  # noqa: E402
+from sgr.core.types import Question  # noqa: E402
+from sgr.datasets import load_dataset, read_metaqa, shared_data_dir  # noqa: E402
+from sgr.evaluation.linking import linking_accuracy  # noqa: E402
+from sgr.graph.store import GraphStore  # noqa: E402
+from sgr.retrieval import mentions  # noqa: E402
+from sgr.retrieval.entities import EntityLinker  # noqa: E402
+from sgr.retrieval.relations import sgr_retriever  # noqa: E402
+
+
+def cwq() -> list[tuple[Question, bool]]:
+    out = []
+    for line in open(shared_data_dir() / "cwq" / "cwq_dev.jsonl", encoding="utf-8"):
+        r = json.loads(line)
+        out.append((Question(id=r["id"], text=r["question"], topic_entities=list(r["q_entity"])),
+                    r["id"].split("_")[0].startswith("WebQTest")))
+    return out
+
+
+def metaqa(n_train: int, n_held: int, seed: int) -> list[tuple[Question, bool]]:
+    out = []
+    for hop in (1, 2, 3):
+        qs = read_metaqa(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv")
+        out += [(q, i >= n_train) for i, q in enumerate(random.Random(seed + hop).sample(qs, n_train + n_held))]
+    return out
+
+
+def candidates(store: GraphStore, items: list[tuple[Question, bool]], label: str) -> list[dict]:
+    """Each question's candidates with features and labels (the relation evidence from SGR's default retriever)."""
+    retriever = sgr_retriever(store, None) or sgr_retriever(store, "cosine")
+    gold_ids = EntityLinker(store).resolve({t for q, _ in items for t in q.topic_entities})
+    rows = []
+    for n, (q, held) in enumerate(items, 1):
+        gold = {i for t in q.topic_entities for i in gold_ids.get(t, [])}
+        text = q.text.replace("[", "").replace("]", "")
+        if not gold:
+            continue
+        scores = {r.name: r.score for r in retriever.retrieve(text, 50)}
+        cands = mentions.mention_candidates(store, text)
+        mentions.featurize(text, cands, scores)
+        rows.append({"id": q.id, "set": label, "heldout": held,
+                     "cands": [{"features": c.features, "hit": int(c.id in gold), "span": c.span, "id": c.id}
+                               for c in cands]})
+        if n % 100 == 0:
+            print(f"{label}: {n}/{len(items)}", flush=True)
+    return rows
+
+
+def top1(rows: list[dict], scorer: mentions.LinkScorer | None) -> float:
+    hits = []
+    for r in rows:
+        cands = [mentions.MentionCandidate(c["span"], 0, 0, c["id"], None, 0.0, "", dict(c["features"]))
+                 for c in r["cands"]]
+        for c, raw in zip(cands, r["cands"]):
+            c.match = raw["features"]["match"]
+            c.score = scorer.score(c) if scorer else (c.match + 0.5 * c.features["rel_match"]
+                                                      + 0.05 * c.features["span_words"] - c.features["after_wh"])
+        best = max(range(len(cands)), key=lambda i: cands[i].score, default=None)
+        hits.append(best is not None and r["cands"][best]["hit"] == 1)
+    return round(sum(hits) / len(hits), 4) if hits else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--metaqa-uri", required=True)
+    ap.add_argument("--metaqa-train", type=int, default=200)
+    ap.add_argument("--metaqa-heldout", type=int, default=100)
+    ap.add_argument("--webqsp-sample", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--c", type=float, default=1.0)
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--no-write-model", action="store_true")
+    ap.add_argument("--out", type=Path, default=RESULTS / "linking.json")
+    args = ap.parse_args()
+
+    cache = cache_dir("bench") / "linking_candidates.json"
+    webqsp_uri = os.environ.get("NEO4J_URI", "")
+    if args.reuse and cache.is_file():
+        rows = json.loads(cache.read_text())
+    else:
+        with GraphStore.from_settings() as store:
+            rows = candidates(store, cwq(), "cwq-dev")
+        os.environ["NEO4J_URI"] = args.metaqa_uri
+        with GraphStore.from_settings() as store:
+            rows += candidates(store, metaqa(args.metaqa_train, args.metaqa_heldout, args.seed), "metaqa-dev")
+        os.environ["NEO4J_URI"] = webqsp_uri
+        cache.write_text(json.dumps(rows))
+    train = [r for r in rows if not r["heldout"]]
+    x, y, w = [], [], []
+    for r in train:
+        for c in r["cands"]:
+            m = mentions.MentionCandidate(c["span"], 0, 0, c["id"], None, c["features"]["match"], "",
+                                          dict(c["features"]))
+            x.append(m)
+            y.append(c["hit"])
+            w.append(1.0 / len(r["cands"]))
+    scorer = mentions.train_link_scorer(x, y, c=args.c, sample_weight=w, provenance={
+        "trained_by": "python bench/linking.py", "c": args.c,
+        "data": {"cwq-dev (WebQTrn bases)": sum(r["set"] == "cwq-dev" for r in train),
+                 "metaqa-dev": sum(r["set"] == "metaqa-dev" for r in train)},
+        "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"})
+    sets = {"cwq-dev": [r for r in rows if r["set"] == "cwq-dev"],
+            "cwq-dev-heldout": [r for r in rows if r["set"] == "cwq-dev" and r["heldout"]],
+            "metaqa-dev-heldout": [r for r in rows if r["set"] == "metaqa-dev" and r["heldout"]]}
+    summary: dict[str, float] = {}
+    for name, sub in sets.items():
+        summary[f"linking/{name}/accuracy"] = top1(sub, scorer)
+        summary[f"linking/{name}/accuracy_unlearned"] = top1(sub, None)
+        summary[f"linking/{name}/questions"] = len(sub)
+    if not args.no_write_model:
+        scorer.save(mentions.asset_path())
+        mentions.load_link_scorer.cache_clear()
+        print(f"wrote {mentions.asset_path()}")
+    misses = []
+    if args.webqsp_sample:  # report only: the shipped scorer, end to end through the linker
+        qs = load_dataset("webqsp", sample=args.webqsp_sample, seed=args.seed).questions
+        with GraphStore.from_settings() as store:
+            res = linking_accuracy(store, qs, sgr_retriever(store, None) or sgr_retriever(store, "cosine"),
+                                   max_misses=0)
+            cwq_res = linking_accuracy(store, [q for q, _ in cwq()], sgr_retriever(store, None)
+                                       or sgr_retriever(store, "cosine"))
+        summary["linking/webqsp/accuracy"] = round(res.accuracy, 4)
+        summary["linking/webqsp/questions"] = res.questions
+        summary["linking/cwq-dev/accuracy_end_to_end"] = round(cwq_res.accuracy, 4)
+        summary["linking/cwq-dev/all_topics_found"] = cwq_res.summary()["all_topics_found"]
+        misses = cwq_res.misses
+    write_result(args.out, {"summary": summary, "weights": dict(zip(mentions.FEATURES, scorer.weights.round(4).tolist())),
+                            "cwq_dev_misses": misses,
+                            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
