@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cypher.conditions import (UNDATED, QueryConstraints, adjacent_condition, date_key,
+from cypher.conditions import (UNDATED, QueryConstraints, adjacent_condition, date_key, has_dates, has_numbers,
                                mention_condition, name_condition, name_year, number_condition, number_key,
                                type_condition, year_condition)
 from sgr.core.lexicon import GENERIC_TYPES
@@ -142,6 +142,20 @@ def compile_walk_filter(walks: Sequence[tuple[str, Sequence[str]]], constraints:
             "WITH x, ns, wk WHERE size(ns) = size(wk.nodes)\n"
             "WITH x, ns, null AS rs\n")
     return CompiledQuery(head + _constrained_tail(constraints, params), params)
+
+
+def compile_checkable(walks: Sequence[tuple[str, Sequence[str]]], measure: str | None) -> CompiledQuery:
+    """Whether the graph holds what a literal condition decides by, over given walks (``(answer id, node ids)``):
+    one row ``dated`` (a node of some walk carries a date, :func:`cypher.conditions.has_dates`) and ``measured``
+    (some answer carries a number of ``measure``, :func:`cypher.conditions.has_numbers`; false without a measure)."""
+    params: dict[str, Any] = {"walks": [{"id": a, "nodes": list(ns) or [a]} for a, ns in walks]}
+    measured = has_numbers(measure, "_x") if measure else "false"
+    cypher = ("UNWIND $walks AS wk\n"
+              "MATCH (x:Entity {id: wk.id})\n"
+              "CALL (wk) { UNWIND wk.nodes AS i MATCH (n:Entity {id: i}) RETURN collect(n) AS ns }\n"
+              f"RETURN any(_w IN collect(ns) WHERE {has_dates('_w')}) AS dated, "
+              f"any(_x IN collect(x) WHERE {measured}) AS measured")
+    return CompiledQuery(cypher, params)
 
 
 def _soft(tests: Sequence[str]) -> str:

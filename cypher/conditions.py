@@ -181,6 +181,17 @@ def numbers(node: str, measure: str) -> str:
     return f"[_v IN {own} + {near} WHERE _v IS NOT NULL]"
 
 
+def has_dates(nodes: str) -> str:
+    """True when a node of the list ``nodes`` carries a date fact (:func:`dates`): a time, comparison or ordinal
+    condition has something to decide by."""
+    return f"any(_n IN {nodes} WHERE size({dates('_n')}) > 0)"
+
+
+def has_numbers(measure: str, node: str) -> str:
+    """True when ``node`` carries a number of ``measure`` (:func:`numbers`)."""
+    return f"size({numbers(node, measure)}) > 0"
+
+
 def number_condition(value: float, op: str, measure: str, node: str) -> str:
     """True when ``node`` has a number of ``measure`` with ``number op value``."""
     if op not in NUMBER_OPS:

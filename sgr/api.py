@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from sgr.core.errors import SgrError
+from sgr.core.errors import EntityNotFound, InputError, SgrError
 from sgr.core.types import Prediction, Question
 from sgr.graph.store import GraphStore
 
@@ -49,6 +49,14 @@ class AskResult:
     detail: "SGRResult | None" = None
     topic_ids: list[str] = field(default_factory=list)
     evidence: "Inspection | None" = None
+    abstained: bool = False  # "not found in the graph": confidence below the threshold, or nothing to answer with
+    reasons: list[str] = field(default_factory=list)  # why it abstained (sgr.methods.confidence.REASONS)
+    threshold: float | None = None  # the confidence threshold applied (None: uncalibrated, nothing abstains on it)
+
+    @property
+    def confidence(self) -> float | None:
+        """P(the top answer is correct), calibrated; None when no calibrator fits this method and model."""
+        return self.prediction.confidence
 
     @property
     def answers(self) -> list[str]:
@@ -67,6 +75,11 @@ class AskResult:
             "method": self.method,
             "route": pred.route,
             "error": pred.error,
+            "confidence": pred.confidence,
+            "calibrated_for": (pred.extra.get("confidence") or {}).get("calibrated_for"),
+            "abstained": self.abstained,
+            "abstain_reasons": self.reasons,
+            "min_confidence": self.threshold,
             "answers": [{"text": a.text, "id": a.id, "score": round(a.score, 4),
                          "paths": [p.summary() for p in a.paths]} for a in pred.answers],
             "top_paths": [p.summary() for p in pred.paths],
@@ -85,7 +98,7 @@ class AskResult:
 
 def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str = "sgr", hops: int = 2,
         max_repairs: int = 2, llm: Any = None, options: dict[str, Any] | None = None, evidence: bool = True,
-        save: bool = False, html: Path | str | None = None) -> AskResult:
+        save: bool = False, html: Path | str | None = None, min_confidence: float | None = None) -> AskResult:
     """Answer one typed question with a method of :data:`sgr.methods.registry.METHODS` and return its trace.
 
     ``topics`` are entity names or MIDs (default: linked from the text); ``options`` are the method's ``-o KEY=VALUE``
@@ -93,7 +106,18 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     With ``evidence`` the evidence subgraph is looked up and its Browser query / URL attached; ``save`` records it in
     the graph (``sgr evidence list``), ``html`` writes the offline page. Raises EntityNotFound (no topic entity in the
     graph), LLMError, Neo4jUnavailable, ConfigError, or SgrError when a method without its own trace fails outright.
+
+    The answer carries its calibrated confidence; below ``min_confidence`` (default: the calibrator's threshold; 0:
+    never) it is "not found in the graph" (``abstained``, with ``reasons``) and the candidates stay, marked low. An
+    SGR question whose entities nothing links abstains too ("no entity of the question was found in the graph").
+    An empty question is an InputError before any work.
     """
+    from sgr.methods.confidence import abstention, attach_confidence
+
+    if not text or not text.strip():
+        raise InputError("the question is empty: type a question, e.g. sgr ask \"what does jamaican people speak?\"")
+    if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
+        raise InputError(f"--min-confidence must be between 0 and 1, got {min_confidence}")
     from sgr.methods.base import MethodContext
     from sgr.methods.registry import METHODS, create_method
     from sgr.methods.sgr.answerer import SGRAnswerer
@@ -104,14 +128,26 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
     if isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
-        detail = answerer.run(question)
+        try:
+            detail = answerer.run(question)
+        except EntityNotFound as exc:
+            if min_confidence == 0.0:  # nothing abstains: the old behaviour, an error
+                raise
+            pred = Prediction(question_id=question.id, method=method, error=str(exc))
+            attach_confidence(pred, method, answerer.model_name)
+            return AskResult(question=question, method=method, prediction=pred, abstained=True,
+                             reasons=abstention(pred, min_confidence)[1])
         result = AskResult(question=question, method=method, prediction=detail.prediction, detail=detail,
                            topic_ids=[e.id for e in detail.entities])
     else:
         pred = answerer.answer(question)
         if pred.error and not pred.answers:
             raise SgrError(f"{method}: {pred.error}")
+        attach_confidence(pred, method, getattr(getattr(answerer, "llm", None), "name", None))
         result = AskResult(question=question, method=method, prediction=pred)
+    result.abstained, result.reasons = abstention(result.prediction, min_confidence)
+    info = result.prediction.extra.get("confidence") or {}
+    result.threshold = min_confidence if min_confidence is not None else info.get("threshold")
     if evidence or save or html:
         from sgr.evidence.inspect import inspect_prediction
 

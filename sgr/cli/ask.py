@@ -29,6 +29,12 @@ def register(app: typer.Typer) -> None:
         scr_checkpoint: Optional[Path] = typer.Option(None, "--scr-checkpoint",
                                                       help="SCR .pt (default: the latest `sgr scr train` run)"),
         as_json: bool = typer.Option(False, "--json", help="print the whole trace as JSON"),
+        explain: bool = typer.Option(False, "--explain", help="print the whole trace (entities, schema, Cypher, "
+                                     "validation, votes, paths, cost) before the answer"),
+        min_confidence: Optional[float] = typer.Option(None, "--min-confidence",
+                                                       help="below this calibrated confidence (0–1) the answer is "
+                                                            "'not found in the graph' (default: the calibrator's "
+                                                            "threshold; 0: always answer)"),
         save: bool = typer.Option(False, "--save", help="record the evidence in the graph (`sgr evidence list`)"),
         html: Optional[Path] = typer.Option(None, "--html", help="write the offline HTML evidence view here"),
         option: Optional[list[str]] = typer.Option(None, "--option", "-o", help="method option KEY=VALUE "
@@ -47,5 +53,6 @@ def register(app: typer.Typer) -> None:
             options["scr_checkpoint"] = str(scr_checkpoint)
         with GraphStore.from_settings() as store:
             result = ask(question, store=store, topics=topic or [], method=method, hops=hops,
-                         max_repairs=max_repairs, options=options, save=save, html=html)
-        show_ask(result, as_json=as_json)
+                         max_repairs=max_repairs, options=options, save=save, html=html,
+                         min_confidence=min_confidence)
+        show_ask(result, as_json=as_json, explain=explain)

@@ -99,15 +99,49 @@ def format_result(result: "AskResult", max_paths: int = 5) -> list[str]:
     return out
 
 
-def show_ask(result: "AskResult", as_json: bool = False) -> None:
-    """``sgr ask``: the trace (or its JSON), then where to look at the evidence."""
+def format_answer(result: "AskResult", max_answers: int = 5) -> list[str]:
+    """The short view of ``sgr ask`` (Rich markup): the answer and how sure sgr is, the one path that supports it —
+    or "not found in the graph" with the reasons and the low-confidence candidates."""
+    pred = result.prediction
+    conf = result.confidence
+    pct = f"{conf:.0%}" if conf is not None else "uncalibrated"
+    out: list[str] = []
+    if result.abstained:
+        below = (f" (confidence {pct} < {result.threshold:.0%})" if conf is not None and result.threshold is not None
+                 else "")
+        out.append(f"[bold yellow]Not found in the graph[/]{below}")
+        out += [f"  • {e(r)}" for r in result.reasons]
+        if pred.answers:
+            out.append("[dim]Best candidates (low confidence): "
+                       + e(", ".join(a.text for a in pred.answers[:max_answers])) + "[/]")
+        return out
+    if not pred.answers:
+        return [f"[bold yellow]No answer[/]{': ' + e(pred.error) if pred.error else ''}"]
+    top = pred.answers[0]
+    out.append(f"[bold]{e(top.text)}[/] — {pct}")
+    if len(pred.answers) > 1:
+        rest = pred.answers[1:max_answers]
+        more = f" … {len(pred.answers) - max_answers} more" if len(pred.answers) > max_answers else ""
+        out.append("  also: " + e(", ".join(a.text for a in rest)) + more)
+    if top.paths:
+        out.append(f"  [dim]via {e(top.paths[0].render())}[/]")
+    return out
+
+
+def show_ask(result: "AskResult", as_json: bool = False, explain: bool = False) -> None:
+    """``sgr ask``: the answer first (``explain``: the whole trace; ``as_json``: its JSON), then where to look at the
+    evidence."""
     if as_json:
         show_json(result.to_dict())
         return
-    for line in format_result(result):
+    lines = format_answer(result) if not explain else format_result(result) + [""] + format_answer(result)
+    for line in lines:
         console.print(line, highlight=False, soft_wrap=True)
     for line in result.evidence.lines() if result.evidence else []:
         plain(line)
+    if not explain:
+        console.print("[dim]--explain shows the whole trace: entities, schema, Cypher, paths, votes, cost[/]",
+                      highlight=False)
 
 
 # -- query, load, stats -----------------------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from cypher.compile import compile_schema_path
-from cypher.conditions import QueryConstraints
 from cypher.repair import CypherGeneration, generate_cypher
 from cypher.grammar import longest_query, token_budget
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
@@ -41,7 +40,8 @@ from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import UsageMeter, llm_cache_option
-from sgr.methods.sgr.constraints import (apply_constraints, query_constraints, second_entity, stores_types,
+from sgr.methods.confidence import attach_confidence
+from sgr.methods.sgr.constraints import (query_constraints, second_entity, settle_constraints, stores_types,
                                          voting_walks)
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
@@ -104,7 +104,14 @@ class SGRAnswerer:
         try:
             return self.run(question).prediction
         except EntityNotFound as exc:
-            return Prediction(question_id=question.id, method=self.name, error=str(exc))
+            pred = Prediction(question_id=question.id, method=self.name, error=str(exc))
+            attach_confidence(pred, self.name, self.model_name)
+            return pred
+
+    @property
+    def model_name(self) -> str | None:
+        """The chat model this variant answers with (what its calibrator was fitted for); None without one."""
+        return getattr(self.llm, "name", None) if self.llm is not None else None
 
     def run(self, question: Question) -> SGRResult:
         """Answer ``question`` and return the full trace (raises EntityNotFound when nothing links)."""
@@ -120,6 +127,8 @@ class SGRAnswerer:
                     pred.extra["llm_calls_by_stage"] = dict(self.llm.usage().by_stage)
         pred.usage = usage
         pred.extra["llm_cached_calls"] = usage.llm_cached_calls
+        pred.extra["signals"] = result.signals()
+        attach_confidence(pred, self.name, self.model_name)
         return result
 
     def _stages(self, question: Question, result: SGRResult) -> None:
@@ -134,6 +143,7 @@ class SGRAnswerer:
         if result.schema.plans:
             pred.extra["plans"] = [{"relations": list(p.relations), "cos": round(p.rho, 4)}
                                    for p in result.schema.plans]
+        asked = list(result.schema.constraints)  # C_q as the question states it (a later round may relax it)
         for round_no in range(1, max(1, cfg.max_rounds) + 1):
             action = "first" if round_no == 1 else self.widen(result)
             self.reason(question, result, first=round_no == 1)
@@ -149,17 +159,10 @@ class SGRAnswerer:
         pred.extra["route_source"] = result.decision.route_source if result.decision else None
         if result.inputs is not None:
             pred.extra["decision"] = result.decision_record()
-        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
-            # the compiled routes (the model's paths, plans, G_q's best path) applied C_q in Cypher already, and the
-            # voting paths met the mention before they voted; the rest (and count, over validated answers) here
-            in_cypher = pred.route == "direct" and result.cypher_source not in (None, "llm")
-            qc = query_constraints(result.schema.constraints, result.schema.cue_text,
-                                   mention=pred.route != "collaborative")
-            if in_cypher:
-                qc = QueryConstraints(count=qc.count)
-            pred.answers, notes = apply_constraints(self.store, pred.answers, qc, limit=cfg.max_answers)
-            if notes:
-                pred.extra.setdefault("constraints_applied", []).extend(notes)
+        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:
+            # the compiled routes (the model's paths, plans, G_q's best path) applied C_q in Cypher already
+            settle_constraints(self.store, pred, result.schema, asked, limit=cfg.max_answers,
+                               in_cypher=pred.route == "direct" and result.cypher_source not in (None, "llm"))
         if cfg.generate_answers and self.llm is not None and pred.answers:
             with meter.stage("generate"):
                 self.generate(question, result)
@@ -167,7 +170,7 @@ class SGRAnswerer:
     def reason(self, question: Question, result: SGRResult, *, first: bool) -> None:
         """One round: G_q → every source's candidates → γ, δ → the voting paths → :func:`decide` (once more after
         measuring the paths' ρ when nothing was valid)."""
-        cfg, pred, meter = self.config, result.prediction, self.meter
+        cfg, meter = self.config, self.meter
         if cfg.use_subgraph:
             with meter.stage("subgraph"):
                 self.subgraph(question, result)
@@ -176,6 +179,8 @@ class SGRAnswerer:
                 result.scr_paths = self.scr_paths(question, result)
         with meter.stage("direct"):
             cands = self.direct(question, result, llm_cypher=first)
+        linked = {e.id for e in result.entities}  # an entity the question names is not its answer
+        cands = [c for c in cands if c.key not in linked]
         validated = cfg.validate_answers and result.subgraph is not None
         if validated:
             with meter.stage("validate"):
@@ -184,7 +189,9 @@ class SGRAnswerer:
         votes: list[VoteIn] = []
         if cfg.collaborative and result.subgraph is not None:
             with meter.stage("collaborate"):
-                vote_paths, votes = self.constrain_votes(result, *self.vote_paths(result, cands))
+                paths, pvotes = self.vote_paths(result, cands)
+                kept = [i for i, v in enumerate(pvotes) if v.answer not in linked]
+                vote_paths, votes = self.constrain_votes(result, [paths[i] for i in kept], [pvotes[i] for i in kept])
         proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,

@@ -36,10 +36,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from cypher.compile import compile_walk_filter
+from cypher.compile import compile_checkable, compile_walk_filter
 from cypher.conditions import QueryConstraints, mention_words
-from sgr.core.lexicon import (AFTER, BEFORE, EARLIEST, GENERIC, HOW_MANY, LATEST, NUMBER, NUMBER_OPS, POPULOUS,
-                              QUANTITIES, SCALE, SUPERLATIVES, UNITS, YEAR)
+from sgr.core.lexicon import (AFTER, BEFORE, EARLIEST, GENERIC, HOW_MANY, LATEST, NUMBER, NUMBER_LITERAL,
+                              NUMBER_OPS, POPULOUS, QUANTITIES, SCALE, SUPERLATIVES, UNITS, YEAR)
 from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
@@ -174,3 +174,63 @@ def apply_constraints(store: GraphStore | None, answers: list[Answer], constrain
             own = [p for p in a.paths if tuple(p.nodes) in kept[a.id]]
             out.append(dataclasses.replace(a, paths=own or a.paths))
     return out, [f"{kinds} in Cypher: kept {len(out)} of {len(answers)} answers"]
+
+
+def unchecked_constraints(store: GraphStore | None, answers: Sequence[Answer], constraints: Sequence[Any],
+                          question: str) -> list[str]:
+    """The question's constraints that nothing checked, one note each (the trace's "could not be checked"):
+
+    * a comparison, ordinal or superlative the rules found that no condition expresses (no year, date order or
+      known measure: "an ISO numeric greater than 132"), and a number the question states that no condition uses
+      ("a long term unemployment rate of 15.5");
+    * a time, comparison or ordinal condition when no node of the answers' walks carries a date, and a numeric
+      condition when no answer carries a number of its measure — the soft conditions then kept every answer.
+
+    ``question`` is the cue text (entity mentions masked); ``answers`` the final ones with their walks."""
+    qc = query_constraints(constraints, question, count=False)
+    notes: list[str] = []
+    for c in constraints:
+        if c.kind == "comparison" and qc.year is None and qc.number is None:
+            notes.append(f"comparison {c.text!r}: no date or known measure to compare")
+        elif c.kind == "ordinal" and qc.ordinal is None and qc.extreme is None:
+            notes.append(f"ordinal {c.text!r}: no date order or known measure to rank by")
+    for m in NUMBER_LITERAL.finditer(question):  # a stated number: the numeric condition uses it, a year the date one
+        if qc.number is None and not YEAR.fullmatch(m.group(0)):
+            notes.append(f"value {m.group(0)!r}: no property of the graph is compared with it")
+    dated = qc.year is not None or qc.ordinal is not None
+    if store is None or not answers or not (dated or qc.measure):
+        return notes
+    walks = [(a.id, list(p.nodes)) for a in answers if a.id for p in (a.paths or [])] or \
+        [(a.id, [a.id]) for a in answers if a.id]
+    if not walks:
+        return notes
+    query = compile_checkable(walks, qc.measure)
+    row = (store.run_generated(query.cypher, query.params).rows or [{}])[0]
+    if dated and not row.get("dated"):
+        what = "ordinal" if qc.ordinal else ("time" if qc.year_op == "in" else "comparison")
+        notes.append(f"{what}: no date on the answers' walks, so it kept every answer")
+    if qc.measure and not row.get("measured"):
+        notes.append(f"{'superlative' if qc.extreme else 'comparison'} on {qc.measure.replace('|', '/')}: "
+                     "no answer carries that number, so it kept every answer")
+    return notes
+
+
+def settle_constraints(store: GraphStore, pred: Any, schema: Any, asked: Sequence[Any], *, limit: int,
+                       in_cypher: bool) -> None:
+    """C_q after the decision, on ``pred`` (a :class:`sgr.core.types.Prediction`) in place: the conditions the answers'
+    query did not apply (``in_cypher``: a compiled route applied them all but ``count``; the voting paths met the
+    mention before they voted), then the notes of what nothing checked (:func:`unchecked_constraints`) over the
+    constraints the question ``asked`` — a later round that relaxed them leaves them all unchecked."""
+    if pred.answers:
+        qc = query_constraints(schema.constraints, schema.cue_text, mention=pred.route != "collaborative")
+        if in_cypher:
+            qc = QueryConstraints(count=qc.count)
+        pred.answers, notes = apply_constraints(store, pred.answers, qc, limit=limit)
+        if notes:
+            pred.extra.setdefault("constraints_applied", []).extend(notes)
+    if asked:
+        unchecked = unchecked_constraints(store, pred.answers, asked, schema.cue_text)
+        if list(schema.constraints) != list(asked):
+            unchecked.append(f"{', '.join(c.kind for c in asked)}: relaxed to find any answer")
+        if unchecked:
+            pred.extra["constraints_unchecked"] = unchecked

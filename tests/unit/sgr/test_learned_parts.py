@@ -1,0 +1,93 @@
+"""The learned parts of S_q and G_q without a server: the hop prior, the path ranker, the topic scorer, and the
+unchecked-constraint notes."""
+
+import numpy as np
+import pytest
+
+from sgr.core.lexicon import NUMBER_LITERAL
+from sgr.methods.sgr.constraints import unchecked_constraints
+from sgr.methods.sgr.path_ranker import FEATURES, PathRanker, train_path_ranker
+from sgr.methods.sgr.schema import Constraint, rule_constraints
+from sgr.retrieval import mentions
+from sgr.retrieval.hops import HOP_CLASSES, HopModel, hop_class, length_penalty
+
+
+def test_length_penalty_is_the_old_one_without_a_prior_and_the_probability_gap_with_one():
+    assert [length_penalty(h, None) for h in (1, 2, 3)] == [0.0, 1.0, 2.0]
+    dist = {1: 0.2, 2: 0.7, 3: 0.1}
+    assert length_penalty(2, dist) == 0.0  # the likeliest count costs nothing
+    assert length_penalty(1, dist) == pytest.approx(0.5) and length_penalty(5, dist) == pytest.approx(0.6)
+    assert hop_class(0) == 1 and hop_class(7) == HOP_CLASSES[-1]
+
+
+def test_hop_model_round_trips_and_sums_to_one(monkeypatch):
+    import sgr.llm.encoders as enc
+
+    monkeypatch.setattr(enc, "embed_texts", lambda texts, name="minilm": np.asarray(
+        [[1.0, 0.0] if "composer of" in t else [0.0, 1.0] for t in texts], dtype=np.float32))
+    m = HopModel("minilm", HOP_CLASSES, np.asarray([[-3.0, 3.0], [3.0, -3.0], [0.0, 0.0]], dtype=np.float32),
+                 np.zeros(3, dtype=np.float32))
+    again = HopModel.from_dict(m.to_dict())
+    p = again.probabilities(["where did the composer of X grow up", "where was X born"])
+    assert p.shape == (2, 3) and np.allclose(p.sum(axis=1), 1.0)
+    assert p[0].argmax() == 1 and p[1].argmax() == 0  # the composition reads two hops, the plain one one
+
+
+def _parts(**kw):
+    return {f: kw.get(f, 0.0) for f in FEATURES}
+
+
+def test_path_ranker_learns_the_deciding_term_and_round_trips():
+    rng = np.random.default_rng(0)
+    rows, labels = [], []
+    for _ in range(400):
+        gap = float(rng.uniform(0, 1))
+        rows.append(_parts(p_hops_gap=gap, rel_mean=float(rng.uniform(0, 1))))
+        labels.append(int(gap < 0.3))
+    r = train_path_ranker(rows, labels)
+    assert r.score(_parts(p_hops_gap=0.0, rel_mean=0.5)) > 0.8 > 0.2 > r.score(_parts(p_hops_gap=0.9, rel_mean=0.5))
+    again = PathRanker.from_dict(r.to_dict())
+    assert again.score(_parts(p_hops_gap=0.1)) == pytest.approx(r.score(_parts(p_hops_gap=0.1)))
+    bad = r.to_dict() | {"features": ["rel_mean"]}
+    with pytest.raises(ValueError, match="not this version"):
+        PathRanker.from_dict(bad)
+
+
+def _cand(span, start, end, node, match=1.0, types=(), type_node=0.0):
+    c = mentions.MentionCandidate(span, start, end, node, node, match, "exact")
+    c.relation_types = list(types)
+    c.features["type_node"] = type_node
+    return c
+
+
+def test_topic_scoring_reads_the_type_position_and_the_relation_evidence():
+    q = "what currency does japan use?"
+    cands = [_cand("currency", 1, 2, "Currency", types=["common.topic.notable_types"], type_node=1.0),
+             _cand("japan", 3, 4, "Japan", types=["location.country.currency_used"])]
+    ranked = mentions.rank(q, cands, {"location.country.currency_used": 0.9}, scorer=None)
+    assert ranked[0].id == "Japan"
+    assert next(c for c in cands if c.id == "Currency").features["after_wh"] == 1.0
+    assert all(c.features["cased_question"] == 0.0 for c in cands)  # a lower-case question says nothing by case
+
+
+def test_choose_keeps_the_topic_and_non_overlapping_further_entities():
+    a, b, c = _cand("logan lerman", 3, 5, "L"), _cand("lerman", 4, 5, "X"), _cand("guy barnes", 9, 11, "G")
+    a.score, b.score, c.score = 0.9, 0.8, 0.6
+    assert [e.id for e in mentions.choose([a, b, c])] == ["L", "G"]
+    c.score = 0.2
+    assert [e.id for e in mentions.choose([a, b, c])] == ["L"]
+    assert mentions.spans(mentions.question_words("what else did ben franklin invent?"))[0][2] == \
+        "else did ben franklin invent"
+
+
+def test_stated_numbers_and_untranslatable_comparisons_are_reported_unchecked():
+    assert [m.group(0) for m in NUMBER_LITERAL.finditer("a rate of 11.6 and -100816373, Super Bowl XLII")] == \
+        ["11.6", "-100816373"]
+    q = "what country with a long term unemployment rate of 15.5 speaks X?"
+    assert any("15.5" in n for n in unchecked_constraints(None, [], rule_constraints(q), q))
+    q = "which country in X has an iso numeric greater than 132?"
+    notes = unchecked_constraints(None, [], rule_constraints(q), q)
+    assert any("greater than" in n for n in notes)
+    q = "which city in X has more than 5 million people?"  # a known measure: a condition can test it
+    assert not unchecked_constraints(None, [], rule_constraints(q), q)
+    assert not unchecked_constraints(None, [], [Constraint("type", "what city", "city")], "what city is X in")
