@@ -46,45 +46,38 @@ SUMMARY_METRICS = ("hits1_strict", "hit", "f1")
 RESULTS = ROOT / "bench" / "results"
 
 
-def graph_file(graph: str) -> Path:
+def graph_files(graph: str) -> list[Path]:
+    """The files of a graph: the MetaQA KB; the WebQSP slice with the CWQ dev graph beside it (CWQ dev questions are
+    asked against the same store)."""
     data = shared_data_dir()
-    return data / "metaqa" / "kb.txt" if graph == "metaqa" else data / NAMED_DATASETS["webqsp"]["test"]
+    if graph == "metaqa":
+        return [data / "metaqa" / "kb.txt"]
+    return [data / NAMED_DATASETS["webqsp"]["test"], data / NAMED_DATASETS["cwq"]["dev"]]
 
 
 def ensure_graph(store: GraphStore, graph: str) -> dict[str, Any]:
-    """Make the database hold exactly ``graph`` (``metaqa``: kb.txt; ``webqsp``: the union of the slice's graphs)."""
-    from loaders.writer import GraphBatch, record_source, write_graph
+    """Make the database hold exactly ``graph`` (:func:`graph_files`: ``metaqa``: kb.txt; ``webqsp``: the union of
+    the WebQSP slice's and the CWQ dev split's graphs), as ``sgr load`` writes it (a database already holding exactly
+    those files, as ``sgr load`` records them, is kept)."""
+    from loaders.api import load_files
 
-    path = graph_file(graph)
-    sha = sha256_file(path)
-    sources = store.read("MATCH (s:Source) RETURN s.path AS path, s.sha256 AS sha")
-    if sources == [{"path": str(path), "sha": sha}]:
-        print(f"[kgqa] {graph}: already loaded ({path})", flush=True)
-        return {"graph": graph, "path": str(path), "sha256": sha, "loaded_now": False,
-                "graph_version": store.graph_version()}
-    print(f"[kgqa] {graph}: clearing the database and loading {path} …", flush=True)
+    paths = graph_files(graph)
+    want = sorted((str(p.resolve()), sha256_file(p)) for p in paths)
+    sources = sorted((r["path"], r["sha"]) for r in store.read("MATCH (s:Source) RETURN s.path AS path, "
+                                                                "s.sha256 AS sha"))
+    info = {"graph": graph, "paths": [str(p) for p in paths], "sha256": [s for _, s in want]}
+    if [s for _, s in sources] == [s for _, s in want]:
+        print(f"[kgqa] {graph}: already loaded ({', '.join(p.name for p in paths)})", flush=True)
+        return info | {"loaded_now": False, "graph_version": store.graph_version()}
+    print(f"[kgqa] {graph}: clearing the database and loading {', '.join(map(str, paths))} …", flush=True)
     t0 = time.perf_counter()
     store.clear()
     store.ensure_schema()
-    batch = GraphBatch()
-    if graph == "metaqa":
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                parts = line.rstrip("\n").split("|")
-                if len(parts) == 3:
-                    batch.add_triple(*parts)
-    else:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    for h, r, t in json.loads(line)["graph"]:
-                        batch.add_triple(h, r, t)
-    stats = write_graph(store, batch)
-    record_source(store, str(path), sha, stats.triples, loaded_by="bench/kgqa.py")
+    report = load_files(store, paths, bulk=False)
     secs = time.perf_counter() - t0
-    print(f"[kgqa] {graph}: {stats.entities} entities, {stats.triples} triples in {secs:.0f} s", flush=True)
-    return {"graph": graph, "path": str(path), "sha256": sha, "loaded_now": True, "entities": stats.entities,
-            "triples": stats.triples, "load_seconds": secs, "graph_version": store.graph_version()}
+    triples = report.triples
+    print(f"[kgqa] {graph}: {triples} triples in {secs:.0f} s", flush=True)
+    return info | {"loaded_now": True, "triples": triples, "load_seconds": secs, "graph_version": store.graph_version()}
 
 
 def summarize_run(dataset: str, method: str, m: dict[str, Any], summary: dict[str, float]) -> None:

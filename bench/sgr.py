@@ -66,10 +66,12 @@ from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 
-DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "webqsp-all")
-#: bench dataset labels run on another dataset: ``webqsp-all`` is every WebQSP test question (no sample)
-DATASET_OF = {"webqsp-all": "webqsp"}
-GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp"}
+DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "webqsp-all", "cwq-dev", "cwq-dev-all")
+#: bench dataset labels run on another dataset: ``webqsp-all`` is every WebQSP test question (no sample); ``cwq-dev``
+#: a fixed sample of CWQ's dev split (``--cwq-sample``), ``cwq-dev-all`` all of it — asked against the WebQSP store,
+#: which holds the CWQ dev graph beside the slice's (:func:`kgqa.graph_files`)
+DATASET_OF = {"webqsp-all": "webqsp", "cwq-dev": "cwq", "cwq-dev-all": "cwq"}
+GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp", "cwq-dev": "webqsp", "cwq-dev-all": "webqsp"}
 METHODS = ("sgr", "sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
 #: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model; a label
 #: ending in ``+rcr`` is its method with RCR's trained relation model (``--relation-model``) as relation retriever
@@ -195,36 +197,17 @@ def paired(label: str, run_dir: Path, others: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
-    """Entity linking from the question text alone against the gold topic entities of the WebQSP slice."""
+def linking_accuracy(store: GraphStore, dataset: str) -> dict[str, Any]:
+    """Entity linking from the question text alone against the gold topic entities of every question of
+    ``dataset`` (:func:`sgr.evaluation.linking.linking_accuracy`, relation evidence from SGR's default retriever)."""
     from sgr.datasets import load_dataset
-    from sgr.core.text import normalize as normalise
-    from sgr.retrieval.entities import EntityLinker
-    from sgr.methods.sgr.schema import bracket_mentions
+    from sgr.evaluation.linking import linking_accuracy as measure
+    from sgr.retrieval.relations import sgr_retriever
 
-    ds = load_dataset("webqsp", limit=limit)
-    linker = EntityLinker(store)
-    n = top1 = anyhit = none = 0
-    misses: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    for q in ds.questions:
-        gold = {normalise(t) for t in q.topic_entities}
-        if not gold:
-            continue
-        n += 1
-        linked = linker.link_question(q.text, bracket_mentions(q.text))
-        names = [normalise(e.label) for e in linked]
-        if not names:
-            none += 1
-        if names and names[0] in gold:
-            top1 += 1
-        if gold & set(names):
-            anyhit += 1
-        elif len(misses) < 25:
-            misses.append({"question": q.text, "gold": q.topic_entities, "linked": [e.label for e in linked]})
-    return {"questions": n, "accuracy": round(top1 / max(1, n), 4), "recall": round(anyhit / max(1, n), 4),
-            "no_entity": round(none / max(1, n), 4), "seconds": round(time.perf_counter() - t0, 1),
-            "examples_missed": misses}
+    res = measure(store, load_dataset(dataset).questions, sgr_retriever(store, None) or sgr_retriever(store, "cosine"),
+                  max_misses=25)
+    return res.summary() | {"seconds": round(time.perf_counter() - t0, 1), "examples_missed": res.misses}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -266,12 +249,12 @@ def markdown(result: dict[str, Any]) -> str:
                              f"{f['route_llm_share']:.2f} | {f['p50_ms'] if f['p50_ms'] is not None else '-'} | "
                              f"{f['llm_calls_median']:.0f} |")
             lines.append("")
-    link = result.get("linking")
-    if link:
-        lines += ["## Entity linking on the WebQSP slice", "",
-                  f"From the question text alone (no dataset topics), over {link['questions']} questions: first linked "
-                  f"entity is a gold topic entity **{link['accuracy']:.3f}**; some gold topic among the linked "
-                  f"{link['recall']:.3f}; nothing linked {link['no_entity']:.3f} ({link['seconds']} s).", ""]
+    for ds, link in (result.get("linking") or {}).items():
+        if link and "all_topics_found" in link:
+            lines += [f"## Entity linking on {ds}", "",
+                      f"From the question text alone (no dataset topics), over {link['questions']} questions: the "
+                      f"first linked entity is a gold topic entity **{link['accuracy']:.3f}**; every gold topic among "
+                      f"the linked {link['all_topics_found']:.3f} ({link['seconds']} s).", ""]
     lines += ["## Setup", "",
               f"- run {cfg['finished_at']} on {cfg['machine']}; samples: "
               + (f"MetaQA {cfg['sample']} per hop, " if any(d.startswith("metaqa") for d in details) else "")
@@ -288,6 +271,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--sample", type=int, default=100, help="MetaQA questions per hop (fixed-seed sample)")
     ap.add_argument("--webqsp-sample", type=int, default=150, help="WebQSP questions (fixed-seed sample)")
+    ap.add_argument("--cwq-sample", type=int, default=500, help="CWQ dev questions (fixed-seed sample)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--metaqa-uri", default=None, help="Neo4j holding the MetaQA KB (default NEO4J_URI)")
     ap.add_argument("--webqsp-uri", default=None, help="Neo4j holding the WebQSP slice (default NEO4J_URI)")
@@ -301,7 +285,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="SCR's trained checkpoint for the +scr label (MetaQA: bench/scr.py's stepwise best.pt)")
     ap.add_argument("--paired", default="", help="labels whose runs are scored as they stand (unfinished), with "
                     "the finished methods on the same questions, instead of being run to the end")
-    ap.add_argument("--linking-only", action="store_true", help="only measure entity linking on WebQSP")
+    ap.add_argument("--linking-only", action="store_true", help="only measure entity linking (WebQSP, CWQ dev)")
     ap.add_argument("--no-linking", action="store_true", help="skip the linking measurement")
     args = ap.parse_args(argv)
 
@@ -316,13 +300,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     details: dict[str, dict[str, Any]] = previous.get("details", {})
     pairs: dict[str, dict[str, Any]] = previous.get("paired", {})
     graphs: list[dict[str, Any]] = []
-    linking = previous.get("linking")
+    linking = previous.get("linking") if isinstance(previous.get("linking"), dict) and \
+        "accuracy" not in previous.get("linking", {}) else {}
     uris = {"metaqa": args.metaqa_uri or os.environ.get("NEO4J_URI"),
             "webqsp": args.webqsp_uri or os.environ.get("NEO4J_URI")}
 
     for graph in ("metaqa", "webqsp"):
         todo = [] if args.linking_only else [d for d in datasets if GRAPH_OF[d] == graph]
-        want_linking = graph == "webqsp" and not args.no_linking and ("webqsp" in datasets or args.linking_only)
+        want_linking = graph == "webqsp" and not args.no_linking and (
+            any(d.startswith(("webqsp", "cwq")) for d in datasets) or args.linking_only)
         if not todo and not want_linking:
             continue
         uri = uris[graph]
@@ -330,11 +316,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         store.verify()
         graphs.append(kgqa.ensure_graph(store, graph))
         if want_linking:
-            linking = linking_accuracy(store)
-            print(f"[sgr] linking on webqsp: accuracy {linking['accuracy']:.3f} recall {linking['recall']:.3f}",
-                  flush=True)
+            for name, dataset in (("webqsp", "webqsp"), ("cwq-dev", "cwq")):
+                linking[name] = linking_accuracy(store, dataset)
+                print(f"[sgr] linking on {name}: accuracy {linking[name]['accuracy']:.3f}", flush=True)
         for ds in todo:
-            n = None if ds == "webqsp-all" else args.webqsp_sample if ds == "webqsp" else args.sample
+            n = (None if ds.endswith("-all") else args.webqsp_sample if ds == "webqsp" else
+                 args.cwq_sample if ds == "cwq-dev" else args.sample)
             sel = f"sample{n}-seed{args.seed}" if n else "all"
             for method in methods:
                 if method in unfinished:
@@ -384,6 +371,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 summary[f"{ds}/{method}/collaborative_share"] = r["collaborative_share"]
         if ds.startswith("webqsp"):
             constraint_hits(ds, details.get(ds, {}), summary, previous.get("summary", {}))
+        if ds.startswith("cwq"):  # CWQ's four kinds of question
+            for method, run in details.get(ds, {}).items():
+                for kind, figs in (run["metrics"].get("by_type") or {}).items():
+                    summary[f"{ds}/{method}/{kind}/hits1_strict"] = round(float(figs["hits1_strict"]), 4)
     for ds, labels in pairs.items():
         for label, pr in labels.items():
             summary[f"{ds}/paired_{label}/questions"] = pr["questions"]
@@ -391,14 +382,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 for k, v in figs.items():
                     if v is not None:
                         summary[f"{ds}/paired_{label}/{m}/{k}"] = v
-    if linking:
-        summary["webqsp/linking/accuracy"] = linking["accuracy"]
-        summary["webqsp/linking/recall"] = linking["recall"]
+    for name, link in (linking or {}).items():
+        summary[f"linking/{name}/accuracy"] = link["accuracy"]
+        summary[f"linking/{name}/all_topics_found"] = link["all_topics_found"]
     prev_graphs = {g["graph"]: g for g in previous.get("config", {}).get("graphs", [])}
     prev_graphs.update({g["graph"]: g for g in graphs})
     result = {
         "summary": summary,
         "config": {"methods": methods, "datasets": datasets, "sample": args.sample, "webqsp_sample": args.webqsp_sample,
+                   "cwq_sample": args.cwq_sample,
                    "seed": args.seed, "options": options, "hops_per_dataset": args.hops_per_dataset,
                    "llm": os.environ.get("SGR_LLM_MODEL", "local default"), "graphs": list(prev_graphs.values()),
                    "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -89,6 +89,10 @@ COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger 
 #: Count cues (C_q kind ``count``).
 COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.I)
 HOW_MANY = re.compile(r"\bhow many ([a-z]+)", re.I)
+#: "the largest/fewest number of X" ranks answers by a quantity: a superlative, not a count of the answers
+#: (CWQ dev: "which school … has the largest number of undergraduates?" answered "1").
+RANKED_NUMBER = re.compile(r"\b(largest|smallest|highest|lowest|greatest|biggest|fewest|most|least|maximum|minimum)"
+                           r"\s+number\s+of\b", re.I)
 _LENGTHS = "height|elevation|length"
 #: The word after a compared number → what it measures ("more than 5 million people" → population).
 UNITS = {"people": "population", "inhabitants": "population", "residents": "population", "population": "population",

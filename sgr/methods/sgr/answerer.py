@@ -115,9 +115,8 @@ class SGRAnswerer:
 
     def run(self, question: Question) -> SGRResult:
         """Answer ``question`` and return the full trace (raises EntityNotFound when nothing links)."""
-        result = SGRResult(question=question, method=self.name,
-                           prediction=Prediction(question_id=question.id, method=self.name), config=self.config,
-                           hops=self.config.hops)
+        result = SGRResult(question=question, method=self.name, config=self.config, hops=self.config.hops,
+                           prediction=Prediction(question_id=question.id, method=self.name))
         pred = result.prediction
         with self.meter.measure() as usage:
             try:
@@ -269,7 +268,7 @@ class SGRAnswerer:
 
         cfg = self.config
         full = relation_paths(self.store, [e.id for e in entities], max_hops=cfg.hops,
-                              max_relations=max(1, min(3, 2 * cfg.hops)), graph_version=self.graph_version)
+                              max_relations=max(1, 2 * cfg.hops), graph_version=self.graph_version)
         masked = mask_entity(question.text, entities[0].label)
         trie = prefilter(full, lambda names: self.retriever.score_of(masked, names), cfg.max_grammar_paths)
         if not len(trie):
@@ -318,6 +317,7 @@ class SGRAnswerer:
         result.subgraph = self.builder.build(result.schema, result.entities, cfg, masked_question=masked,
                                              beta=self.config.beta)
         result.prediction.paths = list(result.subgraph.paths[:10])
+        result.prediction.extra["subgraph_cost"] = result.subgraph.cost
 
     def scr_paths(self, question: Question, result: SGRResult) -> list[ReasoningPath]:
         """SCR's top-K paths from the linked entities (beam search over the same store)."""

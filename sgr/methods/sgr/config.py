@@ -28,7 +28,10 @@ class ExpansionConfig:
     * ``hops = 2`` — expansion depth; CVT nodes do not count (§3.1.2).
     * ``beam = 12`` — schema paths expanded per round; ``top_n = 100`` — walks kept in G_q;
       ``paths_per_answer = 3`` walks per end node; ``max_answers = 200`` end nodes per schema path;
-      ``seed_cap = 3000`` / ``node_cap = 200`` neighbours fetched per seed / other frontier node.
+      ``seed_cap = 3000`` / ``node_cap = 200`` neighbours fetched per seed / other frontier node;
+      ``fetch_budget = 20000`` rows fetched per question at most (no further depth once reached): with ``hops = 2``
+      a path has up to 4 relations (CVT steps are free), and one question's expansion costs at most
+      ``2·hops`` neighbour queries per seed and ``fetch_budget`` + one depth's rows, hubs included.
     * ``schema_guided = True`` — s(P) uses S_q (off: the ``sgr-no-schema`` ablation).
     * path score weights: ``w_rel = 1``, ``w_align = 0.3``, ``w_con = 0.2``, ``w_len = 0.3`` (per hop beyond the
       first, lifted for the model's own path), ``order_weight = 0.4`` — set on WebQSP questions disjoint from the
@@ -46,6 +49,7 @@ class ExpansionConfig:
     max_answers: int = 200
     seed_cap: int = 3000
     node_cap: int = 200
+    fetch_budget: int = 20000
     schema_guided: bool = True
     w_rel: float = 1.0
     w_align: float = 0.3

@@ -33,7 +33,7 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
-from sgr.core.lexicon import COMPARISON, COUNT, ORDINAL, TYPE, TYPE_STOP, WHEN, WHERE, WHO, YEAR
+from sgr.core.lexicon import COMPARISON, COUNT, ORDINAL, RANKED_NUMBER, TYPE, TYPE_STOP, WHEN, WHERE, WHO, YEAR
 from sgr.retrieval.relations import RelationRetriever, ScoredRelation
 
 CONSTRAINT_KINDS = ("type", "time", "comparison", "ordinal", "count")
@@ -129,7 +129,7 @@ def rule_constraints(question: str) -> list[Constraint]:
     m = ORDINAL.search(q)
     if m:
         out.append(Constraint("ordinal", m.group(0), m.group(1).lower()))
-    if COUNT.search(q):
+    if COUNT.search(q) and not RANKED_NUMBER.search(q):
         out.append(Constraint("count", COUNT.search(q).group(0), None))
     return out
 

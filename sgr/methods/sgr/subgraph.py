@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,6 +86,7 @@ class Subgraph:
     cvt: set[str]
     seeds: list[str]
     temperature: float = 0.1
+    cost: dict[str, Any] = field(default_factory=dict)  # rows fetched, queries, whether the fetch budget cut it
 
     @property
     def max_score(self) -> float:
@@ -256,6 +258,7 @@ class SubgraphBuilder:
         allowed = None
         other_entities = {s.id for s in seeds}
         qnorm = f" {normalise(schema.question)} "
+        fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
             max_steps = cfg.hops * 2
@@ -263,10 +266,14 @@ class SubgraphBuilder:
                 expandable = [s for s in states if s.hops < cfg.hops or s.in_cvt]
                 if not expandable:
                     break
+                if fetched >= cfg.fetch_budget:  # the bound on one question's expansion, hubs included
+                    truncated = True
+                    break
                 frontier_ids = sorted({n for s in expandable for n in s.frontier})
                 open_ids = sorted({n for s in expandable if s.in_cvt for n in s.frontier})
                 rows = self._neighbours(frontier_ids, allowed, open_ids,
                                         cfg.seed_cap if depth == 0 else cfg.node_cap)
+                fetched, queries = fetched + len(rows), queries + 1
                 by_src: dict[str, list[dict]] = {}
                 for r in rows:
                     by_src.setdefault(r["src"], []).append(r)
@@ -319,7 +326,9 @@ class SubgraphBuilder:
                 children.sort(key=lambda s: -s.score)
                 states = children[:cfg.beam]
         scored.sort(key=lambda p: (-p.score, p.hops, p.steps))
-        return self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
+        g = self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
+        g.cost = {"rows_fetched": fetched, "queries": queries, "truncated": truncated}
+        return g
 
     def _path_similarities(self, children: Sequence[_State], qvec: np.ndarray) -> np.ndarray:
         """cos(q, text(P)): the question against the normalised sum of the path's relation-text embeddings (a

@@ -186,7 +186,7 @@ class SGRResult:
                 "schema_paths": [{"path": sp.render(self.subgraph.names.get(sp.seed)), "score": round(sp.score, 4),
                                   "answers": len(sp.walks), **{k: round(v, 4) for k, v in sp.parts.items()}}
                                  for sp in self.subgraph.schema_paths[:10]],
-                "nodes": len(self.subgraph.nodes()), "edges": len(self.subgraph.edges())},
+                "nodes": len(self.subgraph.nodes()), "edges": len(self.subgraph.edges()), "cost": self.subgraph.cost},
             "rounds": self.rounds,
             "generated_text": self.generated_text,
             "usage": dataclasses.asdict(pred.usage),
