@@ -151,6 +151,9 @@ def render_html(question_text: str, prediction: Prediction, graph: EvidenceGraph
                             f'<small>score {a.score:.3g}</small></li>')
     answers_html = ("<ol class=\"answers\">" + "".join(answer_items) + "</ol>") if answer_items \
         else "<p>No answer.</p>"
+    if prediction.confidence is not None:  # the calibrated P(the top answer is correct)
+        answers_html = f"<p class=\"confidence\">confidence of the top answer: {prediction.confidence:.0%}</p>" \
+            + answers_html
     path_rows = "".join(
         f"<tr><td class=\"num\">{p.rank}</td><td class=\"num\">{p.score:.4g}</td>"
         f"<td>{esc(p.text)}</td><td>{esc(p.source)}</td></tr>" for p in graph.paths)

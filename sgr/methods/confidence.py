@@ -42,12 +42,20 @@ SIGNALS = ("answered", "top_score", "score_margin", "log_answers", "path_length"
            "gamma_top", "valid_any", "route_direct", "route_collaborative", "source_model", "source_plan",
            "source_compiled", "source_graph", "vote_share", "vote_margin", "gq_top", "gq_margin", "rho_top",
            "link_given", "link_score", "unchecked", "relaxed")
-#: the reasons an abstention names, by the signal that shows them
+#: the reasons an abstention names
 REASONS = {
     "no_entity": "no entity of the question was found in the graph",
     "no_path": "no path from the entity matches the question",
     "not_valid": "no candidate passed validation (the paths' vote answered)",
     "unchecked": "a constraint of the question could not be checked",
+    "linking": "the entity linked may not be the one the question is about",
+}
+#: the signals behind each reason: a reason is named when its signals pulled the confidence down
+REASON_SIGNALS = {
+    "no_path": ("gq_top", "gq_margin", "path_length", "rho_top", "top_score", "score_margin"),
+    "not_valid": ("valid_any", "v_top", "delta_top", "gamma_top", "route_direct", "route_collaborative"),
+    "unchecked": ("unchecked", "relaxed"),
+    "linking": ("link_given", "link_score"),
 }
 
 
@@ -90,6 +98,11 @@ class Calibrator:
     def raw(self, signals: Mapping[str, float]) -> float:
         z = (_vector(signals, self.signals) - self.mean) / self.scale
         return 1.0 / (1.0 + math.exp(-float(z @ self.weights + self.bias)))
+
+    def contributions(self, signals: Mapping[str, float]) -> dict[str, float]:
+        """Each signal's part of the logit (w_i·z_i): which signals pulled the confidence down."""
+        z = (_vector(signals, self.signals) - self.mean) / self.scale
+        return dict(zip(self.signals, (z * self.weights).tolist()))
 
     def probability(self, signals: Mapping[str, float]) -> float:
         r = self.raw(signals)
@@ -199,19 +212,21 @@ def default_threshold(pred: Prediction) -> float | None:
 
 def abstention(pred: Prediction, min_confidence: float | None = None) -> tuple[bool, list[str]]:
     """Whether to answer "not found in the graph" (confidence below ``min_confidence``, default the calibrator's
-    threshold; no answer at all), and the reasons the signals give (:data:`REASONS`)."""
+    threshold; no answer at all), and why: the :data:`REASONS` whose signals pulled the confidence down
+    (:meth:`Calibrator.contributions`, most first), or the plain facts when there is no answer."""
     threshold = default_threshold(pred) if min_confidence is None else min_confidence
     if pred.answers and (pred.confidence is None or threshold is None or pred.confidence >= threshold):
         return False, []
+    if not pred.answers:
+        entity = pred.error is not None and "no graph node matches" in pred.error
+        return True, [REASONS["no_entity" if entity else "no_path"]]
     s = prediction_signals(pred)
-    reasons = []
-    if pred.error and "no graph node matches" in pred.error:
-        reasons.append(REASONS["no_entity"])
-    if not pred.answers or s.get("gq_top", 1.0) < 0.2:
-        reasons.append(REASONS["no_path"])
-    if pred.answers and s.get("route_collaborative"):
-        reasons.append(REASONS["not_valid"])
-    if s.get("unchecked"):
+    cal = _calibrators(str(asset_path())).get((pred.extra.get("confidence") or {}).get("calibrated_for") or "")
+    pulls: list[tuple[float, str]] = []
+    if cal is not None:
+        parts = cal.contributions(s)
+        pulls = sorted((sum(parts.get(x, 0.0) for x in xs), r) for r, xs in REASON_SIGNALS.items())
+    reasons = [REASONS[r] for total, r in pulls if total < 0]
+    if s.get("unchecked") and REASONS["unchecked"] not in reasons:
         reasons.append(REASONS["unchecked"])
-    return True, reasons or [f"confidence {pred.confidence:.0%} is below {threshold:.0%}"
-                             if pred.confidence is not None and threshold is not None else REASONS["no_path"]]
+    return True, reasons or [f"confidence {pred.confidence:.0%} is below {threshold:.0%}"]
