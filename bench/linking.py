@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from record import RESULTS, write_result  # noqa: E402
 from sgr.core.config import cache_dir  # noqa: E402
+from sgr.core.logistic import load_scorer  # noqa: E402
 from sgr.core.types import Question  # noqa: E402
 from sgr.datasets import load_dataset, read_metaqa, shared_data_dir  # noqa: E402
 from sgr.evaluation.linking import linking_accuracy  # noqa: E402
@@ -76,16 +77,14 @@ def candidates(store: GraphStore, items: list[tuple[Question, bool]], label: str
 
 
 def top1(rows: list[dict], scorer: mentions.LinkScorer | None) -> float:
-    hits = []
-    for r in rows:
-        cands = [mentions.MentionCandidate(c["span"], 0, 0, c["id"], None, 0.0, "", dict(c["features"]))
-                 for c in r["cands"]]
-        for c, raw in zip(cands, r["cands"]):
-            c.match = raw["features"]["match"]
-            c.score = scorer.score(c) if scorer else (c.match + 0.5 * c.features["rel_match"]
-                                                      + 0.05 * c.features["span_words"] - c.features["after_wh"])
-        best = max(range(len(cands)), key=lambda i: cands[i].score, default=None)
-        hits.append(best is not None and r["cands"][best]["hit"] == 1)
+    """Share of questions whose best-scored candidate is a gold topic (``scorer`` None: the unlearned fallback)."""
+    def score(f: dict) -> float:
+        if scorer is not None:
+            return scorer.score(f)
+        return f["match"] + 0.5 * f["rel_match"] + 0.05 * f["span_words"] - f["after_wh"]
+
+    hits = [max(r["cands"], key=lambda c: score(c["features"]))["hit"] == 1 for r in rows if r["cands"]]
+    hits += [False] * sum(1 for r in rows if not r["cands"])
     return round(sum(hits) / len(hits), 4) if hits else float("nan")
 
 
@@ -102,25 +101,23 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "linking.json")
     args = ap.parse_args()
 
-    cache = cache_dir("bench") / "linking_candidates.json"
-    webqsp_uri = os.environ.get("NEO4J_URI", "")
-    if args.reuse and cache.is_file():
-        rows = json.loads(cache.read_text())
-    else:
-        with GraphStore.from_settings() as store:
-            rows = candidates(store, cwq(), "cwq-dev")
-        os.environ["NEO4J_URI"] = args.metaqa_uri
-        with GraphStore.from_settings() as store:
-            rows += candidates(store, metaqa(args.metaqa_train, args.metaqa_heldout, args.seed), "metaqa-dev")
-        os.environ["NEO4J_URI"] = webqsp_uri
-        cache.write_text(json.dumps(rows))
+    rows = []
+    for part, uri, items in (("cwq-dev", os.environ.get("NEO4J_URI"), cwq),
+                             ("metaqa-dev", args.metaqa_uri,
+                              lambda: metaqa(args.metaqa_train, args.metaqa_heldout, args.seed))):
+        cache = cache_dir("bench") / f"linking_{part}.json"  # one file per store: a failure loses one part
+        if args.reuse and cache.is_file():
+            rows += json.loads(cache.read_text())
+            continue
+        with (GraphStore(uri) if uri else GraphStore.from_settings()) as store:
+            got = candidates(store, items(), part)
+        cache.write_text(json.dumps(got))
+        rows += got
     train = [r for r in rows if not r["heldout"]]
     x, y, w = [], [], []
     for r in train:
         for c in r["cands"]:
-            m = mentions.MentionCandidate(c["span"], 0, 0, c["id"], None, c["features"]["match"], "",
-                                          dict(c["features"]))
-            x.append(m)
+            x.append(mentions.MentionCandidate(c["span"], 0, 0, c["id"], None, 0.0, "", dict(c["features"])))
             y.append(c["hit"])
             w.append(1.0 / len(r["cands"]))
     scorer = mentions.train_link_scorer(x, y, c=args.c, sample_weight=w, provenance={
@@ -138,7 +135,7 @@ def main() -> None:
         summary[f"linking/{name}/questions"] = len(sub)
     if not args.no_write_model:
         scorer.save(mentions.asset_path())
-        mentions.load_link_scorer.cache_clear()
+        load_scorer.cache_clear()
         print(f"wrote {mentions.asset_path()}")
     misses = []
     if args.webqsp_sample:  # report only: the shipped scorer, end to end through the linker

@@ -101,21 +101,23 @@ def main() -> None:
     ap.add_argument("--metaqa-heldout", type=int, default=100, help="MetaQA dev held-out questions per hop")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--c", type=float, default=1.0)
-    ap.add_argument("--reuse", action="store_true", help="refit on the cached extraction")
+    ap.add_argument("--reuse", action="store_true", help="refit on the cached extraction (per store)")
     ap.add_argument("--no-write-model", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS / "path_ranker.json")
     args = ap.parse_args()
 
-    cache = cache_dir("bench") / "path_ranker_extraction.json"
-    if args.reuse and cache.is_file():
-        rows = json.loads(cache.read_text())
-    else:
-        with GraphStore.from_settings() as store:
-            rows = extract(store, cwq_questions(), "cwq-dev")
-        os.environ["NEO4J_URI"] = args.metaqa_uri
-        with GraphStore.from_settings() as store:
-            rows += extract(store, metaqa_questions(args.metaqa_train, args.metaqa_heldout, args.seed), "metaqa-dev")
-        cache.write_text(json.dumps(rows))
+    rows = []
+    for part, uri, items in (("cwq-dev", os.environ.get("NEO4J_URI"), cwq_questions),
+                             ("metaqa-dev", args.metaqa_uri,
+                              lambda: metaqa_questions(args.metaqa_train, args.metaqa_heldout, args.seed))):
+        cache = cache_dir("bench") / f"path_ranker_{part}.json"  # one file per store: a failure loses one part
+        if args.reuse and cache.is_file():
+            rows += json.loads(cache.read_text())
+            continue
+        with (GraphStore(uri) if uri else GraphStore.from_settings()) as store:
+            got = extract(store, items(), part)
+        cache.write_text(json.dumps(got))
+        rows += got
     train = [r for r in rows if not r["heldout"]]
     held = [r for r in rows if r["heldout"]]
     x, y, w = [], [], []
@@ -155,7 +157,7 @@ def main() -> None:
         ranker.save(asset_path())
         print(f"wrote {asset_path()}")
     write_result(args.out, {"summary": summary, "heldout_sizes_and_ceilings": by,
-                            "weights": dict(zip(ranker.features, ranker.weights.round(4).tolist())),
+                            "weights": dict(zip(ranker.names, ranker.weights.round(4).tolist())),
                             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})
     print(json.dumps(summary, indent=1))
 

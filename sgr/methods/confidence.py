@@ -26,14 +26,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sgr.core.logistic import LogisticScorer, asset_file
 from sgr.core.types import Prediction
 
 ASSET = "calibration.json"
@@ -77,54 +77,43 @@ def prediction_signals(pred: Prediction) -> dict[str, float]:
     return {**generic_signals(pred), **(pred.extra.get("signals") or {})}
 
 
-def _vector(signals: Mapping[str, float], names: Sequence[str]) -> np.ndarray:
-    return np.asarray([float(signals.get(s, 0.0) or 0.0) for s in names], dtype=np.float64)
-
-
 @dataclass
 class Calibrator:
-    """P(top answer correct | signals) (module docstring) and the default abstention threshold."""
+    """P(top answer correct | signals) (module docstring) and the default abstention threshold: a logistic scorer
+    over :data:`SIGNALS`, its output mapped by isotonic regression (``iso_x`` increasing raw probabilities, ``iso_y``
+    the calibrated ones, interpolated between)."""
 
-    signals: tuple[str, ...]
-    weights: np.ndarray
-    bias: float
-    mean: np.ndarray
-    scale: np.ndarray
-    iso_x: np.ndarray  # isotonic map: increasing raw probabilities …
-    iso_y: np.ndarray  # … and the calibrated ones (interpolated between)
+    logistic: LogisticScorer
+    iso_x: np.ndarray
+    iso_y: np.ndarray
     threshold: float = 0.0
-    provenance: dict[str, Any] = field(default_factory=dict)
 
-    def raw(self, signals: Mapping[str, float]) -> float:
-        z = (_vector(signals, self.signals) - self.mean) / self.scale
-        return 1.0 / (1.0 + math.exp(-float(z @ self.weights + self.bias)))
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return self.logistic.provenance
 
     def contributions(self, signals: Mapping[str, float]) -> dict[str, float]:
-        """Each signal's part of the logit (w_i·z_i): which signals pulled the confidence down."""
-        z = (_vector(signals, self.signals) - self.mean) / self.scale
-        return dict(zip(self.signals, (z * self.weights).tolist()))
+        """Each signal's part of the logit: which signals pulled the confidence down."""
+        return self.logistic.contributions(signals)
+
+    def raw(self, signals: Mapping[str, float]) -> float:
+        return self.logistic.score(signals)
 
     def probability(self, signals: Mapping[str, float]) -> float:
         r = self.raw(signals)
-        if len(self.iso_x) == 0:
-            return r
-        return float(np.interp(r, self.iso_x, self.iso_y))
+        return float(np.interp(r, self.iso_x, self.iso_y)) if len(self.iso_x) else r
 
     def to_dict(self) -> dict[str, Any]:
-        return {"signals": list(self.signals), "weights": self.weights.round(6).tolist(), "bias": round(self.bias, 6),
-                "mean": self.mean.round(6).tolist(), "scale": self.scale.round(6).tolist(),
-                "iso_x": self.iso_x.round(6).tolist(), "iso_y": self.iso_y.round(6).tolist(),
-                "threshold": round(self.threshold, 4), "provenance": self.provenance}
+        return {**self.logistic.to_dict(), "iso_x": self.iso_x.round(6).tolist(), "iso_y": self.iso_y.round(6).tolist(),
+                "threshold": round(self.threshold, 4)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Calibrator":
-        unknown = [s for s in d["signals"] if s not in SIGNALS]
+        unknown = [s for s in d["features"] if s not in SIGNALS]
         if unknown:
             raise ValueError(f"calibrator reads unknown signals {unknown}")
-        return cls(tuple(d["signals"]), np.asarray(d["weights"], dtype=np.float64), float(d["bias"]),
-                   np.asarray(d["mean"], dtype=np.float64), np.asarray(d["scale"], dtype=np.float64),
-                   np.asarray(d["iso_x"], dtype=np.float64), np.asarray(d["iso_y"], dtype=np.float64),
-                   float(d.get("threshold", 0.0)), dict(d.get("provenance") or {}))
+        return cls(LogisticScorer.from_dict(d), np.asarray(d["iso_x"], dtype=np.float64),
+                   np.asarray(d["iso_y"], dtype=np.float64), float(d.get("threshold", 0.0)))
 
 
 def fit_calibrator(fit: Sequence[Mapping[str, float]], fit_labels: Sequence[int],
@@ -134,14 +123,9 @@ def fit_calibrator(fit: Sequence[Mapping[str, float]], fit_labels: Sequence[int]
     """Logistic weights on ``fit``, the isotonic map on ``iso`` (held apart), and the threshold that keeps
     ``keep_correct`` of the correct answers of ``iso``."""
     from sklearn.isotonic import IsotonicRegression
-    from sklearn.linear_model import LogisticRegression
 
-    x = np.stack([_vector(s, signals) for s in fit])
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    clf = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / scale, np.asarray(fit_labels))
-    cal = Calibrator(tuple(signals), clf.coef_[0].astype(np.float64), float(clf.intercept_[0]), mean, scale,
-                     np.zeros(0), np.zeros(0), 0.0, dict(provenance or {}))
+    cal = Calibrator(LogisticScorer.fit(signals, fit, fit_labels, c=c, provenance=provenance), np.zeros(0),
+                     np.zeros(0))
     raw = np.asarray([cal.raw(s) for s in iso])
     y = np.asarray(iso_labels, dtype=np.float64)
     ir = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(raw, y)
@@ -154,7 +138,7 @@ def fit_calibrator(fit: Sequence[Mapping[str, float]], fit_labels: Sequence[int]
 
 
 def asset_path() -> Path:
-    return Path(str(resources.files("sgr") / "assets" / ASSET))
+    return asset_file(ASSET)
 
 
 @lru_cache(maxsize=8)

@@ -21,11 +21,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from sgr.core.logistic import asset_file
 
 HOP_CLASSES = (1, 2, 3)
 ASSET = "hop_model.json"
@@ -78,7 +79,7 @@ class HopModel:
 
 def asset_path() -> Path:
     """Where the shipped hop model lives (package data)."""
-    return Path(str(resources.files("sgr") / "assets" / ASSET))
+    return asset_file(ASSET)
 
 
 @lru_cache(maxsize=4)

@@ -19,20 +19,16 @@ the match, the relation evidence and the span length, in that order.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sgr.core.lexicon import STOPWORDS, TYPE, TYPE_RELATIONS
+from sgr.core.logistic import LogisticScorer, asset_file, load_scorer
 from sgr.core.text import lucene_terms, normalize
 from sgr.graph.store import EVIDENCE_REL, GraphStore
 
@@ -167,64 +163,26 @@ def featurize(question: str, cands: Sequence[MentionCandidate], relation_scores:
         c.features.setdefault("type_node", 0.0)
 
 
-def features_vector(c: MentionCandidate) -> np.ndarray:
-    return np.asarray([float(c.features.get(f, 0.0)) for f in FEATURES], dtype=np.float64)
-
-
-@dataclass
-class LinkScorer:
-    """P(topic | span, node) = σ(w·z + b), z the standardised features."""
-
-    weights: np.ndarray
-    bias: float
-    mean: np.ndarray
-    scale: np.ndarray
-    provenance: dict[str, Any] = field(default_factory=dict)
-
-    def score(self, c: MentionCandidate) -> float:
-        z = (features_vector(c) - self.mean) / self.scale
-        return 1.0 / (1.0 + math.exp(-float(z @ self.weights + self.bias)))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"features": list(FEATURES), "weights": self.weights.round(6).tolist(), "bias": round(self.bias, 6),
-                "mean": self.mean.round(6).tolist(), "scale": self.scale.round(6).tolist(),
-                "provenance": self.provenance}
-
-    def save(self, path: Path | str) -> Path:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        return Path(path)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LinkScorer":
-        if tuple(d["features"]) != FEATURES:
-            raise ValueError(f"linker features {d['features']} are not this version's {list(FEATURES)}")
-        return cls(np.asarray(d["weights"], dtype=np.float64), float(d["bias"]), np.asarray(d["mean"]),
-                   np.asarray(d["scale"]), dict(d.get("provenance") or {}))
+#: P(topic | span, node) = σ(w·z + b): the topic scorer is a :class:`~sgr.core.logistic.LogisticScorer` over
+#: :data:`FEATURES` of a candidate's ``features``
+LinkScorer = LogisticScorer
 
 
 def asset_path() -> Path:
-    return Path(str(resources.files("sgr") / "assets" / ASSET))
+    return asset_file(ASSET)
 
 
-@lru_cache(maxsize=4)
 def load_link_scorer(path: str | None = None) -> LinkScorer | None:
-    p = Path(path) if path else asset_path()
-    if not p.is_file():
-        return None
-    return LinkScorer.from_dict(json.loads(p.read_text(encoding="utf-8")))
+    """The topic scorer at ``path`` (default: the shipped one), or None when there is none."""
+    return load_scorer(str(path or asset_path()), FEATURES)
 
 
 def train_link_scorer(cands: Sequence[MentionCandidate], labels: Sequence[int], *, c: float = 1.0,
                       sample_weight: Sequence[float] | None = None,
                       provenance: dict[str, Any] | None = None) -> LinkScorer:
-    from sklearn.linear_model import LogisticRegression
-
-    x = np.stack([features_vector(m) for m in cands])
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    clf = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / scale, np.asarray(labels),
-                                                     sample_weight=sample_weight)
-    return LinkScorer(clf.coef_[0].astype(np.float64), float(clf.intercept_[0]), mean, scale, dict(provenance or {}))
+    """Fit the topic scorer on candidates' features and 0/1 labels (the node is a gold topic)."""
+    return LogisticScorer.fit(FEATURES, [c.features for c in cands], labels, c=c, sample_weight=sample_weight,
+                              provenance=provenance)
 
 
 def rank(question: str, cands: list[MentionCandidate], relation_scores: Mapping[str, float],
@@ -232,7 +190,7 @@ def rank(question: str, cands: list[MentionCandidate], relation_scores: Mapping[
     """The candidates scored and sorted best first (the learned scorer, else match, relation evidence, length)."""
     featurize(question, cands, relation_scores)
     for c in cands:
-        c.score = scorer.score(c) if scorer is not None else (
+        c.score = scorer.score(c.features) if scorer is not None else (
             c.match + 0.5 * c.features["rel_match"] + 0.05 * c.features["span_words"] - c.features["after_wh"])
     return sorted(cands, key=lambda c: (-c.score, -(c.end - c.start), c.start, c.id))
 

@@ -30,7 +30,7 @@ def test_calibrator_is_monotone_in_its_evidence_and_round_trips():
     kept = np.mean([cal.probability(r) >= cal.threshold for r, lab in zip(rows[300:], y[300:]) if lab])
     assert kept >= 0.94  # the threshold keeps the stated share of correct answers (0.95) on its own half
     with pytest.raises(ValueError, match="unknown signals"):
-        conf.Calibrator.from_dict(cal.to_dict() | {"signals": ["gq_top", "made_up"]})
+        conf.Calibrator.from_dict(cal.to_dict() | {"features": ["gq_top", "made_up"]})
 
 
 def _pred(confidence, answers=("Japanese yen",), threshold=0.4, error=None):

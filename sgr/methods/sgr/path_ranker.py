@@ -18,16 +18,11 @@ writes ``sgr/assets/path_ranker.json``; without that file G_q keeps the hand-set
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from sgr.core.logistic import LogisticScorer, asset_file, load_scorer
 
 ASSET = "path_ranker.json"
 
@@ -36,69 +31,21 @@ FEATURES = ("rel_mean", "rel_first", "rel_last", "rel_min", "path_sim", "order",
             "type_check", "hops1", "hops2", "hops3", "cvt_steps", "p_hops", "p_hops_gap", "log_answers",
             "ends_on_linked")
 
-
-def path_features(parts: Mapping[str, float]) -> np.ndarray:
-    """φ as a vector from the ``parts`` dict G_q records per schema path (missing terms are 0)."""
-    return np.asarray([float(parts.get(f, 0.0)) for f in FEATURES], dtype=np.float64)
-
-
-@dataclass
-class PathRanker:
-    """σ(w·φ + b) with φ standardised by the training mean and scale."""
-
-    weights: np.ndarray
-    bias: float
-    mean: np.ndarray
-    scale: np.ndarray
-    features: tuple[str, ...] = FEATURES
-    provenance: dict[str, Any] = field(default_factory=dict)
-
-    def score(self, parts: Mapping[str, float]) -> float:
-        z = (path_features(parts) - self.mean) / self.scale
-        return 1.0 / (1.0 + math.exp(-float(z @ self.weights + self.bias)))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"features": list(self.features), "weights": self.weights.round(6).tolist(),
-                "bias": round(self.bias, 6), "mean": self.mean.round(6).tolist(),
-                "scale": self.scale.round(6).tolist(), "provenance": self.provenance}
-
-    def save(self, path: Path | str) -> Path:
-        path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        return path
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PathRanker":
-        if tuple(d["features"]) != FEATURES:
-            raise ValueError(f"path ranker features {d['features']} are not this version's {list(FEATURES)}")
-        return cls(np.asarray(d["weights"], dtype=np.float64), float(d["bias"]),
-                   np.asarray(d["mean"], dtype=np.float64), np.asarray(d["scale"], dtype=np.float64),
-                   FEATURES, dict(d.get("provenance") or {}))
+#: s(P) = σ(w·φ + b): the path ranker is a :class:`~sgr.core.logistic.LogisticScorer` over :data:`FEATURES`
+PathRanker = LogisticScorer
 
 
 def asset_path() -> Path:
-    return Path(str(resources.files("sgr") / "assets" / ASSET))
+    return asset_file(ASSET)
 
 
-@lru_cache(maxsize=4)
 def load_path_ranker(path: str | None = None) -> PathRanker | None:
     """The ranker at ``path`` (default: the shipped one), or None when there is none."""
-    p = Path(path) if path else asset_path()
-    if not p.is_file():
-        return None
-    return PathRanker.from_dict(json.loads(p.read_text(encoding="utf-8")))
+    return load_scorer(str(path or asset_path()), FEATURES)
 
 
 def train_path_ranker(rows: Sequence[Mapping[str, float]], labels: Sequence[int], *, c: float = 1.0,
                       sample_weight: Sequence[float] | None = None,
                       provenance: dict[str, Any] | None = None) -> PathRanker:
     """Fit the weights on schema paths' ``parts`` dicts and 0/1 labels (logistic regression, L2, standardised φ)."""
-    from sklearn.linear_model import LogisticRegression
-
-    x = np.stack([path_features(r) for r in rows])
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    clf = LogisticRegression(C=c, max_iter=5000)
-    clf.fit((x - mean) / scale, np.asarray(labels), sample_weight=sample_weight)
-    return PathRanker(clf.coef_[0].astype(np.float64), float(clf.intercept_[0]), mean, scale, FEATURES,
-                      dict(provenance or {}))
+    return LogisticScorer.fit(FEATURES, rows, labels, c=c, sample_weight=sample_weight, provenance=provenance)

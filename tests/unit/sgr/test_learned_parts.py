@@ -46,11 +46,11 @@ def test_path_ranker_learns_the_deciding_term_and_round_trips():
         labels.append(int(gap < 0.3))
     r = train_path_ranker(rows, labels)
     assert r.score(_parts(p_hops_gap=0.0, rel_mean=0.5)) > 0.8 > 0.2 > r.score(_parts(p_hops_gap=0.9, rel_mean=0.5))
-    again = PathRanker.from_dict(r.to_dict())
+    again = PathRanker.from_dict(r.to_dict(), FEATURES)
     assert again.score(_parts(p_hops_gap=0.1)) == pytest.approx(r.score(_parts(p_hops_gap=0.1)))
     bad = r.to_dict() | {"features": ["rel_mean"]}
     with pytest.raises(ValueError, match="not this version"):
-        PathRanker.from_dict(bad)
+        PathRanker.from_dict(bad, FEATURES)
 
 
 def _cand(span, start, end, node, match=1.0, types=(), type_node=0.0):
