@@ -120,18 +120,14 @@ def main() -> None:
         rows += got
     train = [r for r in rows if not r["heldout"]]
     held = [r for r in rows if r["heldout"]]
-    x, y, w = [], [], []
-    for r in train:
-        for p in r["paths"]:
-            x.append(p["parts"])
-            y.append(p["hit"])
-            w.append(1.0 / len(r["paths"]))  # each question weighs the same, however many paths it has
+    groups = [[p["parts"] for p in r["paths"]] for r in train]
+    labels = [[p["hit"] for p in r["paths"]] for r in train]
     prov = {"trained_by": "python bench/path_ranker.py", "c": args.c,
             "data": {"cwq-dev (WebQTrn bases)": sum(r["kind"] in ("composition", "conjunction", "comparative",
                                                                    "superlative") for r in train),
                      "metaqa-dev": sum(r["kind"].startswith("metaqa") for r in train)},
             "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"}
-    ranker = train_path_ranker(x, y, c=args.c, sample_weight=w, provenance=prov)
+    ranker = train_path_ranker(groups, labels, c=args.c, provenance=prov)
 
     def ranked(p: dict) -> float:
         return ranker.score(p["parts"])

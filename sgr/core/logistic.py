@@ -82,6 +82,45 @@ class LogisticScorer:
                    dict(provenance or {}))
 
 
+def fit_listwise(names: Sequence[str], groups: Sequence[Sequence[Mapping[str, float]]],
+                 labels: Sequence[Sequence[int]], *, c: float = 1.0,
+                 provenance: dict[str, Any] | None = None) -> LogisticScorer:
+    """A scorer that ranks within groups: w maximises Σ_g log Σ_{i ∈ pos(g)} softmax(w·z)_i over the groups with a
+    positive item (a question's candidates, the right ones among them: the conditional logit, L2 penalty 1/(2c)·|w|²);
+    then σ(a·(w·z) + b) is fitted on every item (Platt scaling), so scores are comparable across groups and the ranking
+    within a group is the learned one."""
+    from scipy.optimize import minimize
+    from sklearn.linear_model import LogisticRegression
+
+    names = tuple(names)
+    flat = [r for g in groups for r in g]
+    x_all = np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in flat], dtype=np.float64)
+    mean, scale = x_all.mean(axis=0), x_all.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    kept = [(np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in g], dtype=np.float64) - mean) / scale
+            for g, ys in zip(groups, labels) if any(ys) and not all(ys)]
+    pos = [np.asarray(ys, dtype=bool) for g, ys in zip(groups, labels) if any(ys) and not all(ys)]
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        total, grad = 0.5 / c * float(w @ w), w / c
+        for z, p in zip(kept, pos):
+            s = z @ w
+            m = s.max()
+            e = np.exp(s - m)
+            all_ = e.sum()
+            good = e[p].sum()
+            total -= math.log(good) - math.log(all_)
+            grad = grad - (e[p] @ z[p]) / good + (e @ z) / all_
+        return total, grad
+
+    w = minimize(loss, np.zeros(len(names)), jac=True, method="L-BFGS-B").x if kept else np.zeros(len(names))
+    raw = ((x_all - mean) / scale) @ w
+    y = np.asarray([v for ys in labels for v in ys])
+    platt = LogisticRegression(C=1e6, max_iter=1000).fit(raw.reshape(-1, 1), y)
+    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    return LogisticScorer(names, w * a, b, mean, scale, dict(provenance or {}))
+
+
 def asset_file(name: str) -> Path:
     """A file shipped in ``sgr/assets/`` (package data)."""
     return Path(str(resources.files("sgr") / "assets" / name))

@@ -7,6 +7,9 @@ learns those weights, per question shape, from dev questions whose gold answers 
 
     s(P) = σ(w · φ(P, q) + b)
 
+w is fitted so that a right path ranks first among its question's paths (the conditional logit over each
+question's paths), then w and b are scaled so that s(P) reads as the chance that P reaches a gold answer.
+
 φ (:data:`FEATURES`) holds the terms of :meth:`sgr.methods.sgr.subgraph.SubgraphBuilder` (relation scores: mean,
 first, last, weakest; cos(q, text(P)); the order of the model's relations; alignment with the other linked entities;
 an end named in the question; the type check), the path's shape (entity hops, CVT steps) and P(h(P) | q) of the hop
@@ -22,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sgr.core.logistic import LogisticScorer, asset_file, load_scorer
+from sgr.core.logistic import LogisticScorer, asset_file, fit_listwise, load_scorer
 
 ASSET = "path_ranker.json"
 
@@ -44,8 +47,8 @@ def load_path_ranker(path: str | None = None) -> PathRanker | None:
     return load_scorer(str(path or asset_path()), FEATURES)
 
 
-def train_path_ranker(rows: Sequence[Mapping[str, float]], labels: Sequence[int], *, c: float = 1.0,
-                      sample_weight: Sequence[float] | None = None,
-                      provenance: dict[str, Any] | None = None) -> PathRanker:
-    """Fit the weights on schema paths' ``parts`` dicts and 0/1 labels (logistic regression, L2, standardised φ)."""
-    return LogisticScorer.fit(FEATURES, rows, labels, c=c, sample_weight=sample_weight, provenance=provenance)
+def train_path_ranker(questions: Sequence[Sequence[Mapping[str, float]]], labels: Sequence[Sequence[int]], *,
+                      c: float = 1.0, provenance: dict[str, Any] | None = None) -> PathRanker:
+    """Fit the weights on each question's schema paths (their ``parts`` dicts; label 1: the path reaches a gold
+    answer) so that a right path ranks first among its question's paths (:func:`sgr.core.logistic.fit_listwise`)."""
+    return fit_listwise(FEATURES, questions, labels, c=c, provenance=provenance)

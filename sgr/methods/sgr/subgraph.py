@@ -245,9 +245,8 @@ class SubgraphBuilder:
               masked_question: str | None = None, beta: float = 0.5) -> Subgraph:
         """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked)."""
         question = masked_question or schema.question
-        learned = cfg.path_ranker and cfg.schema_guided
-        ranker = load_path_ranker() if learned else None
-        hop_model = load_hop_model() if learned else None
+        ranker = load_path_ranker() if cfg.path_ranker and cfg.schema_guided else None
+        hop_model = load_hop_model() if cfg.schema_guided else None  # P(h | q): a term of every path (parts)
         hop_dist = hop_model.distribution(question) if hop_model is not None else None
         names: dict[str, str | None] = {s.id: s.name for s in seeds}
         cvt: set[str] = set()

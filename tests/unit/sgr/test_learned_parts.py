@@ -37,7 +37,7 @@ def _parts(**kw):
     return {f: kw.get(f, 0.0) for f in FEATURES}
 
 
-def test_path_ranker_learns_the_deciding_term_and_round_trips():
+def test_path_ranker_learns_the_deciding_term_and_round_trips():  # noqa: D103
     rng = np.random.default_rng(0)
     rows, labels = [], []
     for _ in range(400):
