@@ -181,6 +181,19 @@ def run_sorts(jobs: Sequence[tuple[Sequence[str], Sequence[Path], Path]], tmp: P
                             f"(is there room in {tmp}? set TMPDIR to a larger disk)")
 
 
+def sort_parts(folders: Sequence[Path], folder: Path, prop_kinds: dict[str, set[str]]) -> SortedSpill:
+    """The spill files of one input parsed in parts (:mod:`loaders.parallel`; ``folders`` in input order)
+    sorted together into ``folder``: ``sort`` reads its inputs in the order given, so the stable sort of the
+    ``nodes`` facts keeps input order across the parts."""
+    edges, nodes = folder / "edges", folder / "nodes"
+    run_sorts([(["-u"], [f / "edges" for f in folders], edges),
+               (["-s", "-t", "\t", "-k1,1"], [f / "nodes" for f in folders], nodes)], folder)
+    for f in folders:
+        (f / "edges").unlink()
+        (f / "nodes").unlink()
+    return SortedSpill(edges, nodes, count_lines(edges), prop_kinds)
+
+
 def merge_sorted(spills: Sequence[SortedSpill], folder: Path) -> SortedSpill:
     """One sorted spill for several files (``sort -m``: a merge, no re-sort)."""
     if len(spills) == 1:

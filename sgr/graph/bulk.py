@@ -76,10 +76,11 @@ def embedded_server_for(uri: str) -> server.ServerInfo | None:
 
 
 def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: Path,
-               multiline: bool = False, threads: int | None = None) -> ImportSummary:
+               multiline: bool = False, threads: int | None = None, id_type: str = "string") -> ImportSummary:
     """``neo4j-admin database import full`` into the store under ``home`` (the server must be stopped).
 
-    ``nodes``/``relationships``: the tool's file groups, e.g. ``"Entity=header.csv,part.csv"``.
+    ``nodes``/``relationships``: the tool's file groups, e.g. ``"Entity=header.csv,part.csv"``;
+    ``id_type``: ``string`` (``:ID`` columns hold keys the importer maps) or ``actual`` (node numbers).
     """
     java = shutil.which("java")
     if java is None:
@@ -90,7 +91,7 @@ def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: 
     report = workdir / "import.report"
     log = workdir / "import.log"
     cmd = [java, f"-Xmx{read_settings(LoadSettings).import_heap}", *server.JVM_FLAGS, "-cp", import_tool_classpath(), "org.neo4j.cli.AdminTool",
-           "database", "import", "full", DATABASE, "--overwrite-destination=true", "--id-type=string",
+           "database", "import", "full", DATABASE, "--overwrite-destination=true", f"--id-type={id_type}",
            f"--report-file={report}", f"--max-off-heap-memory={read_settings(LoadSettings).import_off_heap}",
            f"--threads={threads or max(os.cpu_count() or 1, 1)}", f"--multiline-fields={str(multiline).lower()}",
            "--bad-tolerance=0", *[f"--nodes={n}" for n in nodes], *[f"--relationships={r}" for r in relationships]]
