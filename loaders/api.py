@@ -227,7 +227,7 @@ def _parse_parallel(path: Path, fmt: str, workdir: Path, keep_all: bool, error_b
                     parts: int) -> tuple[FileReport, Counter[str], bool, Callable[[], SortedSpill]]:
     """:func:`parse_file`'s parse on ``parts`` processes (:mod:`loaders.parallel`)."""
     ranges = parallel.line_ranges(path, parts)
-    with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(len(ranges), mp_context=parallel.process_context()) as pool:
         done = list(pool.map(parallel.parse_part, *zip(*[
             (path, fmt, keep_all, start, end, workdir / f"part{k}", error_budget)
             for k, (start, end) in enumerate(ranges)])))
@@ -315,7 +315,8 @@ def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None =
                 continue
             if progress:
                 progress.write_started(rep.triples)
-            stats = _write(store, path, spill, batch_size, workers, progress.written if progress else None)
+            stats = _write(store, path, spill, rep.entities, batch_size, workers,
+                           progress.written if progress else None)
             rep.new_entities = stats.new_entities
             rep.write_seconds = stats.seconds
             _record(store, rep)
@@ -356,11 +357,11 @@ def _record(store: GraphStore, rep: FileReport) -> None:
         raise LoadError(f"{rep.path}: could not record the load ({exc.message or exc})") from exc
 
 
-def _write(store: GraphStore, path: Path, spill: SortedSpill, batch_size: int, workers: int,
+def _write(store: GraphStore, path: Path, spill: SortedSpill, entities: int, batch_size: int, workers: int,
            progress: Callable[[int], None] | None) -> WriteStats:
     try:
-        return write_stream(store, entity_groups(spill.nodes), edge_rows(spill.edges), spill.triples,
-                            batch_size=batch_size, workers=workers, progress=progress)
+        return write_stream(store, entity_groups(spill.nodes), edge_rows(spill.edges, by_count=True), spill.triples,
+                            batch_size=batch_size, workers=workers, progress=progress, entities_hint=entities)
     except Neo4jUnavailable:
         raise
     except Neo4jError as exc:

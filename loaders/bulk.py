@@ -34,7 +34,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import multiprocessing
 import os
 import time
 from array import array
@@ -44,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loaders import parallel
 from loaders.spill import EntityFacts, SortedSpill, entity_groups, merge_sorted, unescape
 from loaders.writer import clean_props, entity_count, iter_chunks, write_relation_vocabulary
 from sgr.core.config import LoadSettings, read_settings
@@ -410,7 +410,7 @@ def write_import_csv(spill: SortedSpill, folder: Path, entities_hint: int) -> Im
     plan = column_plan(spill.prop_kinds)
     args = (spill.edges, spill.nodes, folder, actual)
     if spill.triples >= HELPER_MIN_TRIPLES:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(1, mp_context=parallel.process_context()) as pool:
             pending = pool.submit(write_relationship_csv, *args)
             nodes = write_node_csv(entity_groups(spill.nodes), plan, folder, actual)
             rels = pending.result()

@@ -2,8 +2,7 @@
 
 N-Triples and plain triples are one statement per line with no state across lines, so a large
 uncompressed file (:data:`PARALLEL_MIN_BYTES`) is cut at line boundaries into one range per CPU
-(:func:`line_ranges`); each range is parsed by its own process (``spawn``: no state of the caller is
-copied) into spill files of its own (:func:`parse_part`), and the caller sorts the parts together
+(:func:`line_ranges`); each range is parsed by its own process (:func:`process_context`) into spill files of its own (:func:`parse_part`), and the caller sorts the parts together
 (:func:`loaders.spill.sort_parts`: ``sort`` reads them in range order, so the stable sort of the
 ``nodes`` facts keeps input order, and "the first name seen is kept" still holds).
 
@@ -15,6 +14,7 @@ sequential parse would, with the same first bad line in the message.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,12 @@ from loaders.records import GZIP_MAGIC, LineReader
 PARALLEL_MIN_BYTES = 64 * 2**20
 #: Formats without state across lines.
 LINE_FORMATS = ("ntriples", "triples")
+
+
+def process_context() -> multiprocessing.context.BaseContext:
+    """``fork`` where there is one (Linux: no re-import of the caller's ``__main__``, which a script without a
+    ``__main__`` guard would run again under ``spawn``), else ``spawn``."""
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
 
 
 def parallel_parts(path: Path, fmt: str) -> int:

@@ -259,9 +259,40 @@ def entity_groups(nodes: Path) -> Iterator[EntityFacts]:
         yield current
 
 
-def edge_rows(edges: Path) -> Iterator[tuple[str, str, str]]:
-    """``(head, relation, tail)`` of a sorted ``edges`` spill, grouped by relation then head."""
-    with open(edges, encoding="utf-8") as fh:
+def edge_rows(edges: Path, by_count: bool = False) -> Iterator[tuple[str, str, str]]:
+    """``(head, relation, tail)`` of a sorted ``edges`` spill, grouped by relation then head; ``by_count``: the
+    relation with the most triples first (:func:`edge_blocks`), else in name order."""
+    blocks = edge_blocks(edges) if by_count else [(0, "", 0, -1)]
+    with open(edges, "rb") as fh:
+        for _, _, start, end in blocks:
+            fh.seek(start)
+            left = end - start
+            while left != 0:
+                raw = fh.readline()
+                if not raw:
+                    break
+                left -= len(raw)
+                rel, head, tail = raw.decode("utf-8").rstrip("\n").split("\t")
+                yield unescape(head), unescape(rel), unescape(tail)
+
+
+def edge_blocks(edges: Path) -> list[tuple[int, str, int, int]]:
+    """``(triples, relation, start, end)``: the byte range of each relation's lines in a sorted ``edges`` spill,
+    the relation with the most triples first (ties by name). Writing relationships in this order puts the
+    most frequent types first in each dense node's list of types, which Neo4j (its importer and its store)
+    walks from the front to find a relationship's type (see ``bench/experiments/loading-profile.md``)."""
+    blocks = []
+    current, start, count, position = None, 0, 0, 0
+    with open(edges, "rb") as fh:
         for line in fh:
-            rel, head, tail = line.rstrip("\n").split("\t")
-            yield unescape(head), unescape(rel), unescape(tail)
+            rel = line[:line.index(b"\t")]
+            if rel != current:
+                if current is not None:
+                    blocks.append((count, current.decode("utf-8"), start, position))
+                current, start, count = rel, position, 0
+            count += 1
+            position += len(line)
+    if current is not None:
+        blocks.append((count, current.decode("utf-8"), start, position))
+    blocks.sort(key=lambda b: (-b[0], b[1]))
+    return [(n, unescape(rel), start, end) for n, rel, start, end in blocks]
