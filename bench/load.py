@@ -32,7 +32,6 @@ Writes ``bench/results/load.json`` (``summary`` + details) and prints a table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random

@@ -21,7 +21,6 @@ A load killed at any point is completed by running the same command again (see
 
 from __future__ import annotations
 
-import multiprocessing
 import tempfile
 import time
 from collections import Counter

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sgr.core.config import LoadSettings, read_settings
@@ -42,6 +42,7 @@ class ImportSummary:
     peak_memory: str
     bad_entries: int
     log: str
+    stages: dict[str, float] = field(default_factory=dict)  # the importer's own stages (seconds), as it reports them
 
     def line(self) -> str:
         bad = f", {self.bad_entries:,} bad entries (see {self.log})" if self.bad_entries else ""
@@ -111,7 +112,18 @@ def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: 
     return ImportSummary(nodes=_number(text, r"([\d,]+) nodes"), relationships=_number(text, r"([\d,]+) relationships"),
                          properties=_number(text, r"([\d,]+) properties"), seconds=seconds,
                          peak_memory=(re.search(r"Peak memory usage: (\S+)", text) or [None, "?"])[1],
-                         bad_entries=_count_lines(report), log=str(kept))
+                         bad_entries=_count_lines(report), log=str(kept), stages=_stages(text))
+
+
+def _stages(text: str) -> dict[str, float]:
+    """``{stage: seconds}`` from the importer's ``<stage> COMPLETED in 1m 2s 345ms`` lines."""
+    out = {}
+    for name, took in re.findall(r"^(\S.*?) COMPLETED in ((?:\d+[hms]s? ?)+)", text, flags=re.M):
+        seconds = 0.0
+        for value, unit in re.findall(r"(\d+)(ms|h|m|s)", took):
+            seconds += int(value) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+        out[name.strip()] = round(seconds, 3)
+    return out
 
 
 def _number(text: str, pattern: str) -> int:
