@@ -49,7 +49,7 @@ from loaders.writer import clean_props, entity_count, iter_chunks, write_relatio
 from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.bulk import ImportSummary, embedded_server_for, run_import, server_stopped
-from sgr.graph.store import GraphStore
+from sgr.graph.store import GraphStore, is_mid
 
 ARRAY_DELIMITER = ";"
 CSV_TYPES = {"int": "long", "float": "double", "bool": "boolean", "str": "string"}
@@ -178,7 +178,8 @@ class NodeFiles:
 
 
 def _spans_lines(texts: Iterable[str | None]) -> bool:
-    return any(t is not None and ("\n" in t or "\r" in t) for t in texts)
+    joined = "\0".join(t for t in texts if t)
+    return "\n" in joined or "\r" in joined
 
 
 def write_node_csv(groups: Iterator[EntityFacts], plan: dict[str, str], folder: Path,
@@ -193,8 +194,12 @@ def write_node_csv(groups: Iterator[EntityFacts], plan: dict[str, str], folder: 
         with open(folder / "fixups.jsonl", "w", encoding="utf-8") as fix:
             for facts in groups:
                 stats.entities += 1
-                stats.cvts += facts.is_cvt
-                name = facts.display_name
+                if facts.name is not None:
+                    name, cvt = facts.name, False
+                else:  # display_name and is_cvt with one MID test
+                    cvt = is_mid(facts.id)
+                    name = None if cvt else facts.id
+                stats.cvts += cvt
                 cells: dict[str, str] = {}
                 later: dict[str, Any] = {}
                 if facts.props:
@@ -205,15 +210,14 @@ def write_node_csv(groups: Iterator[EntityFacts], plan: dict[str, str], folder: 
                         else:
                             cells[key] = cell
                 types = ARRAY_DELIMITER.join(facts.types) if facts.types else None
-                if facts.types and any(ARRAY_DELIMITER in t or t == "" for t in facts.types):
+                if types is not None and (types.count(ARRAY_DELIMITER) != len(facts.types) - 1 or "" in facts.types):
                     later["types"], types = list(facts.types), None
-                columns, write = files.writer(tuple(sorted(cells, key=files.order.__getitem__)))
-                texts = [facts.id, name, types, *cells.values()]
-                if not stats.multiline and _spans_lines(texts):
+                columns, write = files.writer(tuple(sorted(cells, key=files.order.__getitem__)) if cells else ())
+                if not stats.multiline and _spans_lines((facts.id, name, types, *cells.values())):
                     stats.multiline = True
                 key = [rank, facts.id] if actual_ids else [facts.id]
                 rank += 1
-                write([*key, name or "", "Entity;CVT" if facts.is_cvt else "Entity", types or "",
+                write([*key, name or "", "Entity;CVT" if cvt else "Entity", types or "",
                        *[cells.get(k, "") for k in columns]])
                 if later:
                     stats.fixups += 1

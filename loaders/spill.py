@@ -67,7 +67,7 @@ def unescape(text: str) -> str:
     return "".join(out)
 
 
-@dataclass
+@dataclass(slots=True)
 class EntityFacts:
     """Everything the input says about one entity, in input order."""
 
@@ -237,20 +237,25 @@ def count_entities(nodes: Path) -> tuple[int, int]:
 def entity_groups(nodes: Path) -> Iterator[EntityFacts]:
     """One :class:`EntityFacts` per entity of a sorted ``nodes`` spill."""
     current: EntityFacts | None = None
+    current_key = None
+    loads = json.loads
     with open(nodes, encoding="utf-8") as fh:
         for line in fh:
-            eid, kind, rest = line.rstrip("\n").split("\t", 2)
-            ent = unescape(eid)
-            if current is None or current.id != ent:
+            eid, kind, rest = line.split("\t", 2)
+            if eid != current_key:  # equal escaped ids are equal ids
                 if current is not None:
                     yield current
-                current = EntityFacts(ent)
+                current = EntityFacts(unescape(eid))
+                current_key = eid
+            if kind == "a":
+                continue
+            rest = rest[:-1] if rest.endswith("\n") else rest
             if kind == "n":
                 if current.name is None:
-                    current.name = json.loads(rest)
+                    current.name = loads(rest)
             elif kind == "p":
                 key, value = rest.split("\t", 1)
-                current.add_property(unescape(key), json.loads(value))
+                current.add_property(unescape(key), loads(value))
             elif kind == "t":
                 ty = unescape(rest)
                 if ty not in current.types:

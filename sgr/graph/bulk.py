@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shutil
 import subprocess
 import threading
@@ -43,6 +44,7 @@ class ImportSummary:
     bad_entries: int
     log: str
     stages: dict[str, float] = field(default_factory=dict)  # the importer's own stages (seconds), as it reports them
+    cpu_seconds: float | None = None  # the importer process's user + system CPU time
 
     def line(self) -> str:
         bad = f", {self.bad_entries:,} bad entries (see {self.log})" if self.bad_entries else ""
@@ -98,9 +100,11 @@ def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: 
            "--bad-tolerance=0", *[f"--nodes={n}" for n in nodes], *[f"--relationships={r}" for r in relationships]]
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(conf)}
     t0 = time.perf_counter()
+    cpu0 = _children_cpu()
     with open(log, "w") as fh:
         proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=workdir)
     seconds = time.perf_counter() - t0
+    cpu = _children_cpu() - cpu0
     text = log.read_text(errors="replace")
     kept = server.state_dir() / "import.log"
     shutil.copyfile(log, kept)
@@ -112,7 +116,14 @@ def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: 
     return ImportSummary(nodes=_number(text, r"([\d,]+) nodes"), relationships=_number(text, r"([\d,]+) relationships"),
                          properties=_number(text, r"([\d,]+) properties"), seconds=seconds,
                          peak_memory=(re.search(r"Peak memory usage: (\S+)", text) or [None, "?"])[1],
-                         bad_entries=_count_lines(report), log=str(kept), stages=_stages(text))
+                         bad_entries=_count_lines(report), log=str(kept), stages=_stages(text),
+                         cpu_seconds=round(cpu, 2))
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _stages(text: str) -> dict[str, float]:
