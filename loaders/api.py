@@ -228,7 +228,7 @@ def _parse_parallel(path: Path, fmt: str, workdir: Path, keep_all: bool, error_b
     ranges = parallel.line_ranges(path, parts)
     with ProcessPoolExecutor(len(ranges), mp_context=parallel.process_context()) as pool:
         done = list(pool.map(parallel.parse_part, *zip(*[
-            (path, fmt, keep_all, start, end, workdir / f"part{k}", error_budget)
+            (collect, path, fmt, keep_all, start, end, workdir / f"part{k}", error_budget)
             for k, (start, end) in enumerate(ranges)])))
     report = FileReport(path=str(path), format=fmt, sha256="")
     skipped: Counter[str] = Counter()

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from loaders.records import GZIP_MAGIC, LineReader
+from loaders.spill import Spill
 
 #: Smallest uncompressed input parsed in parallel (below it a process start costs more than it saves).
 PARALLEL_MIN_BYTES = 64 * 2**20
@@ -118,12 +120,10 @@ class Part:
     over_budget: bool = False
 
 
-def parse_part(path: Path, fmt: str, keep_all: bool, start: int, end: int, folder: Path,
-               error_budget: int | None) -> Part:
-    """Parse ``[start, end)`` of ``path`` into spill files under ``folder`` (runs in a worker process)."""
-    from loaders.api import collect  # the loader's own record loop (imported here: api imports this module)
-    from loaders.spill import Spill
-
+def parse_part(collect: Callable[..., Any], path: Path, fmt: str, keep_all: bool, start: int, end: int,
+               folder: Path, error_budget: int | None) -> Part:
+    """Parse ``[start, end)`` of ``path`` into spill files under ``folder`` with the loader's record loop
+    ``collect`` (:func:`loaders.api.collect`; runs in a worker process)."""
     reader = RangeReader(path, start, end)
     spill = Spill(folder)
     part = Part(folder=folder)
