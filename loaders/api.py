@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,10 @@ from typing import Any
 from neo4j.exceptions import Neo4jError
 
 from loaders import bulk as bulk_load
-from loaders import ntriples, rog, triples
+from loaders import ntriples, parallel, rog, triples
 from loaders.detect import detect_format
 from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file
-from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups
+from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups, sort_parts
 from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, WriteStats, record_source, write_stream
 from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
 from sgr.core.files import sha256_file
@@ -141,63 +142,113 @@ def _printable(text: str, limit: int = 300) -> str:
     return out if len(out) <= limit else out[:limit] + "…"
 
 
-def parse_file(path: Path, fmt: str, workdir: Path, keep_all: bool = False, error_budget: int | None = None,
-               progress: LoadProgress | None = None) -> tuple[SortedSpill, FileReport]:
-    """Parse one file into sorted spill files under ``workdir`` (:mod:`loaders.spill`, bounded
-    memory); raise :class:`LoadError` past ``error_budget`` bad lines, before anything is written."""
-    t0 = time.perf_counter()
+def collect(path: Path, fmt: str, reader: LineReader | None, spill: Spill, keep_all: bool = False,
+            error_budget: int | None = None, progress: LoadProgress | None = None
+            ) -> tuple[FileReport, Counter[str], bool]:
+    """The records of ``path`` (read by ``reader``) appended to ``spill``: the file's report, the skipped
+    relations, and whether it stopped at a malformed line past ``error_budget``."""
     report = FileReport(path=str(path), format=fmt, sha256="")
-    spill = Spill(workdir)
     skipped: Counter[str] = Counter()
-    reader = None if (fmt == "rog" and rog.is_parquet(path)) else LineReader(path)
     records = iter_records(path, fmt, keep_all, reader)
     add_triple, add_name, add_literal, add_type = spill.triple, spill.name, spill.literal, spill.entity_type
     n = 0
-    try:
-        for n, rec in enumerate(records, start=1):
-            kind = type(rec)
-            if kind is Triple:
-                add_triple(rec.head, rec.relation, rec.tail)
-            elif kind is Name:
-                report.names += 1
-                add_name(rec.entity, rec.name)
-            elif kind is Literal:
-                report.literals += 1
-                add_literal(rec.entity, rec.key, rec.value)
-            elif kind is EntityType:
-                report.types += 1
-                add_type(rec.entity, rec.type)
-            elif kind is Skipped:
-                skipped[rec.what] += 1
-            elif kind is Malformed:
-                report.malformed_count += 1
-                if len(report.malformed) < KEEP_MALFORMED:
-                    report.malformed.append(str(rec))
-                if error_budget is not None and report.malformed_count > error_budget:
-                    raise LoadError(
-                        f"{path}: stopped after {report.malformed_count} malformed lines (over the --max-errors "
-                        f"budget); nothing from this file was written (is it really {fmt}? try --format); "
-                        f"first: {_printable(report.malformed[0])}")
-            if progress is not None and reader is not None and n % 16384 == 0:
-                progress.parsed_bytes(reader.position)
-    finally:
-        spill.close()
+    for n, rec in enumerate(records, start=1):
+        kind = type(rec)
+        if kind is Triple:
+            add_triple(rec.head, rec.relation, rec.tail)
+        elif kind is Name:
+            report.names += 1
+            add_name(rec.entity, rec.name)
+        elif kind is Literal:
+            report.literals += 1
+            add_literal(rec.entity, rec.key, rec.value)
+        elif kind is EntityType:
+            report.types += 1
+            add_type(rec.entity, rec.type)
+        elif kind is Skipped:
+            skipped[rec.what] += 1
+        elif kind is Malformed:
+            report.malformed_count += 1
+            if len(report.malformed) < KEEP_MALFORMED:
+                report.malformed.append(str(rec))
+            if error_budget is not None and report.malformed_count > error_budget:
+                report.lines = reader_lines(reader, n)
+                return report, skipped, True
+        if progress is not None and reader is not None and n % 16384 == 0:
+            progress.parsed_bytes(reader.position)
+    report.lines = reader_lines(reader, n)
+    return report, skipped, False
+
+
+def over_budget(path: Path, fmt: str, count: int, first: str) -> LoadError:
+    return LoadError(f"{path}: stopped after {count} malformed lines (over the --max-errors "
+                     f"budget); nothing from this file was written (is it really {fmt}? try --format); "
+                     f"first: {_printable(first)}")
+
+
+def parse_file(path: Path, fmt: str, workdir: Path, keep_all: bool = False, error_budget: int | None = None,
+               progress: LoadProgress | None = None) -> tuple[SortedSpill, FileReport]:
+    """Parse one file into sorted spill files under ``workdir`` (:mod:`loaders.spill`, bounded
+    memory; a large plain file in parallel, :mod:`loaders.parallel`); raise :class:`LoadError` past
+    ``error_budget`` bad lines, before anything is written."""
+    t0 = time.perf_counter()
+    parts = parallel.parallel_parts(path, fmt)
+    if parts > 1:
+        report, skipped, wrote_anything, sort = _parse_parallel(path, fmt, workdir, keep_all, error_budget, parts)
+    else:
+        spill = Spill(workdir)
+        reader = None if (fmt == "rog" and rog.is_parquet(path)) else LineReader(path)
+        try:
+            report, skipped, stopped = collect(path, fmt, reader, spill, keep_all, error_budget, progress)
+        finally:
+            spill.close()
+        if stopped:
+            raise over_budget(path, fmt, report.malformed_count, report.malformed[0])
+        wrote_anything, sort = spill.wrote_anything, spill.sort
     if progress is not None:
         progress.parsed_bytes(path.stat().st_size)
-    report.lines = reader_lines(reader, n)
     report.skipped = dict(skipped.most_common())
-    if not spill.wrote_anything:
+    if not wrote_anything:
         if report.malformed_count:
             raise LoadError(f"{path}: no valid line; first bad line: {report.malformed[0]}")
         if skipped:
             raise InputError(f"{path}: every statement is a housekeeping relation "
                              f"({', '.join(list(report.skipped)[:3])} …); use --keep-all to load them")
         raise InputError(f"{path}: no triples found (only blank or comment lines)")
-    done = spill.sort()
+    done = sort()
     report.triples = done.triples
     report.entities, report.cvts = count_entities(done.nodes)
     report.parse_seconds = time.perf_counter() - t0
     return done, report
+
+
+def _parse_parallel(path: Path, fmt: str, workdir: Path, keep_all: bool, error_budget: int | None,
+                    parts: int) -> tuple[FileReport, Counter[str], bool, Callable[[], SortedSpill]]:
+    """:func:`parse_file`'s parse on ``parts`` processes (:mod:`loaders.parallel`)."""
+    ranges = parallel.line_ranges(path, parts)
+    with ProcessPoolExecutor(len(ranges), mp_context=parallel.process_context()) as pool:
+        done = list(pool.map(parallel.parse_part, *zip(*[
+            (collect, path, fmt, keep_all, start, end, workdir / f"part{k}", error_budget)
+            for k, (start, end) in enumerate(ranges)])))
+    report = FileReport(path=str(path), format=fmt, sha256="")
+    skipped: Counter[str] = Counter()
+    offset = 0
+    for part in done:
+        for key in ("names", "literals", "types", "malformed_count"):
+            setattr(report, key, getattr(report, key) + part.report[key])
+        room = KEEP_MALFORMED - len(report.malformed)
+        report.malformed += [parallel.global_line(m, str(path), offset) for m in part.report["malformed"][:room]]
+        skipped.update(part.skipped)
+        offset += part.lines
+    report.lines = offset
+    if error_budget is not None and report.malformed_count > error_budget:
+        raise over_budget(path, fmt, report.malformed_count, report.malformed[0])
+    kinds: dict[str, set[str]] = {}
+    for part in done:
+        for key, seen in part.prop_kinds.items():
+            kinds.setdefault(key, set()).update(seen)
+    return (report, skipped, any(p.wrote_anything for p in done),
+            lambda: sort_parts([p.folder for p in done], workdir, kinds))
 
 
 def reader_lines(reader: LineReader | None, records: int) -> int:
@@ -263,7 +314,8 @@ def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None =
                 continue
             if progress:
                 progress.write_started(rep.triples)
-            stats = _write(store, path, spill, batch_size, workers, progress.written if progress else None)
+            stats = _write(store, path, spill, rep.entities, batch_size, workers,
+                           progress.written if progress else None)
             rep.new_entities = stats.new_entities
             rep.write_seconds = stats.seconds
             _record(store, rep)
@@ -304,11 +356,11 @@ def _record(store: GraphStore, rep: FileReport) -> None:
         raise LoadError(f"{rep.path}: could not record the load ({exc.message or exc})") from exc
 
 
-def _write(store: GraphStore, path: Path, spill: SortedSpill, batch_size: int, workers: int,
+def _write(store: GraphStore, path: Path, spill: SortedSpill, entities: int, batch_size: int, workers: int,
            progress: Callable[[int], None] | None) -> WriteStats:
     try:
-        return write_stream(store, entity_groups(spill.nodes), edge_rows(spill.edges), spill.triples,
-                            batch_size=batch_size, workers=workers, progress=progress)
+        return write_stream(store, entity_groups(spill.nodes), edge_rows(spill.edges, by_count=True), spill.triples,
+                            batch_size=batch_size, workers=workers, progress=progress, entities_hint=entities)
     except Neo4jUnavailable:
         raise
     except Neo4jError as exc:

@@ -57,13 +57,16 @@ class PathSettings(BaseSettings):
 
 class LoadSettings(BaseSettings):
     """Large loads: ``SGR_SORT_MEMORY`` (GNU sort's buffer for the on-disk de-duplication, default 256M),
-    ``SGR_IMPORT_HEAP`` / ``SGR_IMPORT_OFF_HEAP`` (neo4j-admin importer heap 1g, off-heap cache 1500m)."""
+    ``SGR_IMPORT_HEAP`` / ``SGR_IMPORT_OFF_HEAP`` (neo4j-admin importer heap 1g, off-heap cache 1500m),
+    ``SGR_IMPORT_KEEP`` (a folder where the bulk path leaves its import CSV and ``import.json``, to rerun or
+    inspect the importer; by default they go to a temporary folder that is removed)."""
 
     model_config = SettingsConfigDict(env_prefix="SGR_", extra="ignore")
 
     sort_memory: str = "256M"
     import_heap: str = "1g"
     import_off_heap: str = "1500m"
+    import_keep: Path | None = None
 
 
 class ModelFileSettings(BaseSettings):
