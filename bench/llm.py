@@ -21,7 +21,7 @@ Run::
     SGR_HOME=/tmp/sgr-llm .venv/bin/python bench/llm.py [--n 200] [--seed 0]
 
 Writes ``bench/results/llm.json`` (``summary`` keys: parse_rate_constrained, parse_rate_free, explain_ok_constrained,
-explain_ok_free, tokens_per_s, …) and prints a table.
+explain_ok_free, tokens_per_s, …; ``provenance`` by ``bench/record.py``) and prints a table.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from pydantic import BaseModel, Field, create_model
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.record import write_result  # noqa: E402
 
 from cypher.grammar import cypher_grammar  # noqa: E402
 from sgr.core.config import cache_dir, sgr_home, shared_data_dir  # noqa: E402
@@ -371,8 +373,7 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "llm.json")
     args = p.parse_args()
     result = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print_table(result)
     print(f"wrote {args.out}")
 
