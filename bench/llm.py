@@ -60,7 +60,7 @@ SOURCE_PATH = "bench:webqsp_mini.jsonl"
 # ----------------------------------------------------------------------------------------------
 # prompts (system message + two worked examples each)
 # ----------------------------------------------------------------------------------------------
-SCHEMA_SYSTEM = (
+JSON_SCHEMA_SYSTEM = (
     "You read a question about a knowledge graph and return JSON with two keys: \"entities\", the names of the "
     "things the question is about, copied from the question; and \"relations\", the one to three relations from "
     "the candidate list that lead from those entities to the answer, best first. Use only candidate relations. "
@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rec = by_id[row["id"]]
             gold_rels = {r for path in rec.get("ground_paths") or [] for r in path}
             user = f"Question: {row['question']}\nCandidate relations: {', '.join(row['candidates'])}"
-            res = llm.try_structured(few_shot(SCHEMA_SYSTEM, SCHEMA_EXAMPLES, user), schema_model(row["candidates"]),
+            res = llm.try_structured(few_shot(JSON_SCHEMA_SYSTEM, SCHEMA_EXAMPLES, user), schema_model(row["candidates"]),
                                      stage="schema", max_retries=0, max_tokens=args.json_max_tokens)
             calls.append(llm.last_call)  # type: ignore[arg-type]
             raw = res.attempts[0]
