@@ -14,10 +14,10 @@ from sgr.methods.base import MethodContext
 from sgr.core.types import Answerer
 
 METHODS: dict[str, str] = {
-    # baselines without an LLM (sgr/baselines.py)
+    # baselines without an LLM (sgr/methods/baselines.py)
     "oracle-paths": "sgr.methods.baselines:create_oracle_paths",
     "neighbors": "sgr.methods.baselines:create_neighbors",
-    # SGR and its ablations (sgr/pipeline.py)
+    # SGR and its ablations (sgr/methods/sgr/)
     "sgr": "sgr.methods.sgr.answerer:make_sgr",
     "sgr-direct": "sgr.methods.sgr.answerer:make_sgr_direct",
     "sgr-verify": "sgr.methods.sgr.answerer:make_sgr_verify",
@@ -25,12 +25,12 @@ METHODS: dict[str, str] = {
     "cypher-only": "sgr.methods.sgr.answerer:make_cypher_only",
     "llm-only": "sgr.methods.sgr.answerer:make_llm_only",
     "sgr-compiled": "sgr.methods.sgr.answerer:make_sgr_compiled",
-    # SCR (sgr/scr/)
+    # SCR (sgr/methods/scr/)
     "scr": "sgr.methods.scr.method:create_scr",
     "scr+llm": "sgr.methods.scr.method:create_scr_llm",
     "scr-greedy": "sgr.methods.scr.method:create_scr_greedy",
     "scr-single-step": "sgr.methods.scr.method:create_scr_single_step",
-    # RCR (sgr/rcr.py)
+    # RCR (sgr/methods/rcr/)
     "rcr": "sgr.methods.rcr.method:make_rcr",
     "rcr-ks0": "sgr.methods.rcr.method:make_rcr_ks0",
     "rcr-ks2": "sgr.methods.rcr.method:make_rcr_ks2",
