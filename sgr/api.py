@@ -119,12 +119,12 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
         raise InputError(f"--min-confidence must be between 0 and 1, got {min_confidence}")
     from sgr.methods.base import MethodContext
-    from sgr.methods.registry import METHODS, create_method
+    from sgr.methods.registry import create_method, method_options
     from sgr.methods.sgr.answerer import SGRAnswerer
 
     store.verify()
-    sgr_options = {"hops": hops, "max_repairs": max_repairs} if METHODS.get(method, "").startswith("sgr.methods.sgr.") else {}
-    opts = {**sgr_options, **(options or {})}  # other methods refuse SGR's options
+    accepted = method_options(method)  # hops and max_repairs go only to a method that declares them
+    opts = {**{k: v for k, v in (("hops", hops), ("max_repairs", max_repairs)) if k in accepted}, **(options or {})}
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
     if isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
