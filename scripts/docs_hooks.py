@@ -156,16 +156,16 @@ def cli_reference() -> str:
 # the configuration reference
 # ----------------------------------------------------------------------------------------------------------------
 
-#: (section title, intro, [(import path, what uses it)])
-METHOD_CONFIGS = [
-    ("sgr.methods.sgr.config:SGRConfig",
-     "`sgr`, `sgr-direct`, `sgr-verify`, `sgr-no-schema`, `cypher-only`, `llm-only`, `sgr-compiled` "
-     "(`-o KEY=VALUE` of `sgr ask` / `sgr eval`, `options=` of `sgr.ask` / `sgr.evaluate`)"),
-    ("sgr.methods.rcr.method:RCRConfig", "`rcr`, `rcr-ks0`, `rcr-ks2`"),
-    ("sgr.methods.scr.method:ScrOptions", "`scr`, `scr+llm`, `scr-greedy`, `scr-single-step`"),
-    ("sgr.methods.baselines:OraclePathsConfig", "`oracle-paths`"),
-    ("sgr.methods.baselines:NeighborsConfig", "`neighbors`"),
-]
+def method_configs() -> list[tuple[type, list[str]]]:
+    """Each method config class with the methods that declare it (``sgr.methods.base.accepts``), registry order."""
+    from sgr.methods.registry import METHODS, method_config
+
+    groups: dict[type, list[str]] = {}
+    for name in METHODS:
+        groups.setdefault(method_config(name), []).append(name)
+    return list(groups.items())
+
+
 TRAINING_CONFIGS = [
     ("sgr.llm.finetune:TuneConfig", "`sgr llm tune` (its flags set these)"),
     ("sgr.retrieval.training:RelationTrainConfig", "`sgr relations train --method heads`"),
@@ -303,10 +303,18 @@ def configuration_reference() -> str:
            "stops with one line that lists the valid keys (exit code 2). `llm_cache` (`-o llm_cache=false`: every "
            "model call is made, none read from the call cache) is accepted by every method.\n",
            "## Method options\n"]
-    for target, used_by in METHOD_CONFIGS:
-        cls = _load(target)
+    for cls, names in method_configs():
         out.append(f"### `{cls.__name__}`\n")
-        out.append(f"Used by {used_by}; defined in `{cls.__module__}`.\n")
+        used_by = ", ".join(f"`{n}`" for n in names)
+        out.append(f"The options of {used_by} (each declares them with `sgr.methods.base.accepts`); defined in "
+                   f"`{cls.__module__}`.\n")
+        from sgr.methods.base import COMMON_OPTIONS
+        from sgr.methods.registry import method_options
+
+        extra = sorted(method_options(names[0]) - {f.name for f in dataclasses.fields(cls)} - COMMON_OPTIONS)
+        if extra:
+            out.append("Also accepted (read by the method's factory itself, not a config field): "
+                       + ", ".join(f"`{k}`" for k in extra) + ".\n")
         intro = _class_intro(cls)
         if intro:
             out.append(intro + "\n")
