@@ -64,6 +64,7 @@ _spec.loader.exec_module(kgqa)
 
 from bench.record import previous_result, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
+from sgr.methods.registry import method_options  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
@@ -340,8 +341,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     continue
                 run_as = RUN_AS.get(method, method)
                 opts = {**label_options(method, args.relation_model, args.scr_model), **options}
-                if args.hops_per_dataset and ds.startswith("metaqa"):
-                    opts.setdefault("hops", ds[len("metaqa-")])
+                if args.hops_per_dataset and ds.startswith("metaqa") and "hops" in method_options(run_as):
+                    opts.setdefault("hops", ds[len("metaqa-")])  # llm-only has no expansion depth
                 cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",
                                 sample=n, seed=args.seed, hops=2 if graph == "webqsp" else None, options=opts)
                 t0 = time.perf_counter()
