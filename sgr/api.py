@@ -28,9 +28,19 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from loaders.api import LoadProgress, LoadReport
+    from sgr.evaluation.compare import Comparison
     from sgr.evaluation.runner import RunResult
     from sgr.evidence.inspect import Inspection
+    from sgr.evidence.saved import QuestionSummary
+    from sgr.graph.stats import GraphStats
+    from sgr.graph.store import QueryResult
     from sgr.methods.sgr.answerer import SGRResult
+
+
+def connect() -> GraphStore:
+    """The Neo4j that the settings name (``NEO4J_URI``, else the server ``sgr neo4j start`` runs); close it, or use
+    it as a context manager (``with sgr.api.connect() as store:``)."""
+    return GraphStore.from_settings()
 
 
 @dataclass
@@ -195,6 +205,60 @@ def evaluate(dataset: str, *, method: str, out: Path | str | None = None, split:
                     sample=sample, seed=seed, workers=workers, hops=hops, ceiling=ceiling, retry_errors=retry_errors,
                     save_evidence=save_evidence, options=dict(options or {}))
     return run_eval(cfg, progress=progress, console=console)
+
+
+def stats(*, store: GraphStore, top: int = 10) -> "GraphStats":
+    """What is in the graph (``sgr stats``): data counts, the ``top`` relation types, the files loaded into it."""
+    from sgr.graph.stats import graph_stats
+
+    return graph_stats(store, top=top)
+
+
+def query(cypher: str, *, store: GraphStore, limit: int = 50, timeout: float = 30.0) -> "QueryResult":
+    """Run read-only Cypher (``sgr query``): READ access, a server-side ``timeout`` in seconds, at most ``limit`` rows;
+    CypherError for anything but a read."""
+    store.verify()
+    return store.run_generated(cypher, timeout_s=timeout, row_cap=limit)
+
+
+def compare(run_a: Path | str, run_b: Path | str) -> "Comparison":
+    """Two ``sgr eval`` run folders side by side, with deltas B − A (``sgr eval compare``)."""
+    from sgr.evaluation.compare import compare_runs
+
+    return compare_runs(Path(run_a), Path(run_b))
+
+
+def report(run_dir: Path | str) -> dict[str, Any]:
+    """Rewrite metrics.json, report.md and the plots of a run folder from its files (``sgr eval report``); returns
+    the metrics. InputError when the folder holds no predictions.jsonl."""
+    from sgr.evaluation.report import write_report
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "predictions.jsonl").exists():
+        from sgr.core.errors import InputError
+
+        raise InputError(f"{run_dir}: no predictions.jsonl; is it a run folder of `sgr eval`?")
+    return write_report(run_dir)
+
+
+def list_evidence(*, store: GraphStore, limit: int = 50) -> "list[QuestionSummary]":
+    """Saved questions (``sgr ask --save``, ``sgr eval --save-evidence``), newest first (``sgr evidence list``)."""
+    from sgr.evidence.saved import list_evidence as _list
+
+    return _list(store, limit=limit)
+
+
+def clear_evidence(question_id: str | None = None, *, store: GraphStore) -> int:
+    """Delete saved evidence, all of it or one question (``sgr evidence clear``); the data it points at is not touched.
+    Returns how many saved questions went; InputError for an id that is not saved."""
+    from sgr.evidence.saved import clear_evidence as _clear
+
+    n = _clear(store, question_id)
+    if question_id and n == 0:
+        from sgr.core.errors import InputError
+
+        raise InputError(f"no saved evidence with id {question_id!r}: see `sgr evidence list`")
+    return n
 
 
 @dataclass
