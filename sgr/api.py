@@ -20,8 +20,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from sgr.core.config import neo4j_password_file
 from sgr.core.errors import EntityNotFound, InputError, SgrError
 from sgr.core.types import Prediction, Question
+from sgr.graph.server import NO_AUTH_WARNING
 from sgr.graph.store import GraphStore
 
 if TYPE_CHECKING:
@@ -32,8 +34,10 @@ if TYPE_CHECKING:
     from sgr.evaluation.runner import RunResult
     from sgr.evidence.inspect import Inspection
     from sgr.evidence.saved import QuestionSummary
+    from sgr.graph.server import ServerInfo
     from sgr.graph.stats import GraphStats
     from sgr.graph.store import QueryResult
+    from sgr.llm.server import LLMServerInfo
     from sgr.methods.sgr.answerer import SGRResult
 
 
@@ -296,3 +300,70 @@ def tune(**options: Any) -> dict[str, Any]:
     from sgr.methods.sgr.tuning import tune_from_options
 
     return tune_from_options(**options)
+
+
+# -- the servers: the embedded Neo4j (sgr.graph.server) and the local model (sgr.llm.server) ---------------------------
+# NO_AUTH_WARNING and neo4j_password_file (imported above) are what the CLI prints around a start.
+
+
+def start_neo4j(*, port: int | None = None, data_dir: Path | None = None, heap: str = "1g", pagecache: str = "512m",
+                auth: bool = True) -> "ServerInfo":
+    """Start the embedded Neo4j (``sgr neo4j start``; builds the launcher on first use) and wait until Bolt answers.
+    With ``auth`` the password is generated at first start into :func:`neo4j_password_file`."""
+    from sgr.graph import server
+
+    return server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=auth)
+
+
+def serve_browser(info: "ServerInfo") -> str:
+    """Serve Neo4j Browser on 127.0.0.1 for the running server ``info``; returns its URL."""
+    from sgr.graph import browser
+
+    return browser.serve(info)
+
+
+def stop_neo4j() -> bool:
+    """Stop the embedded Neo4j (and its Browser); False when none was running."""
+    from sgr.graph import server
+
+    return server.stop()
+
+
+def neo4j_status() -> "ServerInfo | None":
+    """The running embedded Neo4j, or None."""
+    from sgr.graph import server
+
+    return server.status()
+
+
+def serve_llm(*, port: int | None = None, n_ctx: int = 4096, threads: int | None = None,
+              model: str = "base") -> "LLMServerInfo":
+    """Start the local OpenAI-compatible model server (``sgr llm serve``): ``model`` is ``base``, ``tuned`` (the
+    weights of ``sgr llm tune`` for the loaded graph) or a GGUF path."""
+    from sgr.llm import server
+
+    return server.start(port=port, n_ctx=n_ctx, n_threads=threads, model=model)
+
+
+def stop_llm() -> bool:
+    """Stop the local model server; False when none was running."""
+    from sgr.llm import server
+
+    return server.stop()
+
+
+def llm_status() -> "tuple[LLMServerInfo, bool, str] | None":
+    """The running local model server, whether it answers, and a line naming its weights; None when none runs."""
+    from sgr.llm import server
+
+    info = server.status()
+    if info is None:
+        return None
+    return info, server.models_endpoint_ready(info.base_url), server.describe(info)
+
+
+def describe_llm(info: "LLMServerInfo") -> str:
+    """One line naming the served weights: base, or tuned with its graph version and validation accuracy."""
+    from sgr.llm import server
+
+    return server.describe(info)
