@@ -367,3 +367,142 @@ def describe_llm(info: "LLMServerInfo") -> str:
     from sgr.llm import server
 
     return server.describe(info)
+
+
+# -- RCR's relation retriever (sgr.retrieval) -----------------------------------------------------------------------
+def train_relations(dataset: str, *, store: GraphStore, method: str = "heads", config: dict[str, Any] | None = None,
+                    data_dir: Path | None = None, limit: int | None = None, val_fraction: float = 0.1,
+                    out: Path | None = None, progress: Any = None, bundle: Path | None = None,
+                    from_bundle: Path | None = None) -> Any:
+    """Train RCR's relation retriever against the store's relation vocabulary (``sgr relations train``).
+
+    ``method``: ``heads`` (the paper's two heads; ``config`` = :class:`sgr.retrieval.training.RelationTrainConfig`
+    fields) or ``encoder`` (the encoder fine-tuned; :class:`sgr.retrieval.encoder_training.EncoderTrainConfig`
+    fields). With ``bundle`` (encoder only) the training step is written there for a GPU machine and the bundle's
+    path is returned; with ``bundle`` and ``from_bundle`` the weights that run returned are folded and saved as a
+    local run would. Otherwise returns the trained model (its file and how training went).
+    """
+    from sgr.core.errors import ConfigError
+
+    if method == "heads":
+        from sgr.retrieval.training import RelationTrainConfig, train_model
+
+        heads = RelationTrainConfig(**(config or {}))
+        store.verify()
+        return train_model(store, dataset, config=heads, data_dir=data_dir, limit=limit, val_fraction=val_fraction,
+                           out=out, progress=progress)
+    if method != "encoder":
+        raise ConfigError(f"unknown --method {method!r} (known: heads, encoder)")
+    from sgr.retrieval import encoder_bundle
+    from sgr.retrieval.encoder_training import EncoderTrainConfig, train_encoder_model
+
+    cfg = EncoderTrainConfig(**(config or {}))  # a bad value fails here, before any work
+    store.verify()
+    if bundle and not from_bundle:
+        return encoder_bundle.write_for_store(store, dataset, Path(bundle), config=cfg, data_dir=data_dir, limit=limit,
+                                              val_fraction=val_fraction)
+    if from_bundle:
+        return encoder_bundle.fold_for_store(store, bundle=Path(bundle), returned=Path(from_bundle), out=out)
+    return train_encoder_model(store, dataset, config=cfg, data_dir=data_dir, limit=limit, val_fraction=val_fraction,
+                               out=out, progress=progress, show_progress=True)
+
+
+def relation_retrievers(*, store: GraphStore, model: str = "auto") -> dict[str, Any]:
+    """Plain cosine, and beside it the trained retriever ``model`` names (a file, or ``auto``: the newest trained on
+    this graph version) when there is one: ``{name: retriever}`` for :func:`evaluate_relations`."""
+    from sgr.retrieval.relations import load_retriever
+
+    store.verify()
+    retrievers = {"cosine": load_retriever(store, "cosine")}
+    if model != "cosine":
+        trained = load_retriever(store, model)
+        if trained.trained:
+            retrievers[f"trained ({Path(trained.info['model']).name})"] = trained
+    return retrievers
+
+
+def evaluate_relations(retrievers: dict[str, Any], dataset: str, *, ks: Sequence[int] = (10, 50, 100, 200),
+                       limit: int | None = None, seed: int = 0, data_dir: Path | None = None) -> Any:
+    """RRA@k (RCR §5.1) of each retriever on ``dataset`` (``sgr relations eval``)."""
+    from sgr.retrieval.relations import evaluate_retrieval
+
+    return evaluate_retrieval(retrievers, dataset, data_dir=data_dir, limit=limit, seed=seed, ks=ks)
+
+
+def rank_relations(question: str, *, store: GraphStore, k: int = 10,
+                   model: str = "auto") -> tuple[str, int, list[tuple[str, float]]]:
+    """The ``k`` relations of the graph most similar to ``question`` (``sgr relations top``): the retriever's name,
+    the vocabulary size, and ``(relation, score)`` best first."""
+    from sgr.retrieval.relations import load_retriever
+
+    store.verify()
+    retriever = load_retriever(store, model)
+    return retriever.name, len(retriever.relations), [(r.name, r.score) for r in retriever.retrieve(question, k)]
+
+
+# -- SCR, the stepwise GNN retriever (sgr.methods.scr) ----------------------------------------------------------------
+def train_scr(dataset: str, *, out: Path | None = None, single_step: bool = False,
+              model: dict[str, Any] | None = None, training: dict[str, Any] | None = None, device: str = "auto",
+              threads: int = 2, graph_version: str | None = None, supervision: str = "shortest",
+              train_per_hop: int | None = None, val_per_hop: int | None = None, bundle: Path | None = None,
+              from_bundle: Path | None = None) -> Any:
+    """Train SCR (``sgr scr train``): stepwise InfoNCE, ``best.pt`` / ``last.pt`` / ``history.json`` in ``out``
+    (default ``$SGR_HOME/scr/<dataset>[-single-step]``), ``best.pt`` recorded as the default checkpoint.
+
+    ``model`` / ``training``: fields of :class:`sgr.methods.scr.model.SCRConfig` / :class:`sgr.methods.scr.train.
+    ScrTrainConfig`. With ``bundle`` the training step is written there for a GPU machine (its path is returned);
+    with ``bundle`` and ``from_bundle`` the weights that run returned are folded into ``out`` (the data options are
+    then the bundle's). ``graph_version`` trains from cached subgraphs without Neo4j. Returns the training result.
+    """
+    from sgr.core.config import sgr_home
+    from sgr.core.errors import ConfigError
+    from sgr.methods.scr.data import SUPERVISION
+    from sgr.methods.scr.model import SCRConfig
+    from sgr.methods.scr.train import ScrTrainConfig, record_latest_checkpoint, run_training
+
+    if supervision not in SUPERVISION:
+        raise ConfigError(f"unknown --supervision {supervision!r} (known: {', '.join(SUPERVISION)})")
+    folder = Path(out) if out else sgr_home() / "scr" / (Path(dataset).stem + ("-single-step" if single_step else ""))
+    if from_bundle is not None:
+        from sgr.methods.scr.bundle import fold, manifest
+
+        result, _ = fold(Path(bundle), Path(from_bundle), folder)  # type: ignore[arg-type]
+        data = manifest(Path(bundle))["data"]  # type: ignore[arg-type]
+        record_latest_checkpoint(result.best_path, data["dataset"], data["graph_version"], single_step)
+        return result
+    mcfg = SCRConfig(**{"single_step": single_step, **(model or {})})
+    tcfg = ScrTrainConfig(**(training or {}))
+    store = None
+    if graph_version is None:
+        store = GraphStore.from_settings()
+        store.verify()
+    metaqa = dataset == "metaqa"
+    sizes = {"train_per_hop": train_per_hop if train_per_hop is not None else (1000 if metaqa else 0),
+             "val_per_hop": val_per_hop if val_per_hop is not None else (100 if metaqa else 0)}
+    try:
+        if bundle is not None:
+            from sgr.methods.scr.bundle import write_for_dataset
+
+            return write_for_dataset(dataset, Path(bundle), store=store, model_cfg=mcfg, train_cfg=tcfg,
+                                     graph_version=graph_version, supervision=supervision, **sizes)
+        return run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg, device=device,
+                            threads=threads, graph_version=graph_version, supervision=supervision, **sizes)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def scr_paths(question: str, topics: Sequence[str], *, store: GraphStore, k: int = 10,
+              checkpoint: Path | None = None, device: str = "auto") -> list[Any]:
+    """SCR's top-``k`` reasoning paths for ``question`` from the topic entities (names or ids) with their probability
+    P(a, p | q) (``sgr scr paths``); EntityNotFound when none of the topics is in the graph."""
+    from sgr.core.errors import EntityNotFound
+    from sgr.methods.scr.method import scr_paths as _paths
+    from sgr.retrieval.entities import EntityLinker
+
+    store.verify()
+    found = EntityLinker(store).resolve(list(topics))
+    ids = list(dict.fromkeys(i for t in topics for i in found.get(t, [])))
+    if not ids:
+        raise EntityNotFound(f"none of the topic entities {list(topics)} is in the graph")
+    return _paths(store, question, ids, k, checkpoint=checkpoint, device=device)
