@@ -65,13 +65,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show two runs side by side with deltas (B − A)."""
         from sgr.api import compare
-        from sgr.evaluation.compare import comparison_markdown, comparison_table
 
         cmp = compare(run_a, run_b)
         if markdown:
-            print(comparison_markdown(cmp), end="")
+            print(cmp.markdown(), end="")
         else:
-            console.print(comparison_table(cmp))
+            console.print(cmp.table())
 
     @eval_app.command("report")
     def eval_report(run_dir: Path = typer.Argument(..., help="run folder")) -> None:
