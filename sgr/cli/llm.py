@@ -33,9 +33,9 @@ def register(app: typer.Typer) -> None:
     @llm_app.command("status")
     def llm_status() -> None:
         """Say whether the local model server runs, where, and which model it serves."""
-        from sgr.api import llm_status
+        from sgr.api import llm_status as running_server
 
-        status = llm_status()
+        status = running_server()
         if status is None:
             console.print("the local LLM server is not running (start it with `sgr llm serve`)")
             raise typer.Exit(1)

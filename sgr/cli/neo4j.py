@@ -47,9 +47,9 @@ def register(app: typer.Typer) -> None:
     @neo4j_app.command("status")
     def neo4j_status() -> None:
         """Say whether the embedded Neo4j runs, where, and with which store."""
-        from sgr.api import neo4j_status
+        from sgr.api import neo4j_status as running_server
 
-        info = neo4j_status()
+        info = running_server()
         if info is None:
             console.print("Neo4j is not running (start it with `sgr neo4j start`)")
             raise typer.Exit(1)
