@@ -239,8 +239,6 @@ def report(run_dir: Path | str) -> dict[str, Any]:
 
     run_dir = Path(run_dir)
     if not (run_dir / "predictions.jsonl").exists():
-        from sgr.core.errors import InputError
-
         raise InputError(f"{run_dir}: no predictions.jsonl; is it a run folder of `sgr eval`?")
     return write_report(run_dir)
 
@@ -259,8 +257,6 @@ def clear_evidence(question_id: str | None = None, *, store: GraphStore) -> int:
 
     n = _clear(store, question_id)
     if question_id and n == 0:
-        from sgr.core.errors import InputError
-
         raise InputError(f"no saved evidence with id {question_id!r}: see `sgr evidence list`")
     return n
 
@@ -496,7 +492,6 @@ def scr_paths(question: str, topics: Sequence[str], *, store: GraphStore, k: int
               checkpoint: Path | None = None, device: str = "auto") -> list[Any]:
     """SCR's top-``k`` reasoning paths for ``question`` from the topic entities (names or ids) with their probability
     P(a, p | q) (``sgr scr paths``); EntityNotFound when none of the topics is in the graph."""
-    from sgr.core.errors import EntityNotFound
     from sgr.methods.scr.method import scr_paths as _paths
     from sgr.retrieval.entities import EntityLinker
 
