@@ -13,8 +13,10 @@ Output: ``bench/results/kgqa.json`` — ``summary`` keys ``<dataset>/<method>/<m
 ``hits1_strict``, ``hit`` (lenient), ``f1`` (fractions in [0, 1]), ``p50_ms``, ``llm_calls_median``,
 ``prompt_tokens_median`` (billed), ``cached_prompt_tokens_median`` (answered from the call cache), plus ``<dataset>/ceiling`` (share of questions with a gold answer within
 k undirected hops of a topic entity: k = the hop count on MetaQA, ``--webqsp-hops`` on WebQSP);
-``details`` holds each run's full metrics. Results of methods not run this time are kept (so later
-issues can add theirs with ``--methods``); ``--fresh`` starts over. ``bench/results/kgqa.md`` is the
+``details`` holds each run's full metrics, ``provenance`` the commit, date, command and machine (``bench/record.py``).
+Results of methods not run this time are kept when the file was written at the same commit (one file holds one
+run; each invocation's provenance is kept); a file of another commit needs ``--fresh`` (or another ``--out``).
+``bench/results/kgqa.md`` is the
 same as tables. Without ``--sample`` every test question is used (no-LLM methods finish in minutes);
 LLM methods should pass a fixed-seed ``--sample`` (e.g. ``--sample 500 --seed 0``).
 """
@@ -34,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import previous_result, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.files import sha256_file  # noqa: E402
 from sgr.datasets import NAMED_DATASETS, shared_data_dir  # noqa: E402
@@ -145,7 +148,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--webqsp-hops", type=int, default=2, help="k of the WebQSP reachability ceiling")
     ap.add_argument("--runs-dir", type=Path, default=None, help="run folders (default $SGR_HOME/bench-runs/kgqa)")
     ap.add_argument("--out", type=Path, default=RESULTS / "kgqa.json")
-    ap.add_argument("--fresh", action="store_true", help="drop results of methods not run this time")
+    ap.add_argument("--fresh", action="store_true", help="start the results file afresh (drops methods not run this "
+                    "time; needed when it holds a run of another commit: one file holds one run)")
     ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (all methods)")
     args = ap.parse_args(argv)
 
@@ -157,9 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     options = dict(o.split("=", 1) for o in args.option)
     runs_dir = args.runs_dir or sgr_home() / "bench-runs" / "kgqa"
 
-    previous: dict[str, Any] = {}
-    if args.out.exists() and not args.fresh:
-        previous = json.loads(args.out.read_text())
+    previous = previous_result(args.out, fresh=args.fresh)
     details: dict[str, dict[str, Any]] = previous.get("details", {})
     graphs: list[dict[str, Any]] = []
 
@@ -204,8 +206,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
         "details": details,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, sort_keys=False))
+    write_result(args.out, result, continues=previous)
     args.out.with_suffix(".md").write_text(markdown(result))
     print(markdown(result))
     return result

@@ -14,7 +14,9 @@ the schema and NL→Cypher calls) pay once. ``--hops-per-dataset`` gives MetaQA'
 (``--hops`` of ``sgr ask``; the expansion depth is a method setting, the scored paths still pick the length).
 ``sgr`` is full SGR with the model of ``sgr llm tune`` (serve it with ``sgr llm serve --model tuned``; it gets the
 zero-shot schema prompt it was trained on), ``sgr-base`` the same method with the packaged base model; each runs only
-when the configured model is its own (run them in two invocations, the results file accumulates). A label ending in
+when the configured model is its own (run them in two invocations with the same ``--out``: the results file
+accumulates, at one commit only — one file holds one run; a file of another commit needs ``--fresh`` or another
+``--out``, and each invocation's provenance is kept). A label ending in
 ``+rcr`` (``sgr-base+rcr``, ``sgr-compiled+rcr``, ``sgr+rcr``) is its method with RCR's trained relation model as the
 relation retriever (``--relation-model FILE``, e.g. ``sgr relations train --method encoder`` on WebQSP: it ranks
 the candidate relations of S_q, breaks linking ties and pre-filters the graph grammar). ``sgr+scr`` is ``sgr`` whose
@@ -35,13 +37,12 @@ plan the model did not propose), ``collaborative_share``), ``<dataset>/ceiling``
 ``constraint_questions`` of them), ``webqsp/linking/*``;
 ``details`` with each run's metrics and the route shares; ``paired`` (``--paired LABEL``): an unfinished run scored as
 it stands, every finished method on the same questions (keys ``<dataset>/paired_<label>/<method>/<metric>``, and
-``<dataset>/paired_<label>/questions``); ``bench/results/sgr.md`` as tables.
+``<dataset>/paired_<label>/questions``); ``provenance`` (``bench/record.py``); ``bench/results/sgr.md`` as tables.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -61,7 +62,9 @@ _spec = importlib.util.spec_from_file_location("bench_kgqa", ROOT / "bench" / "k
 kgqa = importlib.util.module_from_spec(_spec)  # graph loading and summary keys shared with the KGQA benchmark
 _spec.loader.exec_module(kgqa)
 
+from bench.record import previous_result, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
+from sgr.methods.registry import method_options  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
@@ -287,6 +290,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     "the finished methods on the same questions, instead of being run to the end")
     ap.add_argument("--linking-only", action="store_true", help="only measure entity linking (WebQSP, CWQ dev)")
     ap.add_argument("--no-linking", action="store_true", help="skip the linking measurement")
+    ap.add_argument("--fresh", action="store_true", help="start the results file afresh (needed when it holds a run "
+                    "of another commit: one file holds one run)")
     args = ap.parse_args(argv)
 
     methods = [m for m in args.methods.split(",") if m]
@@ -296,7 +301,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ap.error(f"--datasets: unknown {', '.join(unknown)} (known: {', '.join(DATASETS)})")
     options = dict(o.split("=", 1) for o in args.option)
     runs_dir = args.runs_dir or sgr_home() / "bench-runs" / "sgr"
-    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    previous = previous_result(args.out, fresh=args.fresh)
     details: dict[str, dict[str, Any]] = previous.get("details", {})
     pairs: dict[str, dict[str, Any]] = previous.get("paired", {})
     graphs: list[dict[str, Any]] = []
@@ -336,8 +341,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     continue
                 run_as = RUN_AS.get(method, method)
                 opts = {**label_options(method, args.relation_model, args.scr_model), **options}
-                if args.hops_per_dataset and ds.startswith("metaqa"):
-                    opts.setdefault("hops", ds[len("metaqa-")])
+                if args.hops_per_dataset and ds.startswith("metaqa") and "hops" in method_options(run_as):
+                    opts.setdefault("hops", ds[len("metaqa-")])  # llm-only has no expansion depth
                 cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",
                                 sample=n, seed=args.seed, hops=2 if graph == "webqsp" else None, options=opts)
                 t0 = time.perf_counter()
@@ -399,8 +404,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "details": details,
         "paired": pairs,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_result(args.out, result, continues=previous)
     args.out.with_suffix(".md").write_text(markdown(result))
     print(markdown(result))
     return result

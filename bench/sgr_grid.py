@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.errors import EntityNotFound  # noqa: E402
 from sgr.core.types import Question  # noqa: E402
+from bench.record import write_result  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
 from sgr.evaluation.metrics.f1 import f1  # noqa: E402
 from sgr.evaluation.metrics.hits1_strict import hits1_strict  # noqa: E402
@@ -419,7 +420,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             prov["decision"] = {**best["params"], "chosen_on": summary["sizes"], "mean_hits1": best["mean_hits1"]}
             args.held_out.write_text(json.dumps(prov, indent=2, default=str))
             print(f"[grid] decision parameters written to {args.held_out}", flush=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_result(args.out, result, indent=1)
     print(json.dumps(summary, indent=1))
     return result
 

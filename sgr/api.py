@@ -20,17 +20,31 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from sgr.core.config import neo4j_password_file
 from sgr.core.errors import EntityNotFound, InputError, SgrError
 from sgr.core.types import Prediction, Question
+from sgr.graph.server import NO_AUTH_WARNING
 from sgr.graph.store import GraphStore
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from loaders.api import LoadProgress, LoadReport
+    from sgr.evaluation.compare import Comparison
     from sgr.evaluation.runner import RunResult
     from sgr.evidence.inspect import Inspection
+    from sgr.evidence.saved import QuestionSummary
+    from sgr.graph.server import ServerInfo
+    from sgr.graph.stats import GraphStats
+    from sgr.graph.store import QueryResult
+    from sgr.llm.server import LLMServerInfo
     from sgr.methods.sgr.answerer import SGRResult
+
+
+def connect() -> GraphStore:
+    """The Neo4j that the settings name (``NEO4J_URI``, else the server ``sgr neo4j start`` runs); close it, or use
+    it as a context manager (``with sgr.api.connect() as store:``)."""
+    return GraphStore.from_settings()
 
 
 @dataclass
@@ -119,12 +133,12 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
         raise InputError(f"--min-confidence must be between 0 and 1, got {min_confidence}")
     from sgr.methods.base import MethodContext
-    from sgr.methods.registry import METHODS, create_method
+    from sgr.methods.registry import create_method, method_options
     from sgr.methods.sgr.answerer import SGRAnswerer
 
     store.verify()
-    sgr_options = {"hops": hops, "max_repairs": max_repairs} if METHODS.get(method, "").startswith("sgr.methods.sgr.") else {}
-    opts = {**sgr_options, **(options or {})}  # other methods refuse SGR's options
+    accepted = method_options(method)  # hops and max_repairs go only to a method that declares them
+    opts = {**{k: v for k, v in (("hops", hops), ("max_repairs", max_repairs)) if k in accepted}, **(options or {})}
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
     if isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
@@ -197,6 +211,56 @@ def evaluate(dataset: str, *, method: str, out: Path | str | None = None, split:
     return run_eval(cfg, progress=progress, console=console)
 
 
+def stats(*, store: GraphStore, top: int = 10) -> "GraphStats":
+    """What is in the graph (``sgr stats``): data counts, the ``top`` relation types, the files loaded into it."""
+    from sgr.graph.stats import graph_stats
+
+    return graph_stats(store, top=top)
+
+
+def query(cypher: str, *, store: GraphStore, limit: int = 50, timeout: float = 30.0) -> "QueryResult":
+    """Run read-only Cypher (``sgr query``): READ access, a server-side ``timeout`` in seconds, at most ``limit`` rows;
+    CypherError for anything but a read."""
+    store.verify()
+    return store.run_generated(cypher, timeout_s=timeout, row_cap=limit)
+
+
+def compare(run_a: Path | str, run_b: Path | str) -> "Comparison":
+    """Two ``sgr eval`` run folders side by side, with deltas B − A (``sgr eval compare``)."""
+    from sgr.evaluation.compare import compare_runs
+
+    return compare_runs(Path(run_a), Path(run_b))
+
+
+def report(run_dir: Path | str) -> dict[str, Any]:
+    """Rewrite metrics.json, report.md and the plots of a run folder from its files (``sgr eval report``); returns
+    the metrics. InputError when the folder holds no predictions.jsonl."""
+    from sgr.evaluation.report import write_report
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "predictions.jsonl").exists():
+        raise InputError(f"{run_dir}: no predictions.jsonl; is it a run folder of `sgr eval`?")
+    return write_report(run_dir)
+
+
+def list_evidence(*, store: GraphStore, limit: int = 50) -> "list[QuestionSummary]":
+    """Saved questions (``sgr ask --save``, ``sgr eval --save-evidence``), newest first (``sgr evidence list``)."""
+    from sgr.evidence.saved import list_evidence as _list
+
+    return _list(store, limit=limit)
+
+
+def clear_evidence(question_id: str | None = None, *, store: GraphStore) -> int:
+    """Delete saved evidence, all of it or one question (``sgr evidence clear``); the data it points at is not touched.
+    Returns how many saved questions went; InputError for an id that is not saved."""
+    from sgr.evidence.saved import clear_evidence as _clear
+
+    n = _clear(store, question_id)
+    if question_id and n == 0:
+        raise InputError(f"no saved evidence with id {question_id!r}: see `sgr evidence list`")
+    return n
+
+
 @dataclass
 class EvidenceView:
     """One saved question (``sgr evidence show``): the record and where to see it drawn."""
@@ -232,3 +296,208 @@ def tune(**options: Any) -> dict[str, Any]:
     from sgr.methods.sgr.tuning import tune_from_options
 
     return tune_from_options(**options)
+
+
+# -- the servers: the embedded Neo4j (sgr.graph.server) and the local model (sgr.llm.server) ---------------------------
+# NO_AUTH_WARNING and neo4j_password_file (imported above) are what the CLI prints around a start.
+
+
+def start_neo4j(*, port: int | None = None, data_dir: Path | None = None, heap: str = "1g", pagecache: str = "512m",
+                auth: bool = True) -> "ServerInfo":
+    """Start the embedded Neo4j (``sgr neo4j start``; builds the launcher on first use) and wait until Bolt answers.
+    With ``auth`` the password is generated at first start into :func:`neo4j_password_file`."""
+    from sgr.graph import server
+
+    return server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=auth)
+
+
+def serve_browser(info: "ServerInfo") -> str:
+    """Serve Neo4j Browser on 127.0.0.1 for the running server ``info``; returns its URL."""
+    from sgr.graph import browser
+
+    return browser.serve(info)
+
+
+def stop_neo4j() -> bool:
+    """Stop the embedded Neo4j (and its Browser); False when none was running."""
+    from sgr.graph import server
+
+    return server.stop()
+
+
+def neo4j_status() -> "ServerInfo | None":
+    """The running embedded Neo4j, or None."""
+    from sgr.graph import server
+
+    return server.status()
+
+
+def serve_llm(*, port: int | None = None, n_ctx: int = 4096, threads: int | None = None,
+              model: str = "base") -> "LLMServerInfo":
+    """Start the local OpenAI-compatible model server (``sgr llm serve``): ``model`` is ``base``, ``tuned`` (the
+    weights of ``sgr llm tune`` for the loaded graph) or a GGUF path."""
+    from sgr.llm import server
+
+    return server.start(port=port, n_ctx=n_ctx, n_threads=threads, model=model)
+
+
+def stop_llm() -> bool:
+    """Stop the local model server; False when none was running."""
+    from sgr.llm import server
+
+    return server.stop()
+
+
+def llm_status() -> "tuple[LLMServerInfo, bool, str] | None":
+    """The running local model server, whether it answers, and a line naming its weights; None when none runs."""
+    from sgr.llm import server
+
+    info = server.status()
+    if info is None:
+        return None
+    return info, server.models_endpoint_ready(info.base_url), server.describe(info)
+
+
+def describe_llm(info: "LLMServerInfo") -> str:
+    """One line naming the served weights: base, or tuned with its graph version and validation accuracy."""
+    from sgr.llm import server
+
+    return server.describe(info)
+
+
+# -- RCR's relation retriever (sgr.retrieval) -----------------------------------------------------------------------
+def train_relations(dataset: str, *, store: GraphStore, method: str = "heads", config: dict[str, Any] | None = None,
+                    data_dir: Path | None = None, limit: int | None = None, val_fraction: float = 0.1,
+                    out: Path | None = None, progress: Any = None, bundle: Path | None = None,
+                    from_bundle: Path | None = None) -> Any:
+    """Train RCR's relation retriever against the store's relation vocabulary (``sgr relations train``).
+
+    ``method``: ``heads`` (the paper's two heads; ``config`` = :class:`sgr.retrieval.training.RelationTrainConfig`
+    fields) or ``encoder`` (the encoder fine-tuned; :class:`sgr.retrieval.encoder_training.EncoderTrainConfig`
+    fields). With ``bundle`` (encoder only) the training step is written there for a GPU machine and the bundle's
+    path is returned; with ``bundle`` and ``from_bundle`` the weights that run returned are folded and saved as a
+    local run would. Otherwise returns the trained model (its file and how training went).
+    """
+    from sgr.core.errors import ConfigError
+
+    if method == "heads":
+        from sgr.retrieval.training import RelationTrainConfig, train_model
+
+        heads = RelationTrainConfig(**(config or {}))
+        store.verify()
+        return train_model(store, dataset, config=heads, data_dir=data_dir, limit=limit, val_fraction=val_fraction,
+                           out=out, progress=progress)
+    if method != "encoder":
+        raise ConfigError(f"unknown --method {method!r} (known: heads, encoder)")
+    from sgr.retrieval import encoder_bundle
+    from sgr.retrieval.encoder_training import EncoderTrainConfig, train_encoder_model
+
+    cfg = EncoderTrainConfig(**(config or {}))  # a bad value fails here, before any work
+    store.verify()
+    if bundle and not from_bundle:
+        return encoder_bundle.write_for_store(store, dataset, Path(bundle), config=cfg, data_dir=data_dir, limit=limit,
+                                              val_fraction=val_fraction)
+    if from_bundle:
+        return encoder_bundle.fold_for_store(store, bundle=Path(bundle), returned=Path(from_bundle), out=out)
+    return train_encoder_model(store, dataset, config=cfg, data_dir=data_dir, limit=limit, val_fraction=val_fraction,
+                               out=out, progress=progress, show_progress=True)
+
+
+def relation_retrievers(*, store: GraphStore, model: str = "auto") -> dict[str, Any]:
+    """Plain cosine, and beside it the trained retriever ``model`` names (a file, or ``auto``: the newest trained on
+    this graph version) when there is one: ``{name: retriever}`` for :func:`evaluate_relations`."""
+    from sgr.retrieval.relations import load_retriever
+
+    store.verify()
+    retrievers = {"cosine": load_retriever(store, "cosine")}
+    if model != "cosine":
+        trained = load_retriever(store, model)
+        if trained.trained:
+            retrievers[f"trained ({Path(trained.info['model']).name})"] = trained
+    return retrievers
+
+
+def evaluate_relations(retrievers: dict[str, Any], dataset: str, *, ks: Sequence[int] = (10, 50, 100, 200),
+                       limit: int | None = None, seed: int = 0, data_dir: Path | None = None) -> Any:
+    """RRA@k (RCR §5.1) of each retriever on ``dataset`` (``sgr relations eval``)."""
+    from sgr.retrieval.relations import evaluate_retrieval
+
+    return evaluate_retrieval(retrievers, dataset, data_dir=data_dir, limit=limit, seed=seed, ks=ks)
+
+
+def rank_relations(question: str, *, store: GraphStore, k: int = 10,
+                   model: str = "auto") -> tuple[str, int, list[tuple[str, float]]]:
+    """The ``k`` relations of the graph most similar to ``question`` (``sgr relations top``): the retriever's name,
+    the vocabulary size, and ``(relation, score)`` best first."""
+    from sgr.retrieval.relations import load_retriever
+
+    store.verify()
+    retriever = load_retriever(store, model)
+    return retriever.name, len(retriever.relations), [(r.name, r.score) for r in retriever.retrieve(question, k)]
+
+
+# -- SCR, the stepwise GNN retriever (sgr.methods.scr) ----------------------------------------------------------------
+def train_scr(dataset: str, *, out: Path | None = None, single_step: bool = False,
+              model: dict[str, Any] | None = None, training: dict[str, Any] | None = None, device: str = "auto",
+              threads: int = 2, graph_version: str | None = None, supervision: str = "shortest",
+              train_per_hop: int | None = None, val_per_hop: int | None = None, bundle: Path | None = None,
+              from_bundle: Path | None = None) -> Any:
+    """Train SCR (``sgr scr train``): stepwise InfoNCE, ``best.pt`` / ``last.pt`` / ``history.json`` in ``out``
+    (default ``$SGR_HOME/scr/<dataset>[-single-step]``), ``best.pt`` recorded as the default checkpoint.
+
+    ``model`` / ``training``: fields of :class:`sgr.methods.scr.model.SCRConfig` / :class:`sgr.methods.scr.train.
+    ScrTrainConfig`. With ``bundle`` the training step is written there for a GPU machine (its path is returned);
+    with ``bundle`` and ``from_bundle`` the weights that run returned are folded into ``out`` (the data options are
+    then the bundle's). ``graph_version`` trains from cached subgraphs without Neo4j. Returns the training result.
+    """
+    from sgr.core.config import sgr_home
+    from sgr.core.errors import ConfigError
+    from sgr.methods.scr.data import SUPERVISION
+    from sgr.methods.scr.model import SCRConfig
+    from sgr.methods.scr.train import ScrTrainConfig, record_latest_checkpoint, run_training
+
+    if supervision not in SUPERVISION:
+        raise ConfigError(f"unknown --supervision {supervision!r} (known: {', '.join(SUPERVISION)})")
+    folder = Path(out) if out else sgr_home() / "scr" / (Path(dataset).stem + ("-single-step" if single_step else ""))
+    if from_bundle is not None:
+        from sgr.methods.scr.bundle import fold, manifest
+
+        result, _ = fold(Path(bundle), Path(from_bundle), folder)  # type: ignore[arg-type]
+        data = manifest(Path(bundle))["data"]  # type: ignore[arg-type]
+        record_latest_checkpoint(result.best_path, data["dataset"], data["graph_version"], single_step)
+        return result
+    mcfg = SCRConfig(**{"single_step": single_step, **(model or {})})
+    tcfg = ScrTrainConfig(**(training or {}))
+    store = None
+    if graph_version is None:
+        store = GraphStore.from_settings()
+        store.verify()
+    metaqa = dataset == "metaqa"
+    sizes = {"train_per_hop": train_per_hop if train_per_hop is not None else (1000 if metaqa else 0),
+             "val_per_hop": val_per_hop if val_per_hop is not None else (100 if metaqa else 0)}
+    try:
+        if bundle is not None:
+            from sgr.methods.scr.bundle import write_for_dataset
+
+            return write_for_dataset(dataset, Path(bundle), store=store, model_cfg=mcfg, train_cfg=tcfg,
+                                     graph_version=graph_version, supervision=supervision, **sizes)
+        return run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg, device=device,
+                            threads=threads, graph_version=graph_version, supervision=supervision, **sizes)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def scr_paths(question: str, topics: Sequence[str], *, store: GraphStore, k: int = 10,
+              checkpoint: Path | None = None, device: str = "auto") -> list[Any]:
+    """SCR's top-``k`` reasoning paths for ``question`` from the topic entities (names or ids) with their probability
+    P(a, p | q) (``sgr scr paths``); EntityNotFound when none of the topics is in the graph."""
+    from sgr.methods.scr.method import scr_paths as _paths
+    from sgr.retrieval.entities import EntityLinker
+
+    store.verify()
+    found = EntityLinker(store).resolve(list(topics))
+    ids = list(dict.fromkeys(i for t in topics for i in found.get(t, [])))
+    if not ids:
+        raise EntityNotFound(f"none of the topic entities {list(topics)} is in the graph")
+    return _paths(store, question, ids, k, checkpoint=checkpoint, device=device)

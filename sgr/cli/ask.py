@@ -41,8 +41,7 @@ def register(app: typer.Typer) -> None:
                                                    "(repeatable), as for `sgr eval`: e.g. -o inverse_relations=false"),
     ) -> None:
         """Answer one question: answers with their paths, the Cypher that ran, route, costs, evidence."""
-        from sgr.api import ask
-        from sgr.graph.store import GraphStore
+        from sgr.api import ask, connect
 
         from sgr.cli.app import key_values
 
@@ -51,7 +50,7 @@ def register(app: typer.Typer) -> None:
             options["path_retriever"] = retriever
         if scr_checkpoint is not None:
             options["scr_checkpoint"] = str(scr_checkpoint)
-        with GraphStore.from_settings() as store:
+        with connect() as store:
             result = ask(question, store=store, topics=topic or [], method=method, hops=hops,
                          max_repairs=max_repairs, options=options, save=save, html=html,
                          min_confidence=min_confidence)

@@ -58,11 +58,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables"),
     ) -> None:
         """Nodes, CVTs, relationships and relation types in the graph, and the files loaded into it."""
-        from sgr.graph.stats import graph_stats
-        from sgr.graph.store import GraphStore
+        from sgr.api import connect, stats
 
-        with GraphStore.from_settings() as store:
-            st = graph_stats(store, top=top)
+        with connect() as store:
+            st = stats(store=store, top=top)
         if as_json:
             show_json(st.to_dict())
         else:
@@ -75,9 +74,8 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, help="seconds before Neo4j stops the query"),
     ) -> None:
         """Run a read-only Cypher query (READ access, timeout, row cap) and print the rows."""
-        from sgr.graph.store import GraphStore
+        from sgr.api import connect, query as run_query
 
-        with GraphStore.from_settings() as store:
-            store.verify()
-            result = store.run_generated(cypher, timeout_s=timeout, row_cap=limit)
+        with connect() as store:
+            result = run_query(cypher, store=store, limit=limit, timeout=timeout)
         show_rows(result.rows, result.truncated, limit)

@@ -24,35 +24,32 @@ def register(app: typer.Typer) -> None:
         no_auth: bool = typer.Option(False, "--no-auth", help="turn authentication off (not recommended)"),
     ) -> None:
         """Start Neo4j (builds the launcher with Maven on first use) and wait until Bolt answers."""
-        from sgr.core.config import neo4j_password_file
-        from sgr.graph import server
+        from sgr.api import NO_AUTH_WARNING, neo4j_password_file, serve_browser, start_neo4j
 
         if no_auth:
-            console.print(f"[yellow]warning: {server.NO_AUTH_WARNING}[/]", soft_wrap=True)
-        info = server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=not no_auth)
+            console.print(f"[yellow]warning: {NO_AUTH_WARNING}[/]", soft_wrap=True)
+        info = start_neo4j(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=not no_auth)
         console.print(f"Neo4j is running: [bold]{info.uri}[/] (pid {info.pid}, store {info.home}, log {info.log})")
         if info.auth:
             console.print(f"user neo4j, password in {neo4j_password_file()} (sgr commands read it; NEO4J_PASSWORD "
                           "overrides)", soft_wrap=True)
         if browser:
-            from sgr.graph import browser as browser_mod
-
-            console.print(f"Neo4j Browser: [bold]{browser_mod.serve(info)}[/]", soft_wrap=True)
+            console.print(f"Neo4j Browser: [bold]{serve_browser(info)}[/]", soft_wrap=True)
         console.print(f"Use it from other shells with: export NEO4J_URI={info.uri}")
 
     @neo4j_app.command("stop")
     def neo4j_stop() -> None:
         """Stop the embedded Neo4j cleanly."""
-        from sgr.graph import server
+        from sgr.api import stop_neo4j
 
-        console.print("stopped" if server.stop() else "Neo4j was not running")
+        console.print("stopped" if stop_neo4j() else "Neo4j was not running")
 
     @neo4j_app.command("status")
     def neo4j_status() -> None:
         """Say whether the embedded Neo4j runs, where, and with which store."""
-        from sgr.graph import server
+        from sgr.api import neo4j_status as running_server
 
-        info = server.status()
+        info = running_server()
         if info is None:
             console.print("Neo4j is not running (start it with `sgr neo4j start`)")
             raise typer.Exit(1)

@@ -4,7 +4,7 @@
 launcher serves Bolt on 127.0.0.1. State (pid, port, log, store folder) is kept in
 ``SGR_HOME/neo4j/server.json`` so any later ``sgr`` command finds the running server.
 
-Locked down by default (see ``docs/readme/security.md``):
+Locked down by default (see ``docs/security.md``):
 
 * authentication is on: the first start generates a random password into ``SGR_HOME/neo4j/password``
   (mode 0600), which :class:`sgr.core.config.Neo4jSettings` hands to every sgr command; ``NEO4J_PASSWORD``

@@ -39,11 +39,11 @@ from sgr.graph.inverses import NO_INVERSES, InverseRelations, inverse_relations
 from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
-from sgr.methods.base import UsageMeter, llm_cache_option
+from sgr.methods.base import NoOptions, UsageMeter, accepts, llm_cache_option, parse_options
 from sgr.methods.confidence import attach_confidence
 from sgr.methods.sgr.constraints import (query_constraints, second_entity, settle_constraints, stores_types,
                                          voting_walks)
-from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
+from sgr.methods.sgr.config import FACTORY_OPTIONS, NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides, independent_walks
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
@@ -576,6 +576,8 @@ class SGRAnswerer:
 def create(variant: str, ctx: Any) -> Any:
     """Build a variant for ``ctx`` (:class:`sgr.methods.base.MethodContext`); the LLM comes from ctx or the settings."""
     options = dict(getattr(ctx, "options", {}) or {})
+    if variant == "llm-only":  # no settings of its own: refuse any option but the common ones
+        parse_options(NoOptions, options, method=variant)
     cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:
@@ -587,14 +589,11 @@ def create(variant: str, ctx: Any) -> Any:
     return SGRAnswerer(ctx.store, llm if variant in NEEDS_LLM else None, cfg, name=variant, retriever=retriever)
 
 
-#: the registry's factories, one per variant: ``factory(ctx)``
-make_sgr = functools.partial(create, "sgr")
-make_sgr_direct = functools.partial(create, "sgr-direct")
-make_sgr_verify = functools.partial(create, "sgr-verify")
-make_sgr_no_schema = functools.partial(create, "sgr-no-schema")
-make_cypher_only = functools.partial(create, "cypher-only")
-make_llm_only = functools.partial(create, "llm-only")
-make_sgr_compiled = functools.partial(create, "sgr-compiled")
+#: the registry's factories, one per variant: ``factory(ctx)``, each declaring the options it accepts
+make_sgr, make_sgr_direct, make_sgr_verify, make_sgr_no_schema, make_cypher_only, make_sgr_compiled = (
+    accepts(SGRConfig, FACTORY_OPTIONS)(functools.partial(create, variant))
+    for variant in ("sgr", "sgr-direct", "sgr-verify", "sgr-no-schema", "cypher-only", "sgr-compiled"))
+make_llm_only = accepts(NoOptions)(functools.partial(create, "llm-only"))
 
 
 __all__ = ["SGRAnswerer", "SGRResult", "LLMOnlyAnswerer", "SGRConfig", "config_from_options", "create", "SgrError"]

@@ -85,7 +85,7 @@ class SGRConfig(ExpansionConfig):
     * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
     * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 0`` — PRP-RM Yes/No calls per stage
       (validation, collaboration) for candidates and paths the model did not propose (0: their δ/ρ is the prior;
-      the grid's figures were measured so, and the base model's Yes/No judgement is weak — see KNOWN.md);
+      the grid's figures were measured so, and the base model's Yes/No judgement is weak — see docs/methods/prp-rm.md);
       ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
       ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply; under the Cypher grammar the budget
       is raised to cover the longest query the grammar admits (:func:`cypher.grammar.longest_query`).

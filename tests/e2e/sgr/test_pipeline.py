@@ -1,4 +1,4 @@
-"""SGR end to end against the real Neo4j with a scripted chat model (sgr/pipeline.py)."""
+"""SGR end to end against the real Neo4j with a scripted chat model (sgr/methods/sgr/)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Schema extraction S_q: rule constraints, score combination, the constrained LLM stage (sgr/schema.py)."""
+"""Schema extraction S_q: rule constraints, score combination, the constrained LLM stage (sgr/methods/sgr/schema.py)."""
 
 import pytest
 from pydantic import ValidationError
