@@ -1,21 +1,22 @@
 """Calibrated confidence and abstention (:mod:`sgr.methods.confidence`): fit on dev, measure, and the unanswerable set.
 
-1. **Dev runs** of the method (default ``sgr`` with the served model): every CWQ dev question and ``--metaqa-dev``
-   MetaQA dev questions per hop (seed 1), through ``sgr eval`` (resumable, LLM calls cached). Each prediction stores
-   its signals (``extra.confidence.signals``), so fitting needs no second pass.
+1. **Dev runs** of the method (default ``sgr`` with the served model): ``--cwq-dev`` CWQ dev questions (default
+   all 1,180; seed 0) and ``--metaqa-dev`` MetaQA dev questions per hop (seed 1), through ``sgr eval`` (resumable,
+   LLM calls cached). Each prediction stores its signals (``extra.confidence.signals``), so fitting needs no second
+   pass.
 2. **Fit**: the calibrator of (method, model) on those dev predictions — logistic weights on one half, the isotonic
    map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct answers) on the
    other, halves split by CWQ base question — written to ``sgr/assets/calibration.json``. The dev figures are
    cross-fitted (each half scored by a calibrator fitted on the other), so they are not in-sample.
-3. **Report** runs, scored with the shipped calibrator from their stored signals: CWQ dev (the ``--cwq-sample`` of
-   ``bench/sgr.py``, cross-fitted), WebQSP (``--webqsp-sample`` of the test set: report only), MetaQA test
-   (``--metaqa`` per hop).
-4. **Unanswerable**: ``--unanswerable`` CWQ dev questions (seed 2) asked against a store loaded with the WebQSP slice
+3. **Report**: CWQ dev and MetaQA dev from the dev runs, cross-fitted; WebQSP (``--webqsp-sample`` of the test set:
+   report only) and MetaQA test (``--metaqa`` per hop), scored with the fitted calibrator from their stored
+   signals.
+4. **Unanswerable**: ``--unanswerable`` of the dev run's CWQ questions (seed 2) asked against a store loaded with the WebQSP slice
    and CWQ dev graphs *without* any triple that touches one of those questions' gold answers (built from the dev data
    here, loaded into ``--unanswerable-uri``, which must be empty or hold only this set); the right output is "not
    found in the graph". ``unanswerable/abstain_rate`` = share that abstain at the default threshold (or give no
-   answer); ``answerable/kept_correct_rate`` = of the same questions answered correctly on the full store, the share
-   the threshold keeps.
+   answer); ``answerable/kept_correct_rate`` = of the same questions answered correctly on the full store (their dev
+   run predictions), the share the threshold keeps, each scored by the calibrator fitted without its half.
 
     python bench/confidence.py --webqsp-uri bolt://… --metaqa-uri bolt://… --unanswerable-uri bolt://…
 
@@ -123,12 +124,13 @@ def figures(cal_of, rows: list, prefix: str, summary: dict[str, float]) -> dict[
     return cs.as_dict()
 
 
-def unanswerable_files(n: int, seed: int, folder: Path) -> tuple[Path, list[Path]]:
-    """The selected CWQ dev questions (a dataset file) and the two graph files without their answers' triples."""
+def unanswerable_files(ids: list[str], n: int, seed: int, folder: Path) -> tuple[Path, list[Path]]:
+    """``n`` of the CWQ dev questions ``ids`` (a dataset file) and the two graph files without their answers'
+    triples."""
     data = shared_data_dir()
-    cwq = [json.loads(line) for line in open(data / "cwq" / "cwq_dev.jsonl", encoding="utf-8")]
-    pick = random.Random(seed).sample(range(len(cwq)), n)
-    chosen = [cwq[i] for i in sorted(pick)]
+    cwq = {r["id"]: r for r in map(json.loads, open(data / "cwq" / "cwq_dev.jsonl", encoding="utf-8"))}
+    pick = set(random.Random(seed).sample(sorted(i for i in ids if i in cwq), n))
+    chosen = [r for i, r in cwq.items() if i in pick]
     gone = {a for r in chosen for a in r["answer"]} | {a for r in chosen for a in r.get("a_entity") or []}
     folder.mkdir(parents=True, exist_ok=True)
     questions = folder / "cwq_dev_unanswerable_questions.jsonl"
@@ -167,7 +169,7 @@ def main() -> None:
     ap.add_argument("--metaqa-dev", type=int, default=150, help="MetaQA dev questions per hop for fitting")
     ap.add_argument("--metaqa", type=int, default=300, help="MetaQA test questions per hop (report)")
     ap.add_argument("--webqsp-sample", type=int, default=500)
-    ap.add_argument("--cwq-sample", type=int, default=500)
+    ap.add_argument("--cwq-dev", type=int, default=None, help="CWQ dev questions for fitting (default: all)")
     ap.add_argument("--unanswerable", type=int, default=200)
     ap.add_argument("--keep-correct", type=float, default=0.95, help="share of correct dev answers the threshold keeps")
     ap.add_argument("--runs-dir", type=Path, default=None)
@@ -183,7 +185,8 @@ def main() -> None:
     tag = key.replace("/", "_")
     m = args.method
     # 1. dev runs
-    dev_cwq = labelled(run("cwq", m, runs / tag / "cwq-dev-all", args.webqsp_uri, options=options))
+    name = "cwq-dev-all" if args.cwq_dev is None else f"cwq-dev-sample{args.cwq_dev}"
+    dev_cwq = labelled(run("cwq", m, runs / tag / name, args.webqsp_uri, sample=args.cwq_dev, options=options))
     dev_mqa = []
     for hop in (1, 2, 3):
         dev_mqa += labelled(run(f"metaqa-{hop}hop", m, runs / tag / f"metaqa-{hop}hop-dev", args.metaqa_uri,
@@ -203,9 +206,7 @@ def main() -> None:
     summary: dict[str, Any] = {"threshold": round(final.threshold, 4), "calibrated_for": key}
     details: dict[str, Any] = {}
     # 3. report
-    cwq_sample = labelled(run("cwq", m, runs / tag / f"cwq-dev-sample{args.cwq_sample}", args.webqsp_uri,
-                              sample=args.cwq_sample, seed=0, options=options))
-    details["cwq-dev"] = figures(crossed, cwq_sample, "cwq-dev", summary)
+    details["cwq-dev"] = figures(crossed, dev_cwq, "cwq-dev", summary)
     details["metaqa-dev"] = figures(crossed, dev_mqa, "metaqa-dev", summary)
     wq = labelled(run("webqsp", m, runs / tag / f"webqsp-sample{args.webqsp_sample}", args.webqsp_uri,
                       sample=args.webqsp_sample, seed=0, options=options))
@@ -218,13 +219,14 @@ def main() -> None:
         mqa += rows
     details["metaqa"] = figures(lambda _q: final, mqa, "metaqa", summary)
     # 4. unanswerable
-    questions, graphs = unanswerable_files(args.unanswerable, 2, runs / "unanswerable-data")
+    questions, graphs = unanswerable_files([q for q, _, _ in dev_cwq], args.unanswerable, 2,
+                                           runs / "unanswerable-data")
     ensure_unanswerable(args.unanswerable_uri, graphs)
     gone = labelled_all(run(str(questions), m, runs / tag / "unanswerable", args.unanswerable_uri, options=options))
-    full = labelled(run(str(questions), m, runs / tag / "answerable", args.webqsp_uri, options=options))
+    asked = {q for q, _ in gone}
     abstain = [(not sig.get("answered")) or final.probability(sig) < final.threshold for _, sig in gone]
-    correct = [sig for _, sig, y in full if y == 1.0]
-    kept = [final.probability(sig) >= final.threshold for sig in correct]
+    correct = [(qid, sig) for qid, sig, y in dev_cwq if y == 1.0 and qid in asked]  # the full store's answers
+    kept = [crossed(qid).probability(sig) >= crossed(qid).threshold for qid, sig in correct]
     summary["unanswerable/abstain_rate"] = round(float(np.mean(abstain)), 4) if abstain else None
     summary["unanswerable/questions"] = len(gone)
     summary["answerable/kept_correct_rate"] = round(float(np.mean(kept)), 4) if kept else None

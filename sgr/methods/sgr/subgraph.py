@@ -26,6 +26,10 @@ Every schema path P ending on named nodes is scored (the paper names the three t
 The top ``beam`` schema paths are expanded further; the walks of the best ones, deduplicated and cut to
 ``top_n``, form G_q. The graph consistency of a walk is C(p, G_q) = exp(−(s* − s(p))/τ) with s* the best walk
 score of G_q and τ = ``consistency_temperature`` (0 outside G_q).
+
+With a learned path ranker (:mod:`sgr.methods.sgr.path_ranker`, ``path_ranker`` on) s(P) is its probability over
+the same terms; the ranker was fitted on dev runs without the model's schema stage, so when the model ordered R_q
+its order lifts a path as it does inside relevance: s(P) = (1 − α)·s_learned(P) + α·order(P).
 """
 
 from __future__ import annotations
@@ -403,8 +407,9 @@ class SubgraphBuilder:
                     "p_hops_gap": length_penalty(sp.hops, hop_dist) if hop_dist else 0.0,
                     "log_answers": math.log1p(len(sp.walks)), "ends_on_linked": float(bool(others & set(sp.walks))),
                     "described_end": float(bool(described & role_words)), "described_sim": described_sim}
-        if ranker is not None:
-            sp.score = ranker.score(sp.parts)
+        if ranker is not None:  # fitted without a model's order (dev runs had no schema stage): it lifts as in
+            learned = ranker.score(sp.parts)  # relevance, s = (1 − α)·s_learned + α·order(P)
+            sp.score = (1 - cfg.order_weight) * learned + cfg.order_weight * order if schema.ordered else learned
         else:
             sp.score = (cfg.w_rel * relevance + cfg.w_align * (align + named_end) + cfg.w_con * con
                         - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order))

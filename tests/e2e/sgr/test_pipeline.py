@@ -101,9 +101,12 @@ def test_compiled_method_needs_no_llm_and_evidence_cypher_redraws_it(webqsp_grap
     assert d["route"] == "direct" and d["answers"][0]["paths"] and d["detail"]["evidence_cypher"].startswith("UNWIND")
 
 
-def test_unknown_entity_is_one_clear_error(webqsp_graph):
-    with pytest.raises(EntityNotFound, match="--topic"):
-        ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled")
+def test_unknown_entity_abstains_or_is_one_clear_error(webqsp_graph):
+    res = ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled")  # not found: an outcome
+    assert res.abstained and not res.prediction.answers
+    assert any("no entity" in r for r in res.reasons), res.reasons
+    with pytest.raises(EntityNotFound, match="--topic"):  # told never to abstain: the error names the way out
+        ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled", min_confidence=0.0)
     pred = answerer(webqsp_graph, "sgr-compiled").answer(Question(id="x", text="what is qqq?", topic_entities=["qqq zzz"]))
     assert pred.error and not pred.answers
 
