@@ -43,10 +43,10 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 UTF8_BOM = "\ufeff"
 #: Longest line read (bytes): a RoG record of thousands of triples takes a few MB.
 MAX_LINE_BYTES = 64 * 2**20
-#: Most a gzip input may expand (decompressed bytes per compressed byte), checked from 4 MiB read on, every
+#: Most a gzip input may expand (decompressed bytes per compressed byte), checked from 1 MiB read on, every
 #: 4,096 lines and every MiB of an over-long line.
 MAX_GZIP_RATIO = 200
-_RATIO_CHECK_BYTES = 4 * 2**20
+_RATIO_CHECK_BYTES = 2**20
 #: Longest entity id, name or type (characters): 2,000 characters are at most 8,000 UTF-8 bytes, under the
 #: 8,167-byte key limit of Neo4j's range indexes on ``Entity.id`` and ``Entity.name``.
 MAX_NAME_CHARS = 2_000

@@ -102,6 +102,15 @@ def quote_identifier(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+#: Neo4j's codes for a transaction it stopped (its deadline passed) and for one over its memory limits.
+STOPPED_CODES = frozenset({"Neo.ClientError.Transaction.TransactionTimedOut",
+                           "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+                           "Neo.ClientError.Transaction.Terminated", "Neo.TransientError.Transaction.Terminated"})
+MEMORY_CODES = frozenset({"Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+                          "Neo.TransientError.General.TransactionMemoryLimit",
+                          "Neo.TransientError.General.TransactionOutOfMemoryError",
+                          "Neo.DatabaseError.General.OutOfMemoryError"})
+
 #: URI schemes of a Bolt server (sgr needs Bolt: READ sessions, transaction timeouts; not Neo4j's HTTP Query API).
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
@@ -272,6 +281,12 @@ class GraphStore:
                 raise self._rate_limited() from exc
             if not untrusted:
                 raise
+            if exc.code in STOPPED_CODES:
+                raise CypherError(f"Neo4j stopped the query: it ran past its timeout of {timeout:g} s: simplify the "
+                                  "query" if timeout is not None else "Neo4j stopped the query") from exc
+            if exc.code in MEMORY_CODES or "heap space" in str(exc.message or ""):
+                raise CypherError("Neo4j stopped the query: it needs more memory than the server gives one query "
+                                  f"({first_line(exc.message or str(exc))}): simplify the query") from exc
             raise CypherError(rejected + first_line(exc.message or str(exc))) from exc
         except DriverError as exc:  # the driver's own (a transaction already failed, a result consumed …)
             if not untrusted:
