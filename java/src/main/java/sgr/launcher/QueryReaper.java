@@ -1,12 +1,20 @@
 package sgr.launcher;
 
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.lang.management.MemoryUsage;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+
+import javax.management.NotificationEmitter;
+import javax.management.openmbean.CompositeData;
+
+import com.sun.management.GarbageCollectionNotificationInfo;
 
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.internal.kernel.api.connectioninfo.ClientConnectionInfo;
@@ -33,8 +41,9 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  *       mark has its Bolt worker thread stopped ({@link Thread#stop()}, which unwinds the evaluation and rolls the
  *       transaction back) and its Bolt connection closed (the stopped worker cannot answer, so the client learns
  *       it from the closed connection);</li>
- *   <li>when the old generation is still over {@code heapShare} of the heap after a garbage collection, the Bolt
- *       worker running Cypher that allocated the most since the last look is stopped the same way.</li>
+ *   <li>when the heap is still over {@code heapShare} full after a garbage collection (told by the collector's own
+ *       notification, at once), the Bolt worker running Cypher that allocated the most since the last look is
+ *       stopped the same way.</li>
  * </ul>
  * Only threads that serve a Bolt connection (a worker's name carries the connection id while it serves one) and
  * are inside Cypher's runtime at that moment are stopped; transactions without a deadline are left to run. Each
@@ -46,7 +55,7 @@ final class QueryReaper implements Runnable {
     private final NetworkConnectionTracker connections;
     private final long graceNanos;
     private final double heapShare;
-    private final MemoryPoolMXBean oldGen;
+    private final Set<String> heapPools = new HashSet<>();
     private final com.sun.management.ThreadMXBean threadBean;
     private final Map<Long, Long> stoppedAt = new HashMap<>();
     private final Map<Long, Long> allocated = new HashMap<>();
@@ -58,14 +67,11 @@ final class QueryReaper implements Runnable {
         this.connections = connections;
         this.graceNanos = graceMillis * 1_000_000L;
         this.heapShare = heapShare;
-        MemoryPoolMXBean old = null;
         for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
-            if (p.getType() == MemoryType.HEAP && p.isCollectionUsageThresholdSupported()
-                    && (old == null || p.getName().contains("Old") || p.getName().contains("Tenured"))) {
-                old = p;
+            if (p.getType() == MemoryType.HEAP) {
+                heapPools.add(p.getName());
             }
         }
-        this.oldGen = old;
         java.lang.management.ThreadMXBean tb = ManagementFactory.getThreadMXBean();
         this.threadBean = tb instanceof com.sun.management.ThreadMXBean t ? t : null;
     }
@@ -75,10 +81,38 @@ final class QueryReaper implements Runnable {
         var deps = ((GraphDatabaseAPI) db).getDependencyResolver();
         KernelTransactions txs = deps.resolveDependency(KernelTransactions.class);
         NetworkConnectionTracker conns = deps.resolveDependency(NetworkConnectionTracker.class);
-        Thread t = new Thread(new QueryReaper(txs, conns, graceMillis, heapShare), "sgr-query-reaper");
+        QueryReaper reaper = new QueryReaper(txs, conns, graceMillis, heapShare);
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            if (gc instanceof NotificationEmitter emitter) {
+                emitter.addNotificationListener((n, handback) -> {
+                    if (GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(n.getType())) {
+                        reaper.afterGc(GarbageCollectionNotificationInfo.from((CompositeData) n.getUserData()));
+                    }
+                }, null, null);
+            }
+        }
+        Thread t = new Thread(reaper, "sgr-query-reaper");
         t.setDaemon(true);
         t.setPriority(Thread.MAX_PRIORITY);
         t.start();
+    }
+
+    /** After each collection: the heap still over {@code heapShare} full means live data is growing past it. */
+    private void afterGc(GarbageCollectionNotificationInfo info) {
+        try {
+            long used = 0;
+            for (Map.Entry<String, MemoryUsage> e : info.getGcInfo().getMemoryUsageAfterGc().entrySet()) {
+                if (heapPools.contains(e.getKey())) {
+                    used += e.getValue().getUsed();
+                }
+            }
+            long max = Runtime.getRuntime().maxMemory();
+            if (used >= heapShare * max) {
+                guardHeap(used, max);
+            }
+        } catch (Throwable e) {  // never let the collector's notification thread die
+            System.out.println("SGR-NEO4J-WARNING query reaper: " + e);
+        }
     }
 
     @Override
@@ -87,7 +121,7 @@ final class QueryReaper implements Runnable {
             try {
                 Thread.sleep(TICK_MILLIS);
                 sweepDeadlines();
-                guardHeap();
+                sampleAllocations();
             } catch (InterruptedException e) {
                 return;
             } catch (Throwable e) {  // OutOfMemoryError included: the reaper keeps running
@@ -96,7 +130,7 @@ final class QueryReaper implements Runnable {
         }
     }
 
-    private void sweepDeadlines() {
+    private synchronized void sweepDeadlines() {
         long now = System.nanoTime();
         Map<Long, Long> still = new HashMap<>();
         for (KernelTransactionHandle h : transactions.activeTransactions()) {
@@ -131,9 +165,10 @@ final class QueryReaper implements Runnable {
         stoppedAt.putAll(still);
     }
 
-    private void guardHeap() {
-        if (oldGen == null || threadBean == null) {
-            return;
+    /** Remember what each Bolt worker running Cypher has allocated; the top allocator since the last look, or null. */
+    private synchronized Map.Entry<Thread, String> sampleAllocations() {
+        if (threadBean == null) {
+            return null;
         }
         Map<Long, Long> seen = new HashMap<>();
         Thread top = null;
@@ -147,7 +182,7 @@ final class QueryReaper implements Runnable {
             long id = e.getKey().getId();
             long bytes = threadBean.getThreadAllocatedBytes(id);
             seen.put(id, bytes);
-            long delta = bytes - allocated.getOrDefault(id, bytes);
+            long delta = bytes - allocated.getOrDefault(id, bytes);  // first seen: no delta yet
             if (delta > topDelta) {
                 top = e.getKey();
                 topConn = conn;
@@ -156,20 +191,26 @@ final class QueryReaper implements Runnable {
         }
         allocated.clear();
         allocated.putAll(seen);
-        MemoryUsage afterGc = oldGen.getCollectionUsage();
-        long max = Runtime.getRuntime().maxMemory();
+        return top == null ? null : Map.entry(top, topConn);
+    }
+
+    private synchronized void guardHeap(long used, long max) {
         long now = System.nanoTime();
-        if (top == null || afterGc == null || afterGc.getUsed() < heapShare * max || now - lastHeapStop < graceNanos) {
+        if (now - lastHeapStop < graceNanos) {
+            return;
+        }
+        Map.Entry<Thread, String> top = sampleAllocations();
+        if (top == null) {
             return;
         }
         for (KernelTransactionHandle h : transactions.activeTransactions()) {
-            if (topConn.equals(connectionOf(h))) {
+            if (top.getValue().equals(connectionOf(h))) {
                 h.markForTermination(Status.General.TransactionOutOfMemoryError);
             }
         }
         lastHeapStop = now;
-        reap(top, topConn, "the heap is " + (100 * afterGc.getUsed() / max) + "% full after a garbage collection "
-                + "and it allocated the most");
+        reap(top.getKey(), top.getValue(), "allocated the most while the heap stayed " + (100 * used / max)
+                + "% full after a garbage collection");
     }
 
     private static String connectionOf(KernelTransactionHandle h) {
