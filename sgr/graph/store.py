@@ -24,6 +24,7 @@ import hashlib
 import logging
 import math
 import re
+import threading
 import time
 import warnings
 from collections import OrderedDict
@@ -187,6 +188,7 @@ class GraphStore:
         self.query_seconds = 0.0
         self.query_count = 0
         self._plans_read: OrderedDict[str, None] = OrderedDict()
+        self._plans_lock = threading.Lock()
         auth = (user, password) if password else None
         check_uri(uri)
         try:
@@ -306,14 +308,16 @@ class GraphStore:
     def _plan_is_read(self, tx: neo4j.Transaction, cypher: str, params: Mapping[str, Any] | None) -> None:
         """Raise :class:`CypherError` unless Neo4j's EXPLAIN plan of ``cypher`` is a read (:func:`check_plan`);
         a query text once found to be a read is not explained again (its plan's operators depend on the text only)."""
-        if cypher in self._plans_read:
-            self._plans_read.move_to_end(cypher)
-            return
+        with self._plans_lock:  # workers share one store
+            if cypher in self._plans_read:
+                self._plans_read.move_to_end(cypher)
+                return
         summary = tx.run("EXPLAIN " + cypher, dict(params or {})).consume()
         check_plan(summary.query_type, summary.plan, self.database)
-        self._plans_read[cypher] = None
-        while len(self._plans_read) > PLAN_CACHE_SIZE:
-            self._plans_read.popitem(last=False)
+        with self._plans_lock:
+            self._plans_read[cypher] = None
+            while len(self._plans_read) > PLAN_CACHE_SIZE:
+                self._plans_read.popitem(last=False)
 
     def run_generated(self, cypher: str, params: Mapping[str, Any] | None = None,
                       timeout_s: float | None = None, row_cap: int | None = None) -> QueryResult:
@@ -352,7 +356,7 @@ class GraphStore:
         """
         check_read_query(check_utf8(cypher, "the query"))
         with self._query(untrusted=True), self._session(READ_ACCESS) as session:
-            with session.begin_transaction(timeout=self.query_timeout_s) as tx:
+            with session.begin_transaction(timeout=check_timeout(self.query_timeout_s)) as tx:
                 summary = tx.run("EXPLAIN " + cypher, dict(params or {})).consume()
         check_plan(summary.query_type, summary.plan, self.database)
         notes = []
