@@ -129,6 +129,7 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     """
     from sgr.methods.confidence import abstention, attach_confidence
 
+    text, topics = _question_inputs(text, topics)
     if not text or not text.strip():
         raise InputError("the question is empty: type a question, e.g. sgr ask \"what does jamaican people speak?\"")
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
@@ -137,7 +138,6 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     from sgr.methods.registry import create_method, method_options
     from sgr.methods.sgr.answerer import SGRAnswerer
 
-    text, topics = _question_inputs(text, topics)
     hops = _count(hops, "hops (--hops)", minimum=1)
     max_repairs = _count(max_repairs, "max_repairs (--max-repairs)", minimum=0)
     store.verify()
