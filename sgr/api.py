@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from sgr.core.config import neo4j_password_file
-from sgr.core.errors import EntityNotFound, InputError, SgrError
+from sgr.core.errors import ConfigError, EntityNotFound, InputError, SgrError
 from sgr.core.types import Prediction, Question
 from sgr.graph.server import NO_AUTH_WARNING
 from sgr.graph.store import GraphStore
@@ -177,7 +177,6 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
 def _question_inputs(text: Any, topics: Any) -> tuple[str, list[str]]:
     """The question and its topics as checked text: ``topics`` may be one name (``topics="Jamaica"``) or a list of
     names; every one must be a string of UTF-8 text (bytes that are not UTF-8 reach argv as lone surrogates)."""
-    from sgr.core.errors import ConfigError
     from sgr.core.text import check_utf8
 
     if not isinstance(text, str):
@@ -194,8 +193,6 @@ def _question_inputs(text: Any, topics: Any) -> tuple[str, list[str]]:
 
 def _count(value: Any, what: str, *, minimum: int) -> int:
     """``value`` as a whole number of at least ``minimum``; else ConfigError naming ``what``."""
-    from sgr.core.errors import ConfigError
-
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(f"{what} must be a whole number of at least {minimum}, got {value!r}")
     return value
