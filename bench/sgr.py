@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/sgr.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
         [--methods sgr,sgr-base,sgr-compiled,sgr-no-schema,cypher-only,llm-only] \
-        [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp,webqsp-all] [--sample 100 --webqsp-sample 150 --seed 0]
+        [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp,webqsp-all,cwq-dev,cwq-dev-all] \
+        [--sample 100 --webqsp-sample 150 --cwq-sample 500 --seed 0]
     .venv/bin/python bench/sgr.py --linking-only --webqsp-uri bolt://…
 
 Each (dataset, method) pair is one `sgr eval` run folder (:func:`sgr.evaluation.runner.run_eval`, resumable) under
@@ -24,9 +25,14 @@ voting paths are SCR's beam paths (``path_retriever=scr``, ``--scr-model FILE``:
 ``bench/scr.py``, trained on MetaQA dev); MetaQA only — SCR's WebQSP model trains on part of the slice's test
 questions.
 
-It also measures **entity linking** on the WebQSP slice: for every question, the entities linked from the text
-alone (no dataset topics) against the gold topic names (``q_entity``): accuracy = share of questions whose first
-linked entity is a gold topic entity, recall = share with some gold topic among the linked ones.
+``cwq-dev`` is a fixed sample (``--cwq-sample``, seed 0) of Complex WebQuestions' dev split and ``cwq-dev-all`` all
+1,180 of it, asked against the WebQSP store (which holds the CWQ dev graph beside the slice's); their summary adds
+``<ds>/<method>/<type>/hits1_strict`` for CWQ's four kinds (composition, conjunction, comparative, superlative).
+
+It also measures **entity linking** on WebQSP and CWQ dev (:func:`sgr.evaluation.linking.linking_accuracy`): every
+question linked from its text alone (no dataset topics) against the gold topic entities: ``linking/<dataset>/accuracy``
+= share whose first linked entity is a gold topic, ``linking/<dataset>/all_topics_found`` = share with every gold
+topic among the linked ones.
 
 Output: ``bench/results/sgr.json`` — ``summary`` keys ``<dataset>/<method>/<metric>`` (``hits1_strict``, ``hit``,
 ``f1``, ``p50_ms``, ``llm_calls_median``, ``prompt_tokens_median``, ``route_llm_share`` = share of answered questions
@@ -34,7 +40,7 @@ whose answers came from the model's own route (its Cypher, or a relation path it
 compiled, validated or voted; ``extra.route_source`` of each prediction), ``route_plan_share`` (… from a retrieved
 plan the model did not propose), ``collaborative_share``), ``<dataset>/ceiling``,
 ``webqsp/<method>/constraint_hits1_strict`` (strict Hits@1 on the questions whose schema carries a constraint,
-``constraint_questions`` of them), ``webqsp/linking/*``;
+``constraint_questions`` of them), ``linking/<dataset>/*``;
 ``details`` with each run's metrics and the route shares; ``paired`` (``--paired LABEL``): an unfinished run scored as
 it stands, every finished method on the same questions (keys ``<dataset>/paired_<label>/<method>/<metric>``, and
 ``<dataset>/paired_<label>/questions``); ``provenance`` (``bench/record.py``); ``bench/results/sgr.md`` as tables.

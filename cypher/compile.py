@@ -178,9 +178,9 @@ def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
     """Everything after ``WITH x, ns, rs`` (one row per walk: answer node, walk nodes, the walk's stored steps or
     null) for the constraints ``c``; each kept walk travels as ``[ns, rs]``."""
     out = "WITH collect({x: x, ns: ns, rs: rs, dn: [n IN ns WHERE n:CVT OR n = x]}) AS rows\n"
-    if c.second_id:
-        params["second"] = c.second_id
-        out += _soft([adjacent_condition("w.x", "_s:Entity {id: $second}")])
+    for i, other in enumerate(c.join_ids):  # the join: the answer meets each other linked entity (when some does)
+        params[f"join{i}"] = other
+        out += _soft([adjacent_condition("w.x", f"_s:Entity {{id: $join{i}}}")])
     if c.mention_text:
         params["mention"] = c.mention_text
         out += _soft([mention_condition("w.dn", "w.ns")])

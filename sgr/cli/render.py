@@ -144,6 +144,8 @@ def format_answer(result: "AskResult", max_answers: int = 5) -> list[str]:
                  else "")
         out.append(f"[bold yellow]Not found in the graph[/]{below}")
         out += [f"  • {e(r)}" for r in result.reasons]
+        if not pred.answers and pred.error:
+            out.append(f"[dim]{e(pred.error)}[/]")  # the linking error names the mentions and --topic
         if pred.answers:
             out.append("[dim]Best candidates (low confidence): "
                        + e(", ".join(a.text for a in pred.answers[:max_answers])) + "[/]")

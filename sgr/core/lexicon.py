@@ -45,6 +45,32 @@ TYPE = re.compile(r"\b(?:what|which)\s+(kind of |type of |sort of )?([a-z]+(?: [
 #: Words after "what/which" that are not a type ("what is …", "which of …").
 TYPE_STOP = frozenset({"is", "was", "are", "were", "does", "did", "do", "the", "a", "an", "has", "have", "had", "can",
                        "will", "would", "should", "kind", "type", "sort", "of"})
+#: A noun phrase that describes an entity the question does not name ("where did *the author* that published X grow
+#: up?"): composition's bridge, which the answer lies beyond — unless it is what the question asks for (ASKED).
+#: Checked on: CWQ dev (the path ranker's ``described_end`` term, ``bench/path_ranker.py``).
+DESCRIBED = re.compile(r"\bthe ([a-z]+)(?: [a-z]+)? (?:who|that|which|whose|whom|of|where|in which|with)\b", re.I)
+#: The noun a question asks for right after its wh-word and copula ("who is the author of …", "what was the capital
+#: of …"): there the described noun is the answer's kind, not a bridge.
+ASKED = re.compile(r"^\s*(?:who|what|which)(?:'s| is| was| are| were)? (?:the |a |an )?([a-z]+)", re.I)
+
+
+def singular(word: str) -> str:
+    """A crude singular for matching nouns (cities → city, films → film; short words as they are)."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def described_nouns(question: str) -> set[str]:
+    """The (singular) head nouns :data:`DESCRIBED` finds, minus the one :data:`ASKED` asks for."""
+    asked = ASKED.match(question)
+    skip = singular(asked.group(1)) if asked else None
+    return {singular(m.group(1)) for m in DESCRIBED.finditer(question)} - {skip}
+
+
 #: The question's generic type words → the word stored ``types`` carry (``who`` → person, ``where`` → location).
 GENERIC = {"person": "person", "place": "location"}
 #: Type words too general for the name test (they act through stored ``types`` only).

@@ -48,12 +48,17 @@ def test_ask_json_is_the_whole_trace(webqsp_graph, record, runner) -> None:
     assert {a["id"] for a in data["answers"]} <= node_ids(rows)
 
 
-def test_ask_prints_answers_paths_and_costs(webqsp_graph, record, runner) -> None:
+def test_ask_prints_the_answer_first_and_the_trace_on_request(webqsp_graph, record, runner) -> None:
     rec = record(RECORD)
     res = ask(runner, *question_args(rec))
     assert res.exit_code == 0, res.output
     for answer in rec["answer"]:
         assert answer in res.stdout
+    first = res.stdout.splitlines()[0]
+    assert any(answer in first for answer in rec["answer"]) or first.startswith("Not found in the graph")
+    assert "via " in res.stdout and "Cypher that answered" not in res.stdout and "--explain" in res.stdout
+    res = ask(runner, *question_args(rec), "--explain")
+    assert res.exit_code == 0, res.output
     assert "Cypher that answered" in res.stdout and "LLM: 0 calls" in res.stdout
 
 
@@ -106,8 +111,13 @@ def test_method_options_reach_the_method_and_unknown_keys_are_refused(webqsp_gra
     assert res.exit_code == ConfigError.exit_code and "KEY=VALUE" in res.output
 
 
-def test_an_unknown_entity_is_one_red_line(webqsp_graph, runner) -> None:
+def test_an_unknown_entity_is_not_found_in_the_graph(webqsp_graph, runner) -> None:
     res = ask(runner, "what does zzyzx qwv speak?", "--method", "sgr-compiled")
+    assert res.exit_code == 0, res.output  # abstaining is a normal outcome
+    assert res.stdout.startswith("Not found in the graph") and "no entity of the question" in res.stdout
+    assert "--topic" in res.stdout
+    # --min-confidence 0: never abstain, the old behaviour — one red line with EntityNotFound's exit code
+    res = ask(runner, "what does zzyzx qwv speak?", "--method", "sgr-compiled", "--min-confidence", "0")
     assert res.exit_code == EntityNotFound.exit_code
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "--topic" in lines[0]
@@ -139,3 +149,9 @@ def test_a_question_longer_than_the_context_is_one_line(webqsp_graph, local_llm_
     lines = res.output.strip().splitlines()
     assert res.exit_code == 5 and len(lines) == 1 and lines[0].startswith("error:"), res.output
     assert "context" in lines[0]
+
+
+def test_an_empty_question_is_refused_before_any_work(webqsp_graph, runner) -> None:
+    for text in ("", "   "):
+        res = ask(runner, text, "--method", "sgr-compiled")
+        assert res.exit_code == 2 and "empty" in res.output

@@ -51,5 +51,5 @@ def test_numbers_superlatives_and_their_measures():
     assert qc("who is the youngest child of ann").ordinal == "latest"  # a date ordinal, not a number
     c = qc("the largest city with over 2 million people")  # one measure per query: the superlative's
     assert (c.extreme, c.number, c.measure) == ("max", None, "area|population")
-    c = query_constraints([Constraint("comparison", "before", "before")], "who ruled before 1066", second_id="m.x")
-    assert (c.year, c.year_op, c.second_id) == (1066, "before", "m.x")
+    c = query_constraints([Constraint("comparison", "before", "before")], "who ruled before 1066", join_ids=["m.x"])
+    assert (c.year, c.year_op, c.join_ids) == (1066, "before", ("m.x",))

@@ -41,7 +41,7 @@ from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
 from sgr.methods.base import NoOptions, UsageMeter, accepts, llm_cache_option, parse_options
 from sgr.methods.confidence import attach_confidence
-from sgr.methods.sgr.constraints import (query_constraints, second_entity, settle_constraints, stores_types,
+from sgr.methods.sgr.constraints import (other_entities, query_constraints, settle_constraints, stores_types,
                                          voting_walks)
 from sgr.methods.sgr.config import FACTORY_OPTIONS, NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
@@ -367,8 +367,8 @@ class SGRAnswerer:
         cfg = self.config
         qc = None
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher; count is
-            second = second_entity([e.id for e in result.entities], seed)  # taken over validated answers
-            qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, second_id=second,
+            others = other_entities([e.id for e in result.entities], seed)  # taken over validated answers
+            qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, join_ids=others,
                                    mention=True)
         compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
                                        constraints=qc, inverses=self.inverses)

@@ -16,7 +16,8 @@
                     compared with N (:data:`UNITS`; "million" etc. scale N; no unit word: no condition)
     count           the answer is the number of distinct answers (not for "how many years/times/people …":
                     :data:`QUANTITIES` ask for a quantity the graph states)
-    second entity   a second linked entity the answer must touch (conjunctions), when the caller names one
+    second entity   the other linked entities the answer must each touch (conjunctions: a join), when the caller
+                    names them
     mention         (``mention=True``) a CVT of the walk touches a node the question names outside the linked
                     mentions: "who plays Timon's voice in The Lion King" → the performance of the character Timon
 
@@ -51,7 +52,7 @@ def stores_types(store: GraphStore) -> bool:
 
 
 def query_constraints(constraints: Sequence[Any], question: str = "", *, count: bool = True,
-                      second_id: str | None = None, second_name: str | None = None,
+                      join_ids: Sequence[str] = (), second_name: str | None = None,
                       mention: bool = False) -> QueryConstraints:
     """The conditions Cypher can apply for SGR's ``constraints`` (module docstring); ``count=False`` leaves the
     count out (it is applied after validation); ``mention``: a CVT of the walk should touch a node that ``question``
@@ -93,7 +94,7 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
         number = None  # one measure per query: the superlative's
     mention_text = mention_words(question) if mention and question.strip() else None
     return QueryConstraints(type_name=type_name, year=year, year_op=op, ordinal=ordinal, count=count and has_count,
-                            second_id=second_id, second_name=second_name, mention_text=mention_text,
+                            join_ids=tuple(join_ids), second_name=second_name, mention_text=mention_text,
                             measure=measure, number=number,
                             number_op=number_op, extreme=extreme)
 
@@ -119,9 +120,9 @@ def constrained_walks(store: GraphStore, walks: Sequence[tuple[str, Sequence[str
     return {tuple(ids) for r in store.run_generated(query.cypher, query.params).rows for ids in r["path_ids"]}
 
 
-def second_entity(linked: Sequence[str], seed: str) -> str | None:
-    """The linked entity a walk from ``seed`` should meet (C_q's second entity): the first other one, if any."""
-    return next((e for e in linked if e != seed), None)
+def other_entities(linked: Sequence[str], seed: str) -> tuple[str, ...]:
+    """The linked entities a walk from ``seed`` should meet (C_q's join: a conjunction's other entities)."""
+    return tuple(dict.fromkeys(e for e in linked if e != seed))
 
 
 def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequence[str],
@@ -133,7 +134,7 @@ def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequ
     kinds: list[str] = []
     for seed in dict.fromkeys(w[0] for w in walks):
         mine = {tuple(w) for w in walks if w[0] == seed}
-        qc = QueryConstraints(second_id=second_entity(linked, seed), mention_text=mention_text)
+        qc = QueryConstraints(join_ids=other_entities(linked, seed), mention_text=mention_text)
         met = constrained_walks(store, [(w[-1], list(w)) for w in mine], qc)
         if met is not None and met < mine:  # a strict subset: some walks met a condition
             kept |= met

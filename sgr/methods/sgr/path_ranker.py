@@ -13,7 +13,9 @@ question's paths), then w and b are scaled so that s(P) reads as the chance that
 φ (:data:`FEATURES`) holds the terms of :meth:`sgr.methods.sgr.subgraph.SubgraphBuilder` (relation scores: mean,
 first, last, weakest; cos(q, text(P)); the order of the model's relations; alignment with the other linked entities;
 an end named in the question; the type check), the path's shape (entity hops, CVT steps) and P(h(P) | q) of the hop
-model (:mod:`sgr.retrieval.hops`), the size of its answer set, and whether it ends on another linked entity. The
+model (:mod:`sgr.retrieval.hops`), the size of its answer set, whether it ends on another linked entity, and whether
+it ends on the kind of entity the question only describes (``described_end``/``described_sim``: "where did *the
+author* that published X grow up?" — composition's bridge, :func:`sgr.core.lexicon.described_nouns`). The
 target is whether the path reaches a gold answer. ``bench/path_ranker.py`` builds the examples from CWQ dev (on
 WebQSP train bases) and MetaQA dev, fits the weights (scikit-learn), checks them on held-out dev questions and
 writes ``sgr/assets/path_ranker.json``; without that file G_q keeps the hand-set sum.
@@ -32,7 +34,7 @@ ASSET = "path_ranker.json"
 #: φ(P, q), in order (module docstring).
 FEATURES = ("rel_mean", "rel_first", "rel_last", "rel_min", "path_sim", "order", "alignment", "named_end",
             "type_check", "hops1", "hops2", "hops3", "cvt_steps", "p_hops", "p_hops_gap", "log_answers",
-            "ends_on_linked")
+            "ends_on_linked", "described_end", "described_sim")
 
 #: s(P) = σ(w·φ + b): the path ranker is a :class:`~sgr.core.logistic.LogisticScorer` over :data:`FEATURES`
 PathRanker = LogisticScorer

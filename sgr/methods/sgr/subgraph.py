@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sgr.core.lexicon import described_nouns, singular
 from sgr.core.text import normalize as normalise
 from sgr.graph.inverses import NO_INVERSES, InverseRelations
 from sgr.methods.sgr.config import ExpansionConfig
@@ -257,6 +258,7 @@ class SubgraphBuilder:
         allowed = None
         other_entities = {s.id for s in seeds}
         qnorm = f" {normalise(schema.question)} "
+        described = described_nouns(schema.question)  # composition's bridge nouns ("the author that …")
         fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
@@ -310,14 +312,14 @@ class SubgraphBuilder:
                 rel_scores = self._relation_scores(schema, sorted({r for c in children for r, _ in c.steps}),
                                                    question, beta)
                 path_sims = self._path_similarities(children, qvec)
-                if cfg.schema_guided and any(c.kind == "type" and c.value for c in schema.constraints):
+                if cfg.schema_guided:
                     self._embed_missing([c.value for c in schema.constraints if c.kind == "type" and c.value]
-                                        + [end_role_text(*c.steps[-1]) for c in children])
+                                        + sorted(described) + [end_role_text(*c.steps[-1]) for c in children])
                 finished: list[tuple[_State, SchemaPath]] = []
                 for c, psim in zip(children, path_sims):
                     sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)
                     self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg,
-                                ranker, hop_dist)
+                                ranker, hop_dist, described)
                     c.score = sp.score
                     if not c.in_cvt:
                         finished.append((c, sp))
@@ -345,7 +347,8 @@ class SubgraphBuilder:
 
     def _score(self, sp: SchemaPath, schema: QuestionSchema, rel_scores: dict[str, float], path_sim: float,
                others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig,
-               ranker: PathRanker | None = None, hop_dist: dict[int, float] | None = None) -> None:
+               ranker: PathRanker | None = None, hop_dist: dict[int, float] | None = None,
+               described: set[str] | frozenset[str] = frozenset()) -> None:
         """s(P) of one schema path: the learned ranker over its terms (:mod:`sgr.methods.sgr.path_ranker`) when one is
         given, else the hand-set sum of the module docstring; ``sp.parts`` records every term either way."""
         rels = sp.relations
@@ -387,6 +390,9 @@ class SubgraphBuilder:
                     ok = any(c.value in (names.get(n) or "") for walks in sp.walks.values() for w in walks for n in w)
                     checks.append(1.0 if ok else 0.0)
         con = float(np.mean(checks)) if checks else 0.0
+        role = end_role_text(*sp.steps[-1])  # the path ends on an entity the question only describes: its bridge
+        role_words = {singular(w) for w in role.split()}
+        described_sim = max((max(0.0, float(self._vec(d) @ self._vec(role))) for d in described if role), default=0.0)
         p_hops = hop_dist.get(hop_class(sp.hops), 0.0) if hop_dist else 0.0
         sp.parts = {"relevance": relevance, "alignment": align + named_end, "constraints": con, "order": order,
                     "rel_mean": float(np.mean(scores)) if scores else 0.0, "rel_first": scores[0] if scores else 0.0,
@@ -395,7 +401,8 @@ class SubgraphBuilder:
                     "hops1": float(sp.hops <= 1), "hops2": float(sp.hops == 2), "hops3": float(sp.hops >= 3),
                     "cvt_steps": float(len(sp.steps) - sp.hops), "p_hops": p_hops,
                     "p_hops_gap": length_penalty(sp.hops, hop_dist) if hop_dist else 0.0,
-                    "log_answers": math.log1p(len(sp.walks)), "ends_on_linked": float(bool(others & set(sp.walks)))}
+                    "log_answers": math.log1p(len(sp.walks)), "ends_on_linked": float(bool(others & set(sp.walks))),
+                    "described_end": float(bool(described & role_words)), "described_sim": described_sim}
         if ranker is not None:
             sp.score = ranker.score(sp.parts)
         else:

@@ -66,7 +66,7 @@ def test_conjunction_answers_the_join_of_both_entities(films):
     text = "Which movie did Logan Lerman act in that was directed by Guy Barnes?"
     both = compiled(films).run(Question(id="j", text=text, topic_entities=["Logan Lerman", "Guy Barnes"]))
     assert both.prediction.answer_texts == ["Charlie"]
-    assert "$second" in both.compiled.cypher  # the join is in the compiled query, not a vote of two walks
+    assert "$join0" in both.compiled.cypher  # the join is in the compiled query, not a vote of two walks
     alone = compiled(films).run(Question(id="a", text=text, topic_entities=["Logan Lerman"]))
     assert alone.prediction.answer_texts[0] == "Alpha"
     other = compiled(films).run(Question(id="b", text=text, topic_entities=["Guy Barnes"]))

@@ -37,15 +37,18 @@ def _parts(**kw):
     return {f: kw.get(f, 0.0) for f in FEATURES}
 
 
-def test_path_ranker_learns_the_deciding_term_and_round_trips():  # noqa: D103
+def test_path_ranker_learns_the_deciding_term_and_round_trips():
+    """Each question's right path is the one whose hop count the question asks for (gap 0); relation scores are
+    noise: the listwise fit ranks by the gap, and its Platt-scaled scores read as probabilities."""
     rng = np.random.default_rng(0)
-    rows, labels = [], []
-    for _ in range(400):
-        gap = float(rng.uniform(0, 1))
-        rows.append(_parts(p_hops_gap=gap, rel_mean=float(rng.uniform(0, 1))))
-        labels.append(int(gap < 0.3))
-    r = train_path_ranker(rows, labels)
-    assert r.score(_parts(p_hops_gap=0.0, rel_mean=0.5)) > 0.8 > 0.2 > r.score(_parts(p_hops_gap=0.9, rel_mean=0.5))
+    groups, labels = [], []
+    for _ in range(150):
+        right = int(rng.integers(0, 4))
+        groups.append([_parts(p_hops_gap=0.0 if i == right else float(rng.uniform(0.3, 1.0)),
+                              rel_mean=float(rng.uniform(0, 1))) for i in range(4)])
+        labels.append([int(i == right) for i in range(4)])
+    r = train_path_ranker(groups, labels)
+    assert r.score(_parts(p_hops_gap=0.0, rel_mean=0.5)) > 0.6 > 0.2 > r.score(_parts(p_hops_gap=0.9, rel_mean=0.5))
     again = PathRanker.from_dict(r.to_dict(), FEATURES)
     assert again.score(_parts(p_hops_gap=0.1)) == pytest.approx(r.score(_parts(p_hops_gap=0.1)))
     bad = r.to_dict() | {"features": ["rel_mean"]}
