@@ -132,7 +132,9 @@ def _train_or_reuse(store: GraphStore, dataset: str, path: Path, cfg, limit: int
     trained = train_model(store, dataset, config=cfg, limit=limit, out=path, progress=show)
     import torch
 
-    blob = torch.load(path, map_location="cpu", weights_only=True)
+    from sgr.core.checkpoints import load_checkpoint
+
+    blob = load_checkpoint(path, what="relation model")
     blob["meta"]["limit"] = limit
     blob["meta"]["cosine_val"] = {str(k): v for k, v in trained.cosine_val.items()}
     blob["meta"]["history"] = [{"epoch": h.epoch, "loss": h.loss, "val": {str(k): v for k, v in h.val_rra.items()},

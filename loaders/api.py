@@ -35,11 +35,13 @@ from neo4j.exceptions import Neo4jError
 from loaders import bulk as bulk_load
 from loaders import ntriples, parallel, rog, triples
 from loaders.detect import detect_format
-from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file
+from loaders.records import (EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file,
+                             too_long)
 from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups, sort_parts
 from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, WriteStats, record_source, write_stream
 from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
 from sgr.core.files import sha256_file
+from sgr.core.text import check_utf8, visible
 from sgr.graph.store import GraphStore
 
 #: Default error budget: malformed lines tolerated in one run before it stops.
@@ -154,6 +156,10 @@ def collect(path: Path, fmt: str, reader: LineReader | None, spill: Spill, keep_
     n = 0
     for n, rec in enumerate(records, start=1):
         kind = type(rec)
+        if kind is not Skipped and kind is not Malformed:
+            why = too_long(rec)  # a stated maximum, checked before anything of the file is written
+            if why is not None:
+                rec, kind = Malformed(str(path), reader_lines(reader, n), why), Malformed
         if kind is Triple:
             add_triple(rec.head, rec.relation, rec.tail)
         elif kind is Name:
@@ -283,6 +289,7 @@ def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None =
     files = [Path(p).expanduser() for p in paths]
     for path in files:
         check_file(path)
+        check_utf8(str(path.resolve()), f"the file name {visible(path)}")  # recorded in (:Source {path}) as text
     formats = [detect_format(path, fmt) for path in files]
     store.verify()
     if bulk is None:

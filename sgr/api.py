@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from sgr.core.config import neo4j_password_file
-from sgr.core.errors import EntityNotFound, InputError, SgrError
+from sgr.core.errors import ConfigError, EntityNotFound, InputError, SgrError
 from sgr.core.types import Prediction, Question
 from sgr.graph.server import NO_AUTH_WARNING
 from sgr.graph.store import GraphStore
@@ -115,7 +115,8 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
         save: bool = False, html: Path | str | None = None, min_confidence: float | None = None) -> AskResult:
     """Answer one typed question with a method of :data:`sgr.methods.registry.METHODS` and return its trace.
 
-    ``topics`` are entity names or MIDs (default: linked from the text); ``options`` are the method's ``-o KEY=VALUE``
+    ``topics`` are entity names or MIDs, one as a string or several as a list (default: linked from the text);
+    ``hops`` at least 1, ``max_repairs`` at least 0; ``options`` are the method's ``-o KEY=VALUE``
     settings (an unknown key is a ConfigError naming the valid ones); ``llm`` replaces the configured chat model.
     With ``evidence`` the evidence subgraph is looked up and its Browser query / URL attached; ``save`` records it in
     the graph (``sgr evidence list``), ``html`` writes the offline page. Raises EntityNotFound (no topic entity in the
@@ -128,6 +129,7 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     """
     from sgr.methods.confidence import abstention, attach_confidence
 
+    text, topics = _question_inputs(text, topics)
     if not text or not text.strip():
         raise InputError("the question is empty: type a question, e.g. sgr ask \"what does jamaican people speak?\"")
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
@@ -136,6 +138,8 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     from sgr.methods.registry import create_method, method_options
     from sgr.methods.sgr.answerer import SGRAnswerer
 
+    hops = _count(hops, "hops (--hops)", minimum=1)
+    max_repairs = _count(max_repairs, "max_repairs (--max-repairs)", minimum=0)
     store.verify()
     accepted = method_options(method)  # hops and max_repairs go only to a method that declares them
     opts = {**{k: v for k, v in (("hops", hops), ("max_repairs", max_repairs)) if k in accepted}, **(options or {})}
@@ -168,6 +172,30 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
         result.evidence = inspect_prediction(store, question.text, result.prediction, method, save=save, html=html,
                                              topic_ids=result.topic_ids)
     return result
+
+
+def _question_inputs(text: Any, topics: Any) -> tuple[str, list[str]]:
+    """The question and its topics as checked text: ``topics`` may be one name (``topics="Jamaica"``) or a list of
+    names; every one must be a string of UTF-8 text (bytes that are not UTF-8 reach argv as lone surrogates)."""
+    from sgr.core.text import check_utf8
+
+    if not isinstance(text, str):
+        raise ConfigError(f"the question must be a string, got {type(text).__name__}")
+    if topics is None:
+        topics = []
+    elif isinstance(topics, str):
+        topics = [topics]
+    elif not isinstance(topics, (list, tuple)) or not all(isinstance(t, str) for t in topics):
+        raise ConfigError("topics must be a topic name or a list of names (strings), got "
+                          f"{type(topics).__name__}")
+    return check_utf8(text, "the question"), [check_utf8(t, "a topic (--topic)") for t in topics]
+
+
+def _count(value: Any, what: str, *, minimum: int) -> int:
+    """``value`` as a whole number of at least ``minimum``; else ConfigError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{what} must be a whole number of at least {minimum}, got {value!r}")
+    return value
 
 
 def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format: str | None = None,
@@ -220,7 +248,17 @@ def stats(*, store: GraphStore, top: int = 10) -> "GraphStats":
 
 def query(cypher: str, *, store: GraphStore, limit: int = 50, timeout: float = 30.0) -> "QueryResult":
     """Run read-only Cypher (``sgr query``): READ access, a server-side ``timeout`` in seconds, at most ``limit`` rows;
-    CypherError for anything but a read."""
+    CypherError for anything but a read; ConfigError for a ``limit`` below 1 or a ``timeout`` that is not a finite number
+    of seconds above 0 (``--limit 0`` showed 1,000 rows, ``--timeout 0`` meant 30 s, ``nan`` was a traceback)."""
+    from sgr.graph.store import MAX_TIMEOUT_S, check_timeout
+
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"limit (--limit) must be at least 1 row (got {limit!r})")
+    try:
+        check_timeout(timeout)
+    except ConfigError:
+        raise ConfigError(f"timeout (--timeout) must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:,.0f} "
+                          f"(got {timeout!r})") from None
     store.verify()
     return store.run_generated(cypher, timeout_s=timeout, row_cap=limit)
 

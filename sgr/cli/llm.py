@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from sgr.cli.app import group
-from sgr.cli.render import console
+from sgr.cli.render import console, plain, t
 
 
 def register(app: typer.Typer) -> None:
@@ -25,9 +25,9 @@ def register(app: typer.Typer) -> None:
         from sgr.api import describe_llm, serve_llm
 
         info = serve_llm(port=port, n_ctx=n_ctx, threads=threads, model=model)
-        console.print(f"local LLM is serving [bold]{info.model}[/] at [bold]{info.base_url}[/] "
+        console.print(f"local LLM is serving [bold]{t(info.model)}[/] at [bold]{t(info.base_url)}[/] "
                       f"(pid {info.pid}, log {info.log})")
-        console.print(describe_llm(info))
+        plain(describe_llm(info))
         console.print("sgr uses it whenever SGR_LLM_BASE_URL is unset; stop it with `sgr llm stop`")
 
     @llm_app.command("status")
@@ -41,8 +41,8 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
         info, answers, weights = status
         ready = "answering" if answers else "NOT answering"
-        console.print(f"running: {info.base_url} model {info.model} pid {info.pid} ({ready}) log {info.log}")
-        console.print(weights)
+        console.print(f"running: {t(info.base_url)} model {t(info.model)} pid {info.pid} ({ready}) log {t(info.log)}")
+        plain(weights)
 
     @llm_app.command("tune")
     def llm_tune(
@@ -73,11 +73,11 @@ def register(app: typer.Typer) -> None:
 
         prov = tune(dataset=dataset, split=split, webqsp=webqsp, webqsp_sample=webqsp_sample,
                     metaqa_per_hop=metaqa_per_hop, examples=examples, graph_version=graph_version, eval_n=eval_n,
-                    log=console.print, bundle=bundle, from_bundle=from_bundle, method=method, lora_rank=lora_rank,
+                    log=plain, bundle=bundle, from_bundle=from_bundle, method=method, lora_rank=lora_rank,
                     top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
                     val_fraction=val_fraction, patience=patience, device=device, threads=threads)
         if "weights" in prov:
-            console.print(f"serve it with: sgr llm serve --model tuned   (weights {prov['weights']})")
+            console.print(f"serve it with: sgr llm serve --model tuned   (weights {t(prov['weights'])})")
 
     @llm_app.command("stop")
     def llm_stop() -> None:

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from sgr.cli.app import group
-from sgr.cli.render import console
+from sgr.cli.render import console, t
 
 
 def register(app: typer.Typer) -> None:
@@ -29,13 +29,13 @@ def register(app: typer.Typer) -> None:
         if no_auth:
             console.print(f"[yellow]warning: {NO_AUTH_WARNING}[/]", soft_wrap=True)
         info = start_neo4j(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=not no_auth)
-        console.print(f"Neo4j is running: [bold]{info.uri}[/] (pid {info.pid}, store {info.home}, log {info.log})")
+        console.print(f"Neo4j is running: [bold]{t(info.uri)}[/] (pid {info.pid}, store {t(info.home)}, log {t(info.log)})")
         if info.auth:
-            console.print(f"user neo4j, password in {neo4j_password_file()} (sgr commands read it; NEO4J_PASSWORD "
+            console.print(f"user neo4j, password in {t(neo4j_password_file())} (sgr commands read it; NEO4J_PASSWORD "
                           "overrides)", soft_wrap=True)
         if browser:
-            console.print(f"Neo4j Browser: [bold]{serve_browser(info)}[/]", soft_wrap=True)
-        console.print(f"Use it from other shells with: export NEO4J_URI={info.uri}")
+            console.print(f"Neo4j Browser: [bold]{t(serve_browser(info))}[/]", soft_wrap=True)
+        console.print(f"Use it from other shells with: export NEO4J_URI={t(info.uri)}")
 
     @neo4j_app.command("stop")
     def neo4j_stop() -> None:
@@ -53,5 +53,5 @@ def register(app: typer.Typer) -> None:
         if info is None:
             console.print("Neo4j is not running (start it with `sgr neo4j start`)")
             raise typer.Exit(1)
-        console.print(f"running: {info.uri} pid {info.pid} store {info.home} log {info.log}"
+        console.print(f"running: {t(info.uri)} pid {info.pid} store {t(info.home)} log {t(info.log)}"
                       + (f" browser {info.browser_url}" if info.browser_url else ""), soft_wrap=True)

@@ -20,6 +20,7 @@ Neo4j store and its pid/log files, the local LLM server's state, caches of embed
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TypeVar
 
@@ -85,19 +86,28 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` as a folder only its owner can enter (mode 0700), created if missing: the embedded Neo4j's store,
+    its password hash and the caches of model calls under it are no other local user's to read."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        st = path.stat()
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.chmod(path, 0o700)
+    except OSError:
+        pass
+    return path
+
+
 def sgr_home() -> Path:
-    """The folder for sgr's state and caches (``SGR_HOME``, default ``~/.sgr``), created if missing."""
-    home = (read_settings(PathSettings).home or Path.home() / ".sgr").expanduser()
-    home.mkdir(parents=True, exist_ok=True)
-    return home
+    """The folder for sgr's state and caches (``SGR_HOME``, default ``~/.sgr``), created if missing, private (0700)."""
+    return private_dir((read_settings(PathSettings).home or Path.home() / ".sgr").expanduser())
 
 
 def cache_dir(name: str) -> Path:
-    """A named cache folder under ``SGR_CACHE_DIR`` (default ``SGR_HOME/cache``), created if missing."""
+    """A named cache folder under ``SGR_CACHE_DIR`` (default ``SGR_HOME/cache``), created if missing, private."""
     root = read_settings(PathSettings).cache_dir
-    path = (root.expanduser() if root else sgr_home() / "cache") / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return private_dir((root.expanduser() if root else sgr_home() / "cache") / name)
 
 
 def java_dir() -> Path:

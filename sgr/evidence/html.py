@@ -133,8 +133,13 @@ _JS = """
 
 
 def _json_for_script(obj: Any) -> str:
-    """JSON safe inside ``<script>``: no ``</`` sequence, no HTML comment openers."""
-    return json.dumps(obj, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    """JSON safe inside ``<script>`` and still JSON: every ``<`` (``</script``, ``<!--``), ``>`` and ``&`` written as
+    a ``\\u`` escape, which only a string can hold, so the text parses back to ``obj``; U+2028/U+2029 too (line
+    breaks to older JavaScript)."""
+    text = json.dumps(obj, ensure_ascii=False)
+    for ch in "<>&\u2028\u2029":
+        text = text.replace(ch, f"\\u{ord(ch):04x}")
+    return text
 
 
 def render_html(question_text: str, prediction: Prediction, graph: EvidenceGraph,

@@ -5,7 +5,8 @@
   (``sgr.api.ask``, the docs' configuration reference) ask the registry instead of guessing from a method's name.
 - :func:`parse_options` turns those options into the method's one typed config dataclass, once: an
   unknown key or a value of the wrong type is a :class:`~sgr.core.errors.ConfigError` that lists the
-  valid keys, so a typo never runs with a default.
+  valid keys, so a typo never runs with a default; a negative whole number (``-o beam=-1``) or a float that
+  is not finite (``nan``, ``inf``) is refused the same way.
 - :class:`UsageMeter` measures one question for every method alike: LLM calls and tokens (billed and
   cached apart, from :class:`sgr.llm.client.LLM`'s counters), stage timers, Neo4j query count and time.
 """
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import types
 import typing
@@ -92,11 +94,17 @@ def _coerce(value: Any, hint: Any, key: str, method: str) -> Any:
         if hint is int:
             if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError
-            return int(value)
+            number = int(value)
+            if number < 0:  # every whole-number option counts something (a beam, hops, rounds, a cap)
+                raise ConfigError(f"{method}: option {key}={value!r} must not be negative")
+            return number
         if hint is float:
             if isinstance(value, bool):
                 raise ValueError
-            return float(value)
+            real = float(value)
+            if not math.isfinite(real):
+                raise ConfigError(f"{method}: option {key}={value!r} must be a finite number")
+            return real
         if hint is str:
             return str(value)
         if origin in (tuple, list):

@@ -278,3 +278,76 @@ def test_error_budget_stops_with_the_first_bad_line_on_one_line():
     assert f"first: {FIX / 'triples_bad.txt'}:2:" in msg and "\n" not in msg
     batch, rep = parse_file(FIX / "triples_bad.txt", "triples", error_budget=4)
     assert rep.malformed_count == 4 and len(batch.triples) == 2
+
+
+# -- stated maximums (issue 42 item 7) -------------------------------------------------------------
+def _gzip_stream(path: Path, block: bytes, total: int, head: bytes = b"", tail: bytes = b"") -> None:
+    """``head`` + ``block`` repeated to ``total`` bytes + ``tail``, gzip-compressed (written in pieces)."""
+    with gzip.open(path, "wb", compresslevel=9) as gz:
+        gz.write(head)
+        for _ in range(total // len(block)):
+            gz.write(block)
+        gz.write(tail)
+
+
+def test_a_line_over_the_limit_is_one_malformed_line_read_in_bounded_memory(tmp_path, monkeypatch):
+    import resource
+
+    from loaders import records
+
+    monkeypatch.setattr(records, "MAX_LINE_BYTES", 4 * 2**20)
+    path = tmp_path / "long.txt"
+    path.write_bytes(b"a|r|b\n" + b"x" * (40 * 2**20) + b"|r|c\nd|r|e\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    recs = list(triples.parse(path))
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert [type(r) for r in recs] == [Triple, Malformed, Triple]
+    assert recs[1].line == 2 and "longer than 4,194,304 bytes" in recs[1].reason
+    assert grown_mb < 30  # the 40 MB line was never held whole
+
+
+@pytest.mark.parametrize("what", ["one endless line", "newlines"])
+def test_a_gzip_bomb_is_refused(tmp_path, what):
+    path = tmp_path / "bomb.txt.gz"
+    block = b"x" * 2**20 if what == "one endless line" else b"\n" * 2**20
+    _gzip_stream(path, block, 96 * 2**20, head=b"a|r|b\n")
+    assert path.stat().st_size < 2 * 2**20
+    with pytest.raises(InputError, match="decompression bomb") as err:
+        list(triples.parse(path))
+    assert "\n" not in str(err.value)
+
+
+def test_ordinary_gzip_text_is_not_a_bomb(tmp_path):
+    path = tmp_path / "kb.txt.gz"
+    lines = b"".join(f"Movie {i}|directed_by|Director {i % 977}\n".encode() for i in range(600_000))
+    with gzip.open(path, "wb") as gz:
+        gz.write(lines)
+    assert sum(1 for r in triples.parse(path) if isinstance(r, Triple)) == 600_000
+
+
+@pytest.mark.parametrize("line,field", [
+    ("a|" + "r" * 70_000 + "|b", "relation"), ("h" * 2_001 + "|r|t", "head"), ("h|r|" + "t" * 5_000, "tail")])
+def test_names_over_their_limit_are_malformed_before_anything_is_written(tmp_path, line, field):
+    path = tmp_path / "t.txt"
+    path.write_text(f"a|r|b\n{line}\nc|r|d\n")
+    parsed, rep = parse_file(path, "triples", error_budget=5)
+    assert rep.malformed_count == 1 and f"the {field} is" in rep.malformed[0] and ":2:" in rep.malformed[0]
+    assert parsed.triples == {("a", "r", "b"), ("c", "r", "d")}
+
+
+def test_ntriples_long_name_and_property_key_are_malformed(tmp_path):
+    path = tmp_path / "x.nt"
+    path.write_text(f'<{NS}m.1> <{NS}type.object.name> "{"n" * 3000}"@en .\n'
+                    f'<{NS}m.1> <{NS}{"k" * 1500}> "v" .\n'
+                    f'<{NS}m.1> <{NS}location.location.contains> <{NS}m.2> .\n')
+    parsed, rep = parse_file(path, "ntriples", error_budget=5)
+    assert rep.malformed_count == 2 and len(parsed.triples) == 1
+
+
+def test_rog_graph_entry_as_an_object_is_not_a_triple(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": "q", "graph": [{"head": "a", "relation": "r", "tail": "b"}, ["c", "r", "d"]]})
+                    + "\n" + json.dumps({"id": "q2", "graph": {"a": 1, "b": 2, "c": 3}}) + "\n")
+    recs = kinds(rog.parse(path))
+    assert [(t.head, t.relation, t.tail) for t in recs[Triple]] == [("c", "r", "d")]
+    assert len(recs[Malformed]) == 2
