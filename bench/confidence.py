@@ -11,12 +11,13 @@
 3. **Report**: CWQ dev and MetaQA dev from the dev runs, cross-fitted; WebQSP (``--webqsp-sample`` of the test set:
    report only) and MetaQA test (``--metaqa`` per hop), scored with the fitted calibrator from their stored
    signals.
-4. **Unanswerable**: ``--unanswerable`` of the dev run's CWQ questions (seed 2) asked against a store loaded with the WebQSP slice
-   and CWQ dev graphs *without* any triple that touches one of those questions' gold answers (built from the dev data
-   here, loaded into ``--unanswerable-uri``, which must be empty or hold only this set); the right output is "not
-   found in the graph". ``unanswerable/abstain_rate`` = share that abstain at the default threshold (or give no
-   answer); ``answerable/kept_correct_rate`` = of the same questions answered correctly on the full store (their dev
-   run predictions), the share the threshold keeps, each scored by the calibrator fitted without its half.
+4. **Unanswerable**: ``--unanswerable`` CWQ dev questions of a pool of 200 (seed 2), asked against a store loaded
+   with the WebQSP slice and CWQ dev graphs *without* any triple that touches a gold answer of the pool (built from
+   the dev data here, loaded into ``--unanswerable-uri``, which must be empty or hold only this set); the right output
+   is "not found in the graph". ``unanswerable/abstain_rate`` = share that abstain at the default threshold (or give
+   no answer); ``answerable/kept_correct_rate`` = of the same questions answered correctly on the full store (the dev
+   run's predictions, each scored by the calibrator fitted without its half; a run of their own when the dev run
+   lacks some), the share the threshold keeps.
 
     python bench/confidence.py --webqsp-uri bolt://… --metaqa-uri bolt://… --unanswerable-uri bolt://…
 
@@ -88,8 +89,9 @@ def labelled(preds: dict[str, dict]) -> list[tuple[str, dict[str, float], float]
 
 
 def group(qid: str) -> str:
-    """The unit a split keeps together: a CWQ question's WebQSP base, else the question."""
-    return qid.split("_")[0] if "_" in qid else qid
+    """The unit a split keeps together: a CWQ question's WebQSP base (``WebQTrn-12_…``), else the question (MetaQA's
+    ``1hop_dev:26`` is one question, not its hop)."""
+    return qid.split("_")[0] if qid.startswith("WebQ") else qid
 
 
 def halves(rows: list, seed: int = 0) -> tuple[list, list]:
@@ -124,17 +126,21 @@ def figures(cal_of, rows: list, prefix: str, summary: dict[str, float]) -> dict[
     return cs.as_dict()
 
 
-def unanswerable_files(ids: list[str], n: int, seed: int, folder: Path) -> tuple[Path, list[Path]]:
-    """``n`` of the CWQ dev questions ``ids`` (a dataset file) and the two graph files without their answers'
-    triples."""
+#: The unanswerable set: these many CWQ dev questions (seed 2); the store holds no triple touching their answers,
+#: whichever ``--unanswerable`` of them a run asks (so runs of several methods share one store)
+UNANSWERABLE_POOL = 200
+
+
+def unanswerable_files(n: int, folder: Path) -> tuple[Path, list[Path]]:
+    """The first ``n`` questions of the unanswerable pool (a dataset file) and the two graph files without any
+    triple touching an answer of the pool."""
     data = shared_data_dir()
-    cwq = {r["id"]: r for r in map(json.loads, open(data / "cwq" / "cwq_dev.jsonl", encoding="utf-8"))}
-    pick = set(random.Random(seed).sample(sorted(i for i in ids if i in cwq), n))
-    chosen = [r for i, r in cwq.items() if i in pick]
-    gone = {a for r in chosen for a in r["answer"]} | {a for r in chosen for a in r.get("a_entity") or []}
+    cwq = [json.loads(line) for line in open(data / "cwq" / "cwq_dev.jsonl", encoding="utf-8")]
+    pool = [cwq[i] for i in random.Random(2).sample(range(len(cwq)), UNANSWERABLE_POOL)]
+    gone = {a for r in pool for a in r["answer"]} | {a for r in pool for a in r.get("a_entity") or []}
     folder.mkdir(parents=True, exist_ok=True)
-    questions = folder / "cwq_dev_unanswerable_questions.jsonl"
-    questions.write_text("".join(json.dumps({**r, "graph": []}) + "\n" for r in chosen), encoding="utf-8")
+    questions = folder / f"cwq_dev_unanswerable_questions_{n}.jsonl"
+    questions.write_text("".join(json.dumps({**r, "graph": []}) + "\n" for r in pool[:n]), encoding="utf-8")
     graphs = []
     for src in (data / "webqsp" / "webqsp_mini.jsonl", data / "cwq" / "cwq_dev.jsonl"):
         out = folder / f"{src.stem}_without_answers.jsonl"
@@ -219,18 +225,21 @@ def main() -> None:
         mqa += rows
     details["metaqa"] = figures(lambda _q: final, mqa, "metaqa", summary)
     # 4. unanswerable
-    questions, graphs = unanswerable_files([q for q, _, _ in dev_cwq], args.unanswerable, 2,
-                                           runs / "unanswerable-data")
+    questions, graphs = unanswerable_files(args.unanswerable, runs / "unanswerable-data")
     ensure_unanswerable(args.unanswerable_uri, graphs)
     gone = labelled_all(run(str(questions), m, runs / tag / "unanswerable", args.unanswerable_uri, options=options))
     asked = {q for q, _ in gone}
+    # the same questions on the full store: the dev run's predictions (cross-fitted), a run of their own otherwise
+    full = [(q, s, y, crossed(q)) for q, s, y in dev_cwq if q in asked]
+    if len(full) < len(asked):
+        full = [(q, s, y, final) for q, s, y in labelled(run(str(questions), m, runs / tag / "answerable",
+                                                             args.webqsp_uri, options=options))]
     abstain = [(not sig.get("answered")) or final.probability(sig) < final.threshold for _, sig in gone]
-    correct = [(qid, sig) for qid, sig, y in dev_cwq if y == 1.0 and qid in asked]  # the full store's answers
-    kept = [crossed(qid).probability(sig) >= crossed(qid).threshold for qid, sig in correct]
+    kept = [cal.probability(sig) >= cal.threshold for _, sig, y, cal in full if y == 1.0]
     summary["unanswerable/abstain_rate"] = round(float(np.mean(abstain)), 4) if abstain else None
     summary["unanswerable/questions"] = len(gone)
     summary["answerable/kept_correct_rate"] = round(float(np.mean(kept)), 4) if kept else None
-    summary["answerable/correct"] = len(correct)
+    summary["answerable/correct"] = len(kept)
     if not args.no_write_model:
         save_calibrators({key: final})
         print(f"wrote the calibrator {key}")

@@ -114,7 +114,6 @@ COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger 
                         r"younger than|before|after|since|until|over|under|at least|at most)\b", re.I)
 #: Count cues (C_q kind ``count``).
 COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.I)
-HOW_MANY = re.compile(r"\bhow many ([a-z]+)", re.I)
 #: "the largest/fewest number of X" ranks answers by a quantity: a superlative, not a count of the answers
 #: (CWQ dev: "which school … has the largest number of undergraduates?" answered "1").
 RANKED_NUMBER = re.compile(r"\b(largest|smallest|highest|lowest|greatest|biggest|fewest|most|least|maximum|minimum)"
@@ -134,9 +133,6 @@ NUMBER = re.compile(r"\b(" + "|".join(NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[
 #: A number the question states ("a surface area of 46.3", "an ISO numeric greater than 132") outside entity names
 #: and years: a literal the answer must match, which sgr reports as unchecked when no condition can test it.
 NUMBER_LITERAL = re.compile(r"(?<![\w.,-])-?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)(?!\.\d)")
-#: The word after "how many" when the question asks for a quantity the graph states (a duration, a frequency, a
-#: measure), not for the number of its answers. Checked on: CWQ dev (rule ``quantities``).
-QUANTITIES = frozenset({"years", "months", "weeks", "days", "hours", "minutes", "seconds", "times", *UNITS})
 
 # ----------------------------------------------------------------------------------------------------------------------
 # Freebase schema

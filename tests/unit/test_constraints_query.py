@@ -17,9 +17,6 @@ def test_rules_become_conditions():
     assert qc("where did he live before 2001").year_op == "before" and qc("where did he live").type_name == "location"
     assert qc("how many countries border france").count
     assert not qc("how many countries border france", count=False).count
-    for q in ("after how many years are the olympic games held?", "how many people live in china?",
-              "how many times did he win?"):  # a quantity the graph states, not the number of answers
-        assert not qc(q).count, q
     assert qc("when did he die").empty  # the time type has no condition
     assert qc("who is the latest president").ordinal == "latest"
     for q in ("who is the governor of ohio now?", "who is the leader of north korea today?",

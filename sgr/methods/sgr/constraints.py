@@ -14,8 +14,7 @@
                     that measure on the answer (:data:`SUPERLATIVES`)
     number          more than/over/at least/less than/under N <unit> → the answer's number of the unit's measure
                     compared with N (:data:`UNITS`; "million" etc. scale N; no unit word: no condition)
-    count           the answer is the number of distinct answers (not for "how many years/times/people …":
-                    :data:`QUANTITIES` ask for a quantity the graph states)
+    count           the answer is the number of distinct answers
     second entity   the other linked entities the answer must each touch (conjunctions: a join), when the caller
                     names them
     mention         (``mention=True``) a CVT of the walk touches a node the question names outside the linked
@@ -39,8 +38,8 @@ from typing import Any
 
 from cypher.compile import compile_checkable, compile_walk_filter
 from cypher.conditions import QueryConstraints, mention_words
-from sgr.core.lexicon import (AFTER, BEFORE, EARLIEST, GENERIC, HOW_MANY, LATEST, NUMBER, NUMBER_LITERAL,
-                              NUMBER_OPS, POPULOUS, QUANTITIES, SCALE, SUPERLATIVES, UNITS, YEAR)
+from sgr.core.lexicon import (AFTER, BEFORE, EARLIEST, GENERIC, LATEST, NUMBER, NUMBER_LITERAL,
+                              NUMBER_OPS, POPULOUS, SCALE, SUPERLATIVES, UNITS, YEAR)
 from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
@@ -78,9 +77,6 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
             has_count = True
         elif c.kind == "ordinal" and extreme is None and value in SUPERLATIVES:
             extreme, measure = SUPERLATIVES[value]
-    quantity = HOW_MANY.search(question)
-    if quantity and quantity.group(1).lower() in QUANTITIES:
-        has_count = False
     if op != "in" and year is None and qyear:
         year = int(qyear.group(1))
     if year is None:
