@@ -4,10 +4,11 @@
    all 1,180; seed 0) and ``--metaqa-dev`` MetaQA dev questions per hop (seed 1), through ``sgr eval`` (resumable,
    LLM calls cached). Each prediction stores its signals (``extra.confidence.signals``), so fitting needs no second
    pass.
-2. **Fit**: the calibrator of (method, model) on those dev predictions — logistic weights on one half, the isotonic
-   map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct answers) on the
-   other, halves split by CWQ base question — written to ``sgr/assets/calibration.json``. The dev figures are
-   cross-fitted (each half scored by a calibrator fitted on the other), so they are not in-sample.
+2. **Fit**: the calibrator of (method, model) on those dev predictions and the unanswerable set's (step 4: dev
+   questions whose answers were taken out of the graph, so any answer there is wrong) — logistic weights on one
+   half, the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
+   answers) on the other, halves split by CWQ base question — written to ``sgr/assets/calibration.json``. The dev
+   figures are cross-fitted (each half scored by a calibrator fitted on the other), so they are not in-sample.
 3. **Report**: CWQ dev and MetaQA dev from the dev runs, cross-fitted; WebQSP (``--webqsp-sample`` of the test set:
    report only) and MetaQA test (``--metaqa`` per hop), scored with the fitted calibrator from their stored
    signals.
@@ -197,10 +198,16 @@ def main() -> None:
     for hop in (1, 2, 3):
         dev_mqa += labelled(run(f"metaqa-{hop}hop", m, runs / tag / f"metaqa-{hop}hop-dev", args.metaqa_uri,
                                 split="dev", sample=args.metaqa_dev, seed=1, options=options))
-    dev = dev_cwq + dev_mqa
+    # the unanswerable set, dev data built here: its questions on a store without their answers, where any answer
+    # is wrong by construction (label 0); it is fitted on cross-wise like the rest, with its question's base
+    questions, graphs = unanswerable_files(args.unanswerable, runs / "unanswerable-data")
+    ensure_unanswerable(args.unanswerable_uri, graphs)
+    gone = labelled_all(run(str(questions), m, runs / tag / "unanswerable", args.unanswerable_uri, options=options))
+    dev = dev_cwq + dev_mqa + [(q, sig, 0.0) for q, sig in gone if sig.get("answered")]
     # 2. fit (and cross-fit for the dev figures)
     prov = {"fitted_by": "python bench/confidence.py", "method": m, "model": model,
-            "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa)}, "keep_correct": args.keep_correct}
+            "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "cwq-dev-unanswerable": len(dev)
+                     - len(dev_cwq) - len(dev_mqa)}, "keep_correct": args.keep_correct}
     final = fit(dev, args.keep_correct, prov)
     a, b = halves(dev, seed=1)
     cal_a, cal_b = fit(a, args.keep_correct, prov), fit(b, args.keep_correct, prov)
@@ -224,17 +231,14 @@ def main() -> None:
         details[f"metaqa-{hop}hop"] = figures(lambda _q: final, rows, f"metaqa-{hop}hop", summary)
         mqa += rows
     details["metaqa"] = figures(lambda _q: final, mqa, "metaqa", summary)
-    # 4. unanswerable
-    questions, graphs = unanswerable_files(args.unanswerable, runs / "unanswerable-data")
-    ensure_unanswerable(args.unanswerable_uri, graphs)
-    gone = labelled_all(run(str(questions), m, runs / tag / "unanswerable", args.unanswerable_uri, options=options))
+    # 4. unanswerable (each question scored by the calibrator fitted without its half)
     asked = {q for q, _ in gone}
     # the same questions on the full store: the dev run's predictions (cross-fitted), a run of their own otherwise
     full = [(q, s, y, crossed(q)) for q, s, y in dev_cwq if q in asked]
     if len(full) < len(asked):
         full = [(q, s, y, final) for q, s, y in labelled(run(str(questions), m, runs / tag / "answerable",
                                                              args.webqsp_uri, options=options))]
-    abstain = [(not sig.get("answered")) or final.probability(sig) < final.threshold for _, sig in gone]
+    abstain = [(not sig.get("answered")) or crossed(q).probability(sig) < crossed(q).threshold for q, sig in gone]
     kept = [cal.probability(sig) >= cal.threshold for _, sig, y, cal in full if y == 1.0]
     summary["unanswerable/abstain_rate"] = round(float(np.mean(abstain)), 4) if abstain else None
     summary["unanswerable/questions"] = len(gone)

@@ -2,7 +2,9 @@
 
 A method's score beside an answer (a vote support of 2.19, a v of 0.707) is not a probability. Each prediction
 carries *signals* — numbers the method already computed: for SGR the top candidate's v, δ and γ, the route and who
-carried it, the vote's margin, G_q's best path score and its lead over the next one, the path's length, how the topic
+carried it, the vote's margin, G_q's best path score and its lead over the next one, how well that path matches the
+question (the cosine of its relation text with the question, its relations' mean and last scores, the type check:
+where the graph lacks the answer, the best path left is a poorer match), the path's length, how the topic
 was linked, whether a constraint could not be checked, whether a second round relaxed the question
 (:meth:`sgr.methods.sgr.trace.SGRResult.signals`); for other methods the answer scores' margin and the path length
 (:func:`generic_signals`). A :class:`Calibrator` maps them to P(top answer correct):
@@ -41,7 +43,8 @@ ASSET = "calibration.json"
 SIGNALS = ("answered", "top_score", "score_margin", "log_answers", "path_length", "v_top", "delta_top",
            "gamma_top", "valid_any", "route_direct", "route_collaborative", "source_model", "source_plan",
            "source_compiled", "source_graph", "vote_share", "vote_margin", "gq_top", "gq_margin", "rho_top",
-           "link_given", "link_score", "unchecked", "relaxed")
+           "link_given", "link_score", "unchecked", "relaxed", "gq_path_sim", "gq_rel_mean", "gq_rel_last",
+           "gq_type_check")
 #: the reasons an abstention names
 REASONS = {
     "no_entity": "no entity of the question was found in the graph",
@@ -52,7 +55,8 @@ REASONS = {
 }
 #: the signals behind each reason: a reason is named when its signals pulled the confidence down
 REASON_SIGNALS = {
-    "no_path": ("gq_top", "gq_margin", "path_length", "rho_top", "top_score", "score_margin"),
+    "no_path": ("gq_top", "gq_margin", "path_length", "rho_top", "top_score", "score_margin", "gq_path_sim",
+                "gq_rel_mean", "gq_rel_last", "gq_type_check"),
     "not_valid": ("valid_any", "v_top", "delta_top", "gamma_top", "route_direct", "route_collaborative"),
     "unchecked": ("unchecked", "relaxed"),
     "linking": ("link_given", "link_score"),

@@ -79,13 +79,15 @@ class SGRResult:
     def signals(self) -> dict[str, float]:
         """The numbers :mod:`sgr.methods.confidence` calibrates (its module docstring): the top answer's candidate
         (v, δ, γ), whether any candidate was valid, the route and who carried it, the vote's share and margin, G_q's
-        best path score and its lead, the model's best ρ, the linking, unchecked constraints, a relaxed round."""
+        best path score and its lead, the model's best ρ, the linking, unchecked constraints, a relaxed round, and how
+        well G_q's best path matches the question (its terms ``path_sim``, ``rel_mean``, ``rel_last``, ``type_check``)."""
         pred, d = self.prediction, self.decision
         top = d.answers[0] if d is not None and d.answers else None
         cand = max((self.candidates[i] for i in top.candidates), key=lambda c: c.v, default=None) if top else None
         tally = [a.score for a in d.tally] if d is not None else []
         total = sum(tally)
         gq = [sp.score for sp in self.subgraph.schema_paths[:2]] if self.subgraph is not None else []
+        best = self.subgraph.schema_paths[0].parts if self.subgraph is not None and self.subgraph.schema_paths else {}
         rhos = [p.rho for p in (self.schema.model_paths if self.schema else []) if p.rho == p.rho]
         source = (d.route_source if d is not None else None) or ""
         first = self.entities[0] if self.entities else None
@@ -105,6 +107,7 @@ class SGRResult:
             "link_score": float(first.score) if first else 0.0,
             "unchecked": float(min(3, len(pred.extra.get("constraints_unchecked") or []))),
             "relaxed": float(len(self.rounds) > 1),
+            **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
         }
 
     def decision_record(self) -> dict[str, Any]:
