@@ -2,7 +2,8 @@
 
 1. **Dev runs** of the method (default ``sgr`` with the served model): ``--cwq-dev`` CWQ dev questions (default
    all 1,180; seed 0) and ``--metaqa-dev`` MetaQA dev questions per hop (seed 1), through ``sgr eval`` (resumable,
-   LLM calls cached). Each prediction stores its signals (``extra.confidence.signals``), so fitting needs no second
+   LLM calls cached). Every run links the question from its text (``given_topics=false``), as ``sgr ask`` does
+   without ``--topic``, so the linking signals mean at fitting what they mean when a user asks. Each prediction stores its signals (``extra.confidence.signals``), so fitting needs no second
    pass.
 2. **Fit**: the calibrator of (method, model) on those dev predictions and the unanswerable set's (step 4: dev
    questions whose answers were taken out of the graph, so any answer there is wrong) — logistic weights on one
@@ -186,6 +187,10 @@ def main() -> None:
     args = ap.parse_args()
 
     options = dict(o.split("=", 1) for o in args.option)
+    from sgr.methods.registry import method_options
+
+    if "given_topics" in method_options(args.method):  # link from the text, as `sgr ask` without --topic does
+        options.setdefault("given_topics", "false")
     runs = args.runs_dir or sgr_home() / "bench-runs" / "confidence"
     model = model_name(args.method)
     key = calibration_key(args.method, model)

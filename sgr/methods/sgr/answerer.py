@@ -224,7 +224,7 @@ class SGRAnswerer:
         """Given topics, bracketed mentions or question spans (ties broken by relation similarity); when nothing
         links and the model may be asked, the model names the mentions. Raises EntityNotFound."""
         cfg = self.config
-        topics = list(question.topic_entities) or list(question.topic_mids)
+        topics = (list(question.topic_entities) or list(question.topic_mids)) if cfg.given_topics else []
         global_scores = {r.name: r.score for r in self.retriever.retrieve(question.text, 50)}
         mentions = bracket_mentions(question.text)
         entities = self.linker.link_question(question.text, mentions, topics=topics, relation_scores=global_scores)

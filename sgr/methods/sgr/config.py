@@ -108,6 +108,9 @@ class SGRConfig(ExpansionConfig):
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),
       ``scr_checkpoint = ""`` (default: the latest ``sgr scr train`` run or ``SGR_SCR_CHECKPOINT``).
+    * ``given_topics = True`` — link the question's given topic entities (a dataset's, ``--topic``) when it has
+      them; off, link from the text alone, as ``sgr ask`` without ``--topic`` does (``bench/confidence.py``
+      calibrates so: a calibrator fitted on given topics reads every linked-from-text answer as suspect).
     * stage switches set by the variants: ``use_llm_schema``, ``use_llm_cypher``, ``use_subgraph``,
       ``validate_answers``, ``collaborative``, ``compiled_fallback``.
     """
@@ -127,6 +130,7 @@ class SGRConfig(ExpansionConfig):
     integrate: bool = False
     prior_confidence: float = 0.5
     max_repairs: int = 2
+    given_topics: bool = True
     cypher_max_tokens: int = 90
     max_verify_calls: int = 0
     lazy_verification: bool = True
