@@ -114,3 +114,7 @@ def test_topic_is_the_mention_with_the_questions_relations_not_the_more_frequent
     res = compiled(clean_store).run(Question(id="l", text="what currency does japan use?"))
     assert res.entities[0].id == "Japan" and res.entities[0].mention.lower() == "japan"
     assert res.prediction.answer_texts == ["Japanese yen"]
+    # given_topics off: a dataset's topic is ignored and the question is linked from its text, as `sgr ask` does
+    told = Question(id="g", text="what currency does japan use?", topic_entities=["Kiribati"])
+    assert compiled(clean_store).run(told).entities[0].id == "Kiribati"
+    assert compiled(clean_store, given_topics=False).run(told).entities[0].id == "Japan"
