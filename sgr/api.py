@@ -349,6 +349,34 @@ def start_neo4j(*, port: int | None = None, data_dir: Path | None = None, heap: 
     return server.start(port=port, data_dir=data_dir, heap=heap, pagecache=pagecache, auth=auth)
 
 
+def warm_up(info: "ServerInfo") -> Path | None:
+    """Ask one question of the graph in a detached process, so that the user's first question does not pay for
+    Neo4j's cold plans and caches (measured with ``sgr-compiled``: 3.4 s for the first question after start, 1.5 s
+    after one warm-up question, 0.4–0.7 s warm). The question names an entity of the graph (``what is <name>?``);
+    its output goes to ``$SGR_HOME/neo4j/warmup.log``, which is returned. None when the store holds no named
+    entity (nothing to warm)."""
+    import os
+    import subprocess
+    import sys
+
+    try:
+        with GraphStore(info.uri) as store:
+            rows = store.read("MATCH (e:Entity) WHERE e.name IS NOT NULL AND NOT e:CVT RETURN e.name AS name LIMIT 1")
+    except SgrError:  # a server that does not answer this read has nothing to warm; the start itself succeeded
+        return None
+    if not rows:
+        return None
+    log = Path(info.log).parent / "warmup.log"
+    cmd = [sys.executable, "-c", "from cli import app; app()", "ask", f"what is {rows[0]['name']}?", "--method",
+           "sgr-compiled", "--min-confidence", "0"]
+    cwd = Path(__file__).resolve().parent.parent  # where cli.py lives (an editable install, or this checkout)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, like the rest of the server's state
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         env={**os.environ, "NEO4J_URI": info.uri}, start_new_session=True)
+    return log
+
+
 def serve_browser(info: "ServerInfo") -> str:
     """Serve Neo4j Browser on 127.0.0.1 for the running server ``info``; returns its URL."""
     from sgr.graph import browser

@@ -22,9 +22,12 @@ def register(app: typer.Typer) -> None:
         pagecache: str = typer.Option("512m", help="Neo4j page cache, e.g. 1g"),
         browser: bool = typer.Option(False, "--browser", help="also serve Neo4j Browser on 127.0.0.1"),
         no_auth: bool = typer.Option(False, "--no-auth", help="turn authentication off (not recommended)"),
+        warm: bool = typer.Option(True, "--warm-up/--no-warm-up",
+                                  help="ask one question of the loaded graph in the background, so that your first "
+                                       "question does not pay for Neo4j's cold caches"),
     ) -> None:
         """Start Neo4j (builds the launcher with Maven on first use) and wait until Bolt answers."""
-        from sgr.api import NO_AUTH_WARNING, neo4j_password_file, serve_browser, start_neo4j
+        from sgr.api import NO_AUTH_WARNING, neo4j_password_file, serve_browser, start_neo4j, warm_up
 
         if no_auth:
             console.print(f"[yellow]warning: {NO_AUTH_WARNING}[/]", soft_wrap=True)
@@ -36,6 +39,10 @@ def register(app: typer.Typer) -> None:
         if browser:
             console.print(f"Neo4j Browser: [bold]{t(serve_browser(info))}[/]", soft_wrap=True)
         console.print(f"Use it from other shells with: export NEO4J_URI={t(info.uri)}")
+        log = warm_up(info) if warm else None
+        if log is not None:
+            console.print(f"warming up with one question of the graph in the background (log {t(log)})",
+                          soft_wrap=True)
 
     @neo4j_app.command("stop")
     def neo4j_stop() -> None:
