@@ -350,9 +350,8 @@ def start_neo4j(*, port: int | None = None, data_dir: Path | None = None, heap: 
 
 
 def warm_up(info: "ServerInfo") -> Path | None:
-    """Ask one question of the graph in a detached process, so that the user's first question does not pay for
-    Neo4j's cold plans and caches (measured with ``sgr-compiled``: 3.4 s for the first question after start, 1.5 s
-    after one warm-up question, 0.4–0.7 s warm). The question names an entity of the graph (``what is <name>?``);
+    """Ask one question of the graph in a detached process, so that the user's first question does not pay for most
+    of Neo4j's cold plans and caches. The question names an entity of the graph (``what is <name>?``);
     its output goes to ``$SGR_HOME/neo4j/warmup.log``, which is returned. None when the store holds no named
     entity (nothing to warm)."""
     import os
