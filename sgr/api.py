@@ -351,7 +351,8 @@ def start_neo4j(*, port: int | None = None, data_dir: Path | None = None, heap: 
 
 def warm_up(info: "ServerInfo") -> Path | None:
     """Ask one question of the graph in a detached process, so that the user's first question does not pay for most
-    of Neo4j's cold plans and caches. The question names an entity of the graph (``what is <name>?``);
+    of Neo4j's cold plans and caches. The question names an entity of the graph (``what is <name>?``, the most
+    connected of the first thousand, so that the question walks relations and CVTs as a user's does);
     its output goes to ``$SGR_HOME/neo4j/warmup.log``, which is returned. None when the store holds no named
     entity (nothing to warm)."""
     import os
@@ -360,7 +361,8 @@ def warm_up(info: "ServerInfo") -> Path | None:
 
     try:
         with GraphStore(info.uri) as store:
-            rows = store.read("MATCH (e:Entity) WHERE e.name IS NOT NULL AND NOT e:CVT RETURN e.name AS name LIMIT 1")
+            rows = store.read("MATCH (e:Entity) WHERE e.name IS NOT NULL AND NOT e:CVT WITH e LIMIT 1000 "
+                              "RETURN e.name AS name ORDER BY COUNT { (e)--() } DESC LIMIT 1")
     except SgrError:  # a server that does not answer this read has nothing to warm; the start itself succeeded
         return None
     if not rows:
