@@ -33,16 +33,12 @@ else:
     sys.path.insert(0, str(ROOT))
 
 
-def jobs(metaqa: int, webqsp: int, metaqa_uri: str, webqsp_uri: str) -> list[tuple[str, str, int | None, int]]:
-    """(dataset, store, sample, hops) in the order they run."""
+def jobs(metaqa: int, webqsp: int, metaqa_uri: str, webqsp_uri: str,
+         cwq: str) -> list[tuple[str, str, int | None, int]]:
+    """(dataset, store, sample, hops) in the order they run; CWQ dev by its path ``cwq`` (an earlier tree may not
+    know the dataset's name)."""
     out = [(f"metaqa-{k}hop", metaqa_uri, metaqa, h) for k in (1, 2, 3) for h in dict.fromkeys((k, 2))]
-    return out + [("webqsp", webqsp_uri, webqsp, 2), (cwq_file(), webqsp_uri, None, 2)]
-
-
-def cwq_file() -> str:
-    """CWQ dev by path (an earlier tree may not know the dataset's name)."""
-    shared = os.environ.get("SGR_SHARED_DATA") or str(ROOT.parent / "shared" / "data")
-    return str(Path(shared) / "cwq" / "cwq_dev.jsonl")
+    return out + [("webqsp", webqsp_uri, webqsp, 2), (cwq, webqsp_uri, None, 2)]
 
 
 def answer(out: Path, todo: list[tuple[str, str, int | None, int]]) -> None:
@@ -86,13 +82,15 @@ def main() -> None:
     ap.add_argument("--metaqa", type=int, default=100)
     ap.add_argument("--webqsp", type=int, default=500)
     ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--cwq-file", help=argparse.SUPPRESS)  # the worker's: CWQ dev as this tree found it
     ap.add_argument("--out", type=Path, default=RESULTS / "before_after.json")
     args = ap.parse_args()
-    todo = jobs(args.metaqa, args.webqsp, args.metaqa_uri, args.webqsp_uri)
     if args.worker:
-        answer(args.worker, todo)
+        answer(args.worker, jobs(args.metaqa, args.webqsp, args.metaqa_uri, args.webqsp_uri, args.cwq_file))
         return
-    from sgr.core.config import cache_dir
+    from sgr.core.config import cache_dir, shared_data_dir
+
+    cwq_file = str(shared_data_dir() / "cwq" / "cwq_dev.jsonl")
 
     files, commits = {}, {}
     for tree in ("before", "after"):
@@ -102,20 +100,20 @@ def main() -> None:
                                        capture_output=True, text=True).stdout.strip()
         cmd = [sys.executable, str(Path(__file__).resolve()), "--before", str(args.before), "--metaqa-uri",
                args.metaqa_uri, "--webqsp-uri", args.webqsp_uri, "--metaqa", str(args.metaqa), "--webqsp",
-               str(args.webqsp), "--worker", str(files[tree])]
+               str(args.webqsp), "--worker", str(files[tree]), "--cwq-file", cwq_file]
         subprocess.run(cmd, check=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
     before, after = read(files["before"]), read(files["after"])
     summary: dict[str, float] = {}
     for key in before:
         ids = sorted(set(before[key]) & set(after.get(key, {})))
-        label = f"{'cwq-dev' if key[0] == cwq_file() else key[0]}@{key[1]}"
+        label = f"{'cwq-dev' if key[0] == cwq_file else key[0]}@{key[1]}"
         b, a = before[key], after[key]
         summary |= {f"{label}/before": round(sum(b[i] for i in ids) / max(1, len(ids)), 4),
                     f"{label}/after": round(sum(a[i] for i in ids) / max(1, len(ids)), 4),
                     f"{label}/gained": sum(a[i] > b[i] for i in ids), f"{label}/lost": sum(a[i] < b[i] for i in ids),
                     f"{label}/questions": len(ids)}
-    kinds = {r["id"]: r["type"] for r in map(json.loads, open(cwq_file(), encoding="utf-8"))}
-    cwq = (cwq_file(), 2)
+    kinds = {r["id"]: r["type"] for r in map(json.loads, open(cwq_file, encoding="utf-8"))}
+    cwq = (cwq_file, 2)
     for kind in sorted(set(kinds.values())):  # CWQ dev per question type
         ids = [i for i in before.get(cwq, {}) if kinds.get(i) == kind and i in after.get(cwq, {})]
         for tree, got in (("before", before), ("after", after)):

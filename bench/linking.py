@@ -19,18 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dev_questions import DevItem, cwq_dev, extract_cached  # noqa: E402
 from record import RESULTS, write_result  # noqa: E402
-from sgr.core.config import cache_dir  # noqa: E402
 from sgr.core.logistic import load_scorer  # noqa: E402
-from sgr.core.types import Question  # noqa: E402
-from sgr.datasets import load_dataset, read_metaqa, shared_data_dir  # noqa: E402
+from sgr.datasets import load_dataset  # noqa: E402
 from sgr.evaluation.linking import linking_accuracy  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.retrieval import mentions  # noqa: E402
@@ -38,29 +37,12 @@ from sgr.retrieval.entities import EntityLinker  # noqa: E402
 from sgr.retrieval.relations import sgr_retriever  # noqa: E402
 
 
-def cwq() -> list[tuple[Question, bool]]:
-    out = []
-    for line in open(shared_data_dir() / "cwq" / "cwq_dev.jsonl", encoding="utf-8"):
-        r = json.loads(line)
-        out.append((Question(id=r["id"], text=r["question"], topic_entities=list(r["q_entity"])),
-                    r["id"].split("_")[0].startswith("WebQTest")))
-    return out
-
-
-def metaqa(n_train: int, n_held: int, seed: int) -> list[tuple[Question, bool]]:
-    out = []
-    for hop in (1, 2, 3):
-        qs = read_metaqa(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv")
-        out += [(q, i >= n_train) for i, q in enumerate(random.Random(seed + hop).sample(qs, n_train + n_held))]
-    return out
-
-
-def candidates(store: GraphStore, items: list[tuple[Question, bool]], label: str) -> list[dict]:
+def candidates(store: GraphStore, items: Sequence[DevItem], label: str) -> list[dict]:
     """Each question's candidates with features and labels (the relation evidence from SGR's default retriever)."""
     retriever = sgr_retriever(store, None) or sgr_retriever(store, "cosine")
-    gold_ids = EntityLinker(store).resolve({t for q, _ in items for t in q.topic_entities})
+    gold_ids = EntityLinker(store).resolve({t for q, _, _ in items for t in q.topic_entities})
     rows = []
-    for n, (q, held) in enumerate(items, 1):
+    for n, (q, _kind, held) in enumerate(items, 1):
         gold = {i for t in q.topic_entities for i in gold_ids.get(t, [])}
         text = q.text.replace("[", "").replace("]", "")
         if not gold:
@@ -101,18 +83,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "linking.json")
     args = ap.parse_args()
 
-    rows = []
-    for part, uri, items in (("cwq-dev", os.environ.get("NEO4J_URI"), cwq),
-                             ("metaqa-dev", args.metaqa_uri,
-                              lambda: metaqa(args.metaqa_train, args.metaqa_heldout, args.seed))):
-        cache = cache_dir("bench") / f"linking_{part}.json"  # one file per store: a failure loses one part
-        if args.reuse and cache.is_file():
-            rows += json.loads(cache.read_text())
-            continue
-        with (GraphStore(uri) if uri else GraphStore.from_settings()) as store:
-            got = candidates(store, items(), part)
-        cache.write_text(json.dumps(got))
-        rows += got
+    rows = extract_cached("linking", candidates, cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
+                          n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse)
     train = [r for r in rows if not r["heldout"]]
     x, y, w = [], [], []
     for r in train:
@@ -141,10 +113,9 @@ def main() -> None:
     if args.webqsp_sample:  # report only: the shipped scorer, end to end through the linker
         qs = load_dataset("webqsp", sample=args.webqsp_sample, seed=args.seed).questions
         with GraphStore.from_settings() as store:
-            res = linking_accuracy(store, qs, sgr_retriever(store, None) or sgr_retriever(store, "cosine"),
-                                   max_misses=0)
-            cwq_res = linking_accuracy(store, [q for q, _ in cwq()], sgr_retriever(store, None)
-                                       or sgr_retriever(store, "cosine"))
+            retriever = sgr_retriever(store, None) or sgr_retriever(store, "cosine")
+            res = linking_accuracy(store, qs, retriever, max_misses=0)
+            cwq_res = linking_accuracy(store, [q for q, _, _ in cwq_dev()], retriever)
         summary["linking/webqsp/accuracy"] = round(res.accuracy, 4)
         summary["linking/webqsp/questions"] = res.questions
         summary["linking/cwq-dev/accuracy_end_to_end"] = round(cwq_res.accuracy, 4)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,11 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from dev_questions import DevItem, extract_cached  # noqa: E402
 from record import RESULTS, write_result  # noqa: E402
-from sgr.core.config import cache_dir  # noqa: E402
 from sgr.core.errors import EntityNotFound  # noqa: E402
-from sgr.core.types import Prediction, Question  # noqa: E402
-from sgr.datasets import read_metaqa, shared_data_dir  # noqa: E402
+from sgr.core.types import Prediction  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.base import MethodContext  # noqa: E402
 from sgr.methods.registry import create_method  # noqa: E402
@@ -43,26 +42,7 @@ from sgr.methods.sgr.trace import SGRResult  # noqa: E402
 from sgr.retrieval.entities import EntityLinker  # noqa: E402
 
 
-def cwq_questions() -> list[tuple[Question, str, bool]]:
-    """(question, its CWQ type, held out?) for every CWQ dev question."""
-    out = []
-    for line in open(shared_data_dir() / "cwq" / "cwq_dev.jsonl", encoding="utf-8"):
-        r = json.loads(line)
-        q = Question(id=r["id"], text=r["question"], topic_entities=list(r["q_entity"]), answers=list(r["answer"]))
-        out.append((q, r["type"], r["id"].split("_")[0].startswith("WebQTest")))
-    return out
-
-
-def metaqa_questions(n_train: int, n_held: int, seed: int) -> list[tuple[Question, str, bool]]:
-    out = []
-    for hop in (1, 2, 3):
-        qs = read_metaqa(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv")
-        pick = random.Random(seed + hop).sample(qs, n_train + n_held)
-        out += [(q, f"metaqa-{hop}hop", i >= n_train) for i, q in enumerate(pick)]
-    return out
-
-
-def extract(store: GraphStore, items: list[tuple[Question, str, bool]], label: str) -> list[dict]:
+def extract(store: GraphStore, items: Sequence[DevItem], label: str) -> list[dict]:
     """Each question's schema paths (terms, hand-set score, whether they reach a gold answer)."""
     answerer = create_method("sgr-compiled", MethodContext(store=store, options={"path_ranker": False}))
     gold_ids = EntityLinker(store).resolve({a for q, _, _ in items for a in q.answers})
@@ -106,18 +86,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "path_ranker.json")
     args = ap.parse_args()
 
-    rows = []
-    for part, uri, items in (("cwq-dev", os.environ.get("NEO4J_URI"), cwq_questions),
-                             ("metaqa-dev", args.metaqa_uri,
-                              lambda: metaqa_questions(args.metaqa_train, args.metaqa_heldout, args.seed))):
-        cache = cache_dir("bench") / f"path_ranker_{part}.json"  # one file per store: a failure loses one part
-        if args.reuse and cache.is_file():
-            rows += json.loads(cache.read_text())
-            continue
-        with (GraphStore(uri) if uri else GraphStore.from_settings()) as store:
-            got = extract(store, items(), part)
-        cache.write_text(json.dumps(got))
-        rows += got
+    rows = extract_cached("path_ranker", extract, cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
+                          n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse)
     train = [r for r in rows if not r["heldout"]]
     held = [r for r in rows if r["heldout"]]
     groups = [[p["parts"] for p in r["paths"]] for r in train]
