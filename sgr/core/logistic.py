@@ -2,9 +2,9 @@
 
     p = σ(w · z + b),   z_i = (x_i − mean_i) / scale_i
 
-The path ranker (:mod:`sgr.methods.sgr.path_ranker`), the topic scorer (:mod:`sgr.retrieval.mentions`) and the
-confidence calibrator (:mod:`sgr.methods.confidence`) are each one of these with their own feature names, fitted by a
-``bench/`` script on dev data and shipped as JSON under ``sgr/assets/`` with their provenance. A file whose feature
+The topic scorer (:mod:`sgr.retrieval.mentions`) and the confidence calibrator (:mod:`sgr.methods.confidence`) are
+each one of these with their own feature names, fitted by a ``bench/`` script on dev data and shipped as JSON under
+``sgr/assets/`` with their provenance (the path ranker has a hidden layer: :mod:`sgr.core.mlp`). A file whose feature
 names are not the code's is refused (a stale asset must be refitted, not misread).
 """
 

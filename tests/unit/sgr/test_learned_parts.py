@@ -47,13 +47,41 @@ def test_path_ranker_learns_the_deciding_term_and_round_trips():
         groups.append([_parts(p_hops_gap=0.0 if i == right else float(rng.uniform(0.3, 1.0)),
                               rel_mean=float(rng.uniform(0, 1))) for i in range(4)])
         labels.append([int(i == right) for i in range(4)])
-    r = train_path_ranker(groups, labels)
+    r = train_path_ranker(groups, labels, hidden=8, epochs=20, seeds=(0, 1))
     assert r.score(_parts(p_hops_gap=0.0, rel_mean=0.5)) > 0.6 > 0.2 > r.score(_parts(p_hops_gap=0.9, rel_mean=0.5))
     again = PathRanker.from_dict(r.to_dict(), FEATURES)
     assert again.score(_parts(p_hops_gap=0.1)) == pytest.approx(r.score(_parts(p_hops_gap=0.1)))
     bad = r.to_dict() | {"features": ["rel_mean"]}
     with pytest.raises(ValueError, match="not this version"):
         PathRanker.from_dict(bad, FEATURES)
+    with pytest.raises(ValueError, match="refit"):  # a linear ranker's file (no hidden layer) is refused
+        PathRanker.from_dict({k: v for k, v in r.to_dict().items() if k != "kind"}, FEATURES)
+
+
+def test_path_ranker_learns_a_term_whose_meaning_depends_on_the_question_shape():
+    """A relation that matches the question well is right when the hop prior reads one hop (a lookup) and the trap
+    when it reads two (the composition's bridge is the right path): no single weight on rel_mean ranks both, the
+    hidden layer does (and the linear listwise fit cannot)."""
+    from sgr.core.logistic import fit_listwise
+
+    rng = np.random.default_rng(1)
+    groups, labels = [], []
+    for n in range(200):
+        one_hop = n % 2 == 0
+        rels = rng.uniform(0, 1, size=3)
+        right = int(rels.argmax() if one_hop else rels.argmin())
+        groups.append([_parts(rel_mean=float(x), p_hops=1.0 if one_hop else 0.0) for x in rels])
+        labels.append([int(i == right) for i in range(3)])
+    r = train_path_ranker(groups, labels, hidden=8, epochs=40, seeds=(0,))
+    lin = fit_listwise(FEATURES, groups, labels)
+
+    def acc(scorer) -> float:
+        return float(np.mean([max(range(3), key=lambda i: scorer.score(g[i])) == ys.index(1)
+                              for g, ys in zip(groups, labels)]))
+
+    assert acc(r) > 0.9 and acc(lin) < 0.7
+    assert r.score(_parts(rel_mean=0.9, p_hops=1.0)) > r.score(_parts(rel_mean=0.1, p_hops=1.0))
+    assert r.score(_parts(rel_mean=0.1, p_hops=0.0)) > r.score(_parts(rel_mean=0.9, p_hops=0.0))
 
 
 def _cand(span, start, end, node, match=1.0, types=(), type_node=0.0):
