@@ -315,7 +315,7 @@ class SGRAnswerer:
         masked = mask_entity(question.text, result.entities[0].label)
         cfg = self.config if result.hops == self.config.hops else dataclasses.replace(self.config, hops=result.hops)
         result.subgraph = self.builder.build(result.schema, result.entities, cfg, masked_question=masked,
-                                             beta=self.config.beta)
+                                             beta=self.config.beta, inverses=self.inverses)
         result.prediction.paths = list(result.subgraph.paths[:10])
         result.prediction.extra["subgraph_cost"] = result.subgraph.cost
 

@@ -30,6 +30,10 @@ score of G_q and τ = ``consistency_temperature`` (0 outside G_q).
 With a learned path ranker (:mod:`sgr.methods.sgr.path_ranker`, ``path_ranker`` on) s(P) is its probability over
 the same terms; the ranker was fitted on dev runs without the model's schema stage, so when the model ordered R_q
 its order lifts a path as it does inside relevance: s(P) = (1 − α)·s_learned(P) + α·order(P).
+
+Schema paths that walk one fact path under a relation's two names (:mod:`sgr.graph.inverses`: ``actor`` out of the
+cast CVT, ``starring_roles`` into it) are one relation path: each gets the best score among them, so γ of an answer
+stored under the other name is that of the path, not of the name.
 """
 
 from __future__ import annotations
@@ -247,8 +251,10 @@ class SubgraphBuilder:
         return out
 
     def build(self, schema: QuestionSchema, seeds: Sequence[LinkedEntity], cfg: ExpansionConfig, *,
-              masked_question: str | None = None, beta: float = 0.5) -> Subgraph:
-        """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked)."""
+              masked_question: str | None = None, beta: float = 0.5,
+              inverses: InverseRelations = NO_INVERSES) -> Subgraph:
+        """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked;
+        ``inverses``: the graph's paired relation names, whose variants of one path share its best score)."""
         question = masked_question or schema.question
         ranker = load_path_ranker() if cfg.path_ranker and cfg.schema_guided else None
         hop_model = load_hop_model() if cfg.schema_guided else None  # P(h | q): a term of every path (parts)
@@ -330,6 +336,7 @@ class SubgraphBuilder:
                 scored += [sp for _, sp in finished]
                 children.sort(key=lambda s: -s.score)
                 states = children[:cfg.beam]
+        _share_scores_across_inverse_names(scored, inverses)
         scored.sort(key=lambda p: (-p.score, p.hops, p.steps))
         g = self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
         g.cost = {"rows_fetched": fetched, "queries": queries, "truncated": truncated}
@@ -435,3 +442,15 @@ class SubgraphBuilder:
             if len(paths) >= cfg.top_n:  # whole schema paths only: the best one is always complete
                 break
         return Subgraph(scored, paths, names, cvt, seeds, cfg.consistency_temperature)
+
+
+def _share_scores_across_inverse_names(scored: Sequence[SchemaPath], inverses: InverseRelations) -> None:
+    """Give the schema paths that are one relation path under paired names (module docstring) their best score."""
+    if not inverses.pairs:
+        return
+    best: dict[tuple, float] = {}
+    keys = [(sp.seed, tuple(inverses.step(r, d) for r, d in sp.steps)) for sp in scored]
+    for key, sp in zip(keys, scored):
+        best[key] = max(best.get(key, sp.score), sp.score)
+    for key, sp in zip(keys, scored):
+        sp.score = best[key]
