@@ -2,8 +2,10 @@
 extraction over them (``bench/linking.py``, ``bench/path_ranker.py``).
 
 Training: CWQ dev on WebQSP *train* bases (``WebQTrn-…``) and ``n_train`` MetaQA dev questions per hop; held out:
-CWQ dev on WebQSP *test* bases and ``n_held`` other MetaQA dev questions per hop (seed + hop). Each item is
-``(question, kind, held out?)`` with kind the CWQ type or ``metaqa-<k>hop``.
+CWQ dev on WebQSP *test* bases and ``n_held`` other MetaQA dev questions per hop (seed + hop). Optionally WebQSP
+*train* questions (``webqsp_train_paths.jsonl``: text and gold relation paths, no topics or answers; asked against the
+CWQ dev store, whose graph holds many of their facts), split the same way. Each item is ``(question, kind, held
+out?)`` with kind the CWQ type, ``metaqa-<k>hop`` or ``webqsp-train``.
 """
 
 from __future__ import annotations
@@ -40,15 +42,28 @@ def metaqa_dev(n_train: int, n_held: int, seed: int) -> list[DevItem]:
     return out
 
 
+def webqsp_train(n_train: int, n_held: int, seed: int) -> list[DevItem]:
+    """``n_train`` + ``n_held`` WebQSP train questions (a seeded sample) with their gold relation paths, the first
+    ``n_train`` for training."""
+    rows = [json.loads(line) for line in open(shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl",
+                                              encoding="utf-8")]
+    pick = random.Random(seed).sample(rows, min(len(rows), n_train + n_held))
+    return [(Question(id=r["id"], text=r["question"], gold_paths=[list(p) for p in r["ground_paths"]]),
+             "webqsp-train", i >= n_train) for i, r in enumerate(pick)]
+
+
 def extract_cached(name: str, extract: Callable[[GraphStore, Sequence[DevItem], str], list[dict]], *,
                    cwq_uri: str | None, metaqa_uri: str, n_train: int, n_held: int, seed: int,
-                   reuse: bool) -> list[dict]:
-    """``extract(store, items, part)`` over CWQ dev (on ``cwq_uri``, default the configured store) and the MetaQA dev
-    sample (on ``metaqa_uri``), each part cached in its own file (a failure loses one part); ``reuse`` reads the
-    cached parts instead of extracting them again."""
+                   reuse: bool, webqsp: tuple[int, int] = (0, 0)) -> list[dict]:
+    """``extract(store, items, part)`` over CWQ dev (on ``cwq_uri``, default the configured store), the MetaQA dev
+    sample (on ``metaqa_uri``) and, with ``webqsp`` = (training, held out) > 0, the WebQSP train sample (on
+    ``cwq_uri``), each part cached in its own file (a failure loses one part); ``reuse`` reads the cached parts
+    instead of extracting them again."""
     rows: list[dict] = []
-    for part, uri, items in (("cwq-dev", cwq_uri, cwq_dev),
-                             ("metaqa-dev", metaqa_uri, lambda: metaqa_dev(n_train, n_held, seed))):
+    parts = [("cwq-dev", cwq_uri, cwq_dev), ("metaqa-dev", metaqa_uri, lambda: metaqa_dev(n_train, n_held, seed))]
+    if sum(webqsp):
+        parts.append((f"webqsp-train-{webqsp[0]}-{webqsp[1]}", cwq_uri, lambda: webqsp_train(*webqsp, seed)))
+    for part, uri, items in parts:
         cache = cache_dir("bench") / f"{name}_{part}.json"
         if reuse and cache.is_file():
             rows += json.loads(cache.read_text())

@@ -1,13 +1,17 @@
 """Fit and check G_q's learned path ranker (:mod:`sgr.methods.sgr.path_ranker`) on dev questions only.
 
 For each dev question, SGR's own stages (given topics → S_q → G_q, as ``sgr-compiled`` runs them) give the scored
-schema paths with their terms; a path is positive when its answer set holds a gold answer. Training questions: CWQ dev
-on WebQSP *train* bases (``WebQTrn-…``) and ``--metaqa-train`` MetaQA dev questions per hop; held out: CWQ dev on
-WebQSP *test* bases (never trained on) and ``--metaqa-heldout`` other MetaQA dev questions per hop. The check is the
-share of questions whose top path reaches a gold answer, with the hand-set s(P) against the ranker, per CWQ type and
-MetaQA hop, with the linear listwise ranker beside them (:func:`sgr.core.logistic.fit_listwise`, the first ranker).
-The ranker's size and training length (``--hidden``, ``--epochs``) are chosen among ``--grid`` by two-fold
-cross-validation on the *training* questions only (``--no-select`` takes the given ones). Needs two stores: the WebQSP slice + CWQ dev (NEO4J_URI) and the MetaQA KB (``--metaqa-uri``).
+schema paths with their terms; a path is positive when its answer set holds a gold answer (for WebQSP train
+questions, which come without answers: when it is one of their gold relation paths). Training questions: CWQ dev on
+WebQSP *train* bases (``WebQTrn-…``), ``--metaqa-train`` MetaQA dev questions per hop and ``--webqsp-train`` WebQSP
+train questions (linked from their text: the single-relation questions the compositional dev set lacks); held out:
+CWQ dev on WebQSP *test* bases (never trained on), ``--metaqa-heldout`` other MetaQA dev questions per hop and
+``--webqsp-heldout`` other WebQSP train questions. The check is the share of questions whose top path is right, with
+the hand-set s(P) against the ranker, per CWQ type, MetaQA hop and WebQSP train, with the linear listwise ranker
+beside them (:func:`sgr.core.logistic.fit_listwise`, the first ranker). The ranker's size and training length
+(``--hidden``, ``--epochs``) are chosen among ``--grid`` by two-fold cross-validation on the *training* questions
+only (``--no-select`` takes the given ones). Needs two stores: the WebQSP slice + CWQ dev (NEO4J_URI) and the MetaQA
+KB (``--metaqa-uri``).
 
     python bench/path_ranker.py --metaqa-uri bolt://127.0.0.1:PORT            # extract, fit, check, write the asset
     python bench/path_ranker.py --metaqa-uri … --reuse                          # refit on the cached extraction
@@ -51,10 +55,12 @@ def extract(store: GraphStore, items: Sequence[DevItem], label: str) -> list[dic
     """Each question's schema paths (terms, hand-set score, whether they reach a gold answer)."""
     answerer = create_method("sgr-compiled", MethodContext(store=store, options={"path_ranker": False}))
     gold_ids = EntityLinker(store).resolve({a for q, _, _ in items for a in q.answers})
+    inverses = answerer.inverses
     out, t0 = [], time.time()
     for n, (q, kind, held) in enumerate(items, 1):
         gold = {i for a in q.answers for i in gold_ids.get(a, [])}
-        if not gold:
+        gold_paths = {inverses.canonical(p) for p in q.gold_paths}  # WebQSP train: right relation paths, no answers
+        if not gold and not gold_paths:
             continue
         res = SGRResult(question=q, method="x", prediction=Prediction(question_id=q.id, method="x"),
                         config=answerer.config, hops=answerer.config.hops)
@@ -64,8 +70,9 @@ def extract(store: GraphStore, items: Sequence[DevItem], label: str) -> list[dic
             continue
         res.schema = answerer.schema(q, res.entities)
         answerer.subgraph(q, res)
-        paths = [{"parts": sp.parts, "handset": sp.score, "hit": int(bool(gold & set(sp.walks))),
-                  "relations": sp.relations} for sp in res.subgraph.schema_paths]
+        paths = [{"parts": sp.parts, "handset": sp.score, "relations": sp.relations,
+                  "hit": int(bool(gold & set(sp.walks)) or inverses.canonical(sp.relations) in gold_paths)}
+                 for sp in res.subgraph.schema_paths]
         if paths:
             out.append({"id": q.id, "kind": kind, "heldout": held, "paths": paths})
         if n % 50 == 0:
@@ -105,6 +112,8 @@ def main() -> None:
     ap.add_argument("--metaqa-uri", required=True, help="bolt URI of a store with the MetaQA KB")
     ap.add_argument("--metaqa-train", type=int, default=150, help="MetaQA dev training questions per hop")
     ap.add_argument("--metaqa-heldout", type=int, default=100, help="MetaQA dev held-out questions per hop")
+    ap.add_argument("--webqsp-train", type=int, default=0, help="WebQSP train questions for training (600 tried)")
+    ap.add_argument("--webqsp-heldout", type=int, default=0, help="other WebQSP train questions held out (200 tried)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--c", type=float, default=1.0, help="L2 strength of the linear ranker shown beside")
     ap.add_argument("--hidden", type=int, default=32)
@@ -118,7 +127,8 @@ def main() -> None:
     args = ap.parse_args()
 
     rows = extract_cached("path_ranker", extract, cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
-                          n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse)
+                          n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse,
+                          webqsp=(args.webqsp_train, args.webqsp_heldout))
     train = [r for r in rows if not r["heldout"]]
     held = [r for r in rows if r["heldout"]]
     groups, labels = groups_of(train)
@@ -130,8 +140,9 @@ def main() -> None:
             "selected_by": "two-fold cross-validation on the training questions" if cv else "given",
             "data": {"cwq-dev (WebQTrn bases)": sum(r["kind"] in ("composition", "conjunction", "comparative",
                                                                    "superlative") for r in train),
-                     "metaqa-dev": sum(r["kind"].startswith("metaqa") for r in train)},
-            "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"}
+                     "metaqa-dev": sum(r["kind"].startswith("metaqa") for r in train),
+                     "webqsp-train (gold relation paths)": sum(r["kind"] == "webqsp-train" for r in train)},
+            "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev and WebQSP train questions"}
     ranker = train_path_ranker(groups, labels, hidden=args.hidden, epochs=args.epochs, provenance=prov)
     linear = fit_listwise(FEATURES, groups, labels, c=args.c)
 
