@@ -30,10 +30,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from loaders.api import LoadProgress, LoadReport
+    from loaders.examples import ExampleReport
     from sgr.evaluation.compare import Comparison
     from sgr.evaluation.runner import RunResult
     from sgr.evidence.inspect import Inspection
     from sgr.evidence.saved import QuestionSummary
+    from sgr.graph.profile import GraphProfile
     from sgr.graph.server import ServerInfo
     from sgr.graph.stats import GraphStats
     from sgr.graph.store import QueryResult
@@ -218,6 +220,29 @@ def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format
     with GraphStore.from_settings() as own:
         return load_files(own, paths, fmt=format, keep_all=keep_all, max_errors=max_errors, batch_size=batch_size,
                           force=force, bulk=bulk, workers=workers, progress=progress)
+
+
+def load_example(name: str, *, store: GraphStore, index: bool = True) -> "ExampleReport":
+    """Load Neo4j's example graph ``name`` (``movies``: read from the vendored Neo4j Browser) as it is, plus full-text
+    indexes on its naming properties unless ``index`` is False (``sgr load example``)."""
+    from loaders.examples import load_example as load_one
+
+    return load_one(store, name, index=index)
+
+
+def graph_profile(*, store: GraphStore) -> "GraphProfile":
+    """The graph profile sgr uses for ``store`` (``SGR_PROFILE``'s file, else derived from the schema; reads only)."""
+    from sgr.graph.profile import profile_for
+
+    return profile_for(store)
+
+
+def index_names(*, store: GraphStore, consent: bool) -> list[str]:
+    """Create full-text indexes on the profile's naming properties that have none (``sgr profile index --yes``);
+    without ``consent`` a ConfigError says what would be written. Returns the names of the indexes created."""
+    from sgr.graph.profile import create_name_indexes, profile_for
+
+    return create_name_indexes(store, profile_for(store), consent=consent)
 
 
 def evaluate(dataset: str, *, method: str, out: Path | str | None = None, split: str | None = None,

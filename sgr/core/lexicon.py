@@ -135,6 +135,13 @@ NUMBER = re.compile(r"\b(" + "|".join(NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[
 NUMBER_LITERAL = re.compile(r"(?<![\w.,-])-?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)(?!\.\d)")
 
 # ----------------------------------------------------------------------------------------------------------------------
+# Property graphs (a user's own labels and properties, :mod:`sgr.graph.profile`)
+# ----------------------------------------------------------------------------------------------------------------------
+#: Property keys that name a node, in order of preference (compared lower-case). Checked on: Neo4j's movie graph
+#: (``Person.name``, ``Movie.title``) and the MetaQA KB as a property graph (``bench/data/movies_dev.jsonl``).
+NAME_KEYS = ("name", "title", "full_name", "fullname", "display_name", "displayname", "label", "username")
+
+# ----------------------------------------------------------------------------------------------------------------------
 # Freebase schema
 # ----------------------------------------------------------------------------------------------------------------------
 #: Keys (literal properties or relationship types) that hold a date: a start, or an end.
