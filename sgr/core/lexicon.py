@@ -140,6 +140,27 @@ NUMBER_LITERAL = re.compile(r"(?<![\w.,-])-?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)(?!\.\
 #: Property keys that name a node, in order of preference (compared lower-case). Checked on: Neo4j's movie graph
 #: (``Person.name``, ``Movie.title``) and the MetaQA KB as a property graph (``bench/data/movies_dev.jsonl``).
 NAME_KEYS = ("name", "title", "full_name", "fullname", "display_name", "displayname", "label", "username")
+#: Words that name a relationship or property by another word than its own (keyed by a word of the key's readable
+#: text: ``ACTED_IN`` reads "acted in", ``starred_actors`` "starred actors"). Checked on: bench/data/movies_dev.jsonl.
+KEY_SYNONYMS = {"acted": ("starred", "star", "stars", "starring", "cast", "appeared", "appear", "played", "play"),
+                "actors": ("acted", "act", "starred", "star", "stars", "starring", "cast", "appeared", "played"),
+                "released": ("come out", "came out", "premiered"),
+                "wrote": ("write", "writes", "written", "writer", "writers")}
+#: Word endings dropped before two words are compared (actors, acted → act; directed, director → direct).
+WORD_SUFFIXES = ("ors", "ers", "ing", "ed", "or", "er", "es", "s")
+#: Words that ask for others around the same node ("who acted *with* X", "what *other* movies …"): a relation walked
+#: there and back. Checked on: bench/data/movies_dev.jsonl.
+CO_WORDS = frozenset({"with", "other", "together", "both", "co-star", "co-stars", "costar", "costars"})
+#: "worked with" / "collaborated with": the named node's own relation, then the one the question asks about.
+WORKED_WITH = re.compile(r"\b(worked|collaborated|work|collaborate)\s+with\b", re.I)
+#: Superlatives of a number a question names ("highest rated", "rate lowest"): True asks for the largest.
+EXTREMES = {"highest": True, "best": True, "top": True, "most": True, "lowest": False, "worst": False, "least": False}
+#: Comparison words before a number → Cypher operator (the year words of BEFORE/AFTER, and NUMBER_OPS' words).
+COMPARE_OPS = {"after": ">", "since": ">=", "before": "<", "until": "<=", "above": ">", "over": ">", "below": "<",
+               "under": "<", "more than": ">", "less than": "<", "greater than": ">", "at least": ">=",
+               "at most": "<=", "later than": ">", "earlier than": "<"}
+COMPARE = re.compile(r"\b(" + "|".join(sorted(COMPARE_OPS, key=len, reverse=True)) + r")\s+(-?\d+(?:\.\d+)?)\b",
+                     re.I)
 
 # ----------------------------------------------------------------------------------------------------------------------
 # Freebase schema

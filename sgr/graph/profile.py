@@ -69,19 +69,6 @@ class RelationshipProfile:
 
 
 @dataclass
-class Step:
-    """One hop from a node of ``label``: along ``type`` (``out``: label is the start) to a node of ``to``."""
-
-    type: str
-    direction: str
-    to: str
-
-    def arrow(self, var: str = "") -> str:
-        rel = f"[{var}:{quote_identifier(self.type)}]"
-        return f"-{rel}->" if self.direction == "out" else f"<-{rel}-"
-
-
-@dataclass
 class GraphProfile:
     """Labels and relationship patterns of one graph; ``shape`` is ``entity`` (sgr's loaders) or ``property``."""
 
@@ -102,19 +89,19 @@ class GraphProfile:
         lp = self.labels.get(label)
         return lp.name_property if lp else None
 
-    def steps_from(self, label: str) -> list[Step]:
-        """Every hop a node of ``label`` can take (both directions), in profile order."""
-        out: list[Step] = []
+    def steps_from(self, label: str) -> list[tuple[str, str, str]]:
+        """Every hop a node of ``label`` can take: (type, ``out`` | ``in``, the other end's label), in profile order."""
+        out: list[tuple[str, str, str]] = []
         for r in self.relationships:
             if r.start == label:
-                out.append(Step(r.type, "out", r.end))
+                out.append((r.type, "out", r.end))
             if r.end == label:
-                out.append(Step(r.type, "in", r.start))
+                out.append((r.type, "in", r.start))
         return out
 
-    def relationship(self, step: Step, frm: str) -> RelationshipProfile | None:
-        start, end = (frm, step.to) if step.direction == "out" else (step.to, frm)
-        return next((r for r in self.relationships if (r.type, r.start, r.end) == (step.type, start, end)), None)
+    def relationship_properties(self, rtype: str) -> dict[str, str]:
+        """The literal properties of relationship type ``rtype`` (over all its label pairs)."""
+        return {p: t for r in self.relationships if r.type == rtype for p, t in r.properties.items()}
 
     def keys(self) -> list[str]:
         """The vocabulary a question is matched against: relationship types, then property keys (each once)."""
