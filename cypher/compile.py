@@ -258,9 +258,9 @@ class PropertyQuery:
     order: tuple[str, str, bool] | None = None
     count: bool = False
 
-    def compile(self, limit: int = 200) -> CompiledQuery:
-        """The read query: rows ``answer`` (and ``key`` when ordered), distinct, at most ``limit``."""
-        params: dict[str, Any] = {"s0": self.seeds[0], "limit": limit}
+    def _match(self, params: dict[str, Any], path: bool = False) -> tuple[list[str], list[str], str]:
+        """The MATCH lines, the WHERE tests and the answer variable (``p``/``q`` path variables with ``path``)."""
+        params["s0"] = self.seeds[0]
         lines = ["MATCH (s0) WHERE elementId(s0) = $s0"]
         x = "s0"
         if self.steps:
@@ -269,22 +269,29 @@ class PropertyQuery:
                 node = "x" if i == len(self.steps) else f"v{i}"
                 var = "r" if i == len(self.steps) else f"r{i}"
                 walk += f"{st.arrow(var)}({node}:{quote_identifier(st.to)})"
-            lines.append(f"MATCH {walk}")
+            lines.append(f"MATCH {'p = ' if path else ''}{walk}")
         if len(self.seeds) > 1 and self.join:
             params["s1"] = self.seeds[1]
             walk = "(s1)"
             for i, st in enumerate(self.join, 1):
                 walk += st.arrow(f"j{i}") + ("(x)" if i == len(self.join) else f"(w{i})")
-            lines.append(f"MATCH {walk}")
+            lines.append(f"MATCH {'q = ' if path else ''}{walk}")
         where = [f"NOT elementId({x}) IN $seeds"] if self.steps else []
-        if "s1" in params:
-            where.insert(0, "elementId(s1) = $s1")
         if self.steps:
             params["seeds"] = list(self.seeds)
+        if "s1" in params:
+            where.insert(0, "elementId(s1) = $s1")
         if self.condition is not None:
             on, prop, op, value = self.condition
             where.append(f"{on if self.steps else x}.{quote_identifier(prop)} {op} $value")
             params["value"] = value
+        return lines, where, x
+
+    def compile(self, limit: int = 200) -> CompiledQuery:
+        """The read query: rows ``answer`` and ``id`` (the answer node's element id; ``key`` too when ordered),
+        distinct, at most ``limit``; a count is one row ``answer``."""
+        params: dict[str, Any] = {"limit": limit}
+        lines, where, x = self._match(params)
         if where:
             lines.append("WHERE " + " AND ".join(where))
         shown = f"{x}.{quote_identifier(self.project or self.name_key or 'name')}"
@@ -293,8 +300,21 @@ class PropertyQuery:
         elif self.order is not None:
             on, prop, desc = self.order
             key = f"{on if self.steps else x}.{quote_identifier(prop)}"
-            lines.append(f"WITH DISTINCT {shown} AS answer, {key} AS key WHERE key IS NOT NULL")
-            lines.append(f"RETURN answer, key ORDER BY key {'DESC' if desc else 'ASC'} LIMIT $limit")
+            lines.append(f"WITH DISTINCT {shown} AS answer, elementId({x}) AS id, {key} AS key WHERE key IS NOT NULL")
+            lines.append(f"RETURN answer, id, key ORDER BY key {'DESC' if desc else 'ASC'} LIMIT $limit")
         else:
-            lines.append(f"RETURN DISTINCT {shown} AS answer LIMIT $limit")
+            lines.append(f"RETURN DISTINCT {shown} AS answer, elementId({x}) AS id LIMIT $limit")
+        return CompiledQuery("\n".join(lines), params)
+
+    def redraw(self, answer_ids: Sequence[str], limit: int = 100) -> CompiledQuery:
+        """A query that draws the walks to the answer nodes ``answer_ids`` (all walks when empty: a count's)."""
+        params: dict[str, Any] = {}
+        lines, where, x = self._match(params, path=True)
+        if self.steps and answer_ids:
+            params["answers"] = list(answer_ids)
+            where.append(f"elementId({x}) IN $answers")
+        if where:
+            lines.append("WHERE " + " AND ".join(where))
+        shown = ", ".join(v for v, used in (("p", bool(self.steps)), ("q", "s1" in params)) if used) or "s0"
+        lines.append(f"RETURN {shown} LIMIT {int(limit)}")
         return CompiledQuery("\n".join(lines), params)

@@ -147,6 +147,10 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     opts = {**{k: v for k, v in (("hops", hops), ("max_repairs", max_repairs)) if k in accepted}, **(options or {})}
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
+    from sgr.methods.sgr.profiled import ProfiledAnswerer
+
+    if isinstance(answerer, ProfiledAnswerer):  # a user's own graph: read only, no evidence written into it
+        return _ask_profiled(answerer, question, method, evidence=evidence, save=save, html=html)
     if isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
         try:
             detail = answerer.run(question)
@@ -173,6 +177,30 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
 
         result.evidence = inspect_prediction(store, question.text, result.prediction, method, save=save, html=html,
                                              topic_ids=result.topic_ids)
+    return result
+
+
+def _ask_profiled(answerer: Any, question: Question, method: str, *, evidence: bool, save: bool,
+                  html: Path | str | None) -> AskResult:
+    """:func:`ask` on a profiled graph (:mod:`sgr.methods.sgr.profiled`): the answers of the first plan whose
+    read-only query returned rows, and the Browser query that draws their walks. ``--save`` would write into the
+    user's data and ``--html`` draws sgr's own shape only: both are refused."""
+    if save or html:
+        raise ConfigError("--save and --html work on sgr's own :Entity graphs only: on this graph sgr writes nothing "
+                          "(the answer's Browser query draws the evidence)")
+    pred = answerer.answer(question)
+    result = AskResult(question=question, method=method, prediction=pred,
+                       topic_ids=[e["id"] for e in pred.extra.get("entities", [])])
+    result.abstained = not pred.answers
+    if result.abstained:
+        result.reasons = [pred.error or pred.extra.get("unanswered") or "no answer"]
+    if evidence and pred.extra.get("redraw"):
+        from sgr.evidence.inspect import Inspection
+        from sgr.graph import browser
+
+        server = browser.running()
+        url = browser.browser_url_for(pred.extra["redraw"], server) if server else None
+        result.evidence = Inspection(query=pred.extra["redraw"], browser_url=url)
     return result
 
 

@@ -13,7 +13,7 @@ relationship types join which labels, with their own literal properties.
 * :func:`load_profile` / :func:`save_profile` read and write the same profile as a small JSON file the user may edit
   (``sgr profile show --out FILE``; ``SGR_PROFILE=FILE`` makes sgr use it).
 * :func:`profile_for` is what the methods call: the file named by ``SGR_PROFILE``, else the derived profile.
-* sgr's own shape is :func:`entity_shape` (``shape == "entity"``): a graph with ``:Entity`` and ``:Relation`` nodes
+* sgr's own shape is :func:`entity_shape` (``shape == "entity"``): a graph with ``:Entity`` nodes (or an empty one)
   gets it, and the methods then behave exactly as they always have.
 * :func:`create_name_indexes` creates full-text indexes on the naming properties — only when the user asked
   (``sgr profile index --yes``, or ``sgr load example``, which wrote the data itself); nothing else is written.
@@ -31,7 +31,7 @@ from typing import Any
 from sgr.core.config import profile_file
 from sgr.core.errors import ConfigError, InputError
 from sgr.core.lexicon import NAME_KEYS
-from sgr.graph.store import BOOKKEEPING_LABELS, CVT, ENTITY, EVIDENCE_REL, RELATION, GraphStore, quote_identifier
+from sgr.graph.store import BOOKKEEPING_LABELS, CVT, ENTITY, EVIDENCE_REL, GraphStore, quote_identifier
 
 #: Neo4j's property type names (``db.schema.*TypeProperties``) that hold numbers a condition may compare.
 NUMBER_TYPES = frozenset({"Long", "Integer", "Double", "Float"})
@@ -138,7 +138,7 @@ def read_profile(store: GraphStore) -> GraphProfile:
     """Derive the profile of ``store``'s database from its schema procedures and a sample of each relationship
     type's end labels (reads only)."""
     labels = [r["label"] for r in store.read("CALL db.labels() YIELD label RETURN label")]
-    if ENTITY in labels and RELATION in labels:
+    if ENTITY in labels or not labels:  # sgr's own shape (or nothing loaded yet): the methods as they always were
         return entity_shape()
     data = [lb for lb in labels if lb not in BOOKKEEPING_LABELS]
     props: dict[str, dict[str, str]] = {lb: {} for lb in data}

@@ -579,6 +579,13 @@ def create(variant: str, ctx: Any) -> Any:
     if variant == "llm-only":  # no settings of its own: refuse any option but the common ones
         parse_options(NoOptions, options, method=variant)
     cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
+    if cfg is not None and ctx.store is not None:  # a user's own graph (not sgr's :Entity shape): its profile
+        from sgr.graph.profile import profile_for
+        from sgr.methods.sgr.profiled import ProfiledAnswerer
+
+        profile = profile_for(ctx.store)
+        if not profile.is_entity_shape:
+            return ProfiledAnswerer(ctx.store, name=variant, profile=profile, max_answers=cfg.max_answers)
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:
         llm = shared_llm(cache=llm_cache_option(options, "sgr"))

@@ -27,8 +27,8 @@ from typing import Any
 
 from cypher.compile import CompiledQuery, PropertyQuery, PropertyStep
 from sgr.core.errors import CypherError, EntityNotFound
-from sgr.core.lexicon import (AFTER, BEFORE, CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES, LATEST, WHEN,
-                              WHO, WORKED_WITH, YEAR)
+from sgr.core.lexicon import (CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES, LATEST, WHEN, WHO,
+                              WORKED_WITH)
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.profile import NUMBER_TYPES, GraphProfile, profile_for
 from sgr.graph.store import GraphStore, quote_identifier
@@ -87,7 +87,9 @@ def read_schema(question: str, entities: list[LinkedEntity], aligner: KeyAligner
     s.count = bool(COUNT.search(outside))
     m = COMPARE.search(outside)
     if m:
-        s.compare = (COMPARE_OPS[m.group(1).lower()], float(m.group(2)), cue_position(COMPARE, outside, words) or 0)
+        value = float(m.group(2))
+        s.compare = (COMPARE_OPS[m.group(1).lower()], int(value) if value.is_integer() else value,
+                     cue_position(COMPARE, outside, words) or 0)
     for i, w in enumerate(lower):
         if i in inside:
             continue
@@ -137,9 +139,8 @@ class ProfiledAnswerer:
             with self.meter.stage("link"):
                 entities = self.linker.link_question(question.text)
             if not entities:
-                raise EntityNotFound("no node's name (" + ", ".join(
-                    f"{lp.label}.{lp.name_property}" for lp in self.profile.entity_labels())
-                    + ") matches a span of the question")
+                raise EntityNotFound("no graph node matches the question's entities (names compared: " + ", ".join(
+                    f"{lp.label}.{lp.name_property}" for lp in self.profile.entity_labels()) + ")")
             with self.meter.stage("schema"):
                 result.schema = read_schema(question.text, entities, self.aligner)
                 result.plans = self.plans(result.schema)
@@ -347,12 +348,14 @@ class ProfiledAnswerer:
                 result.query, result.rows = compiled, rows
                 pred.route = "direct"
                 seed = result.schema.entities[0] if result.schema else None
+                rels = [" | ".join(st.types) for st in plan.steps]
                 for r in rows:
-                    text = str(r["answer"])
-                    rels = [" | ".join(st.types) for st in plan.steps]
-                    path = ReasoningPath([seed.id if seed else "", text], rels, 1.0, [seed.name if seed else None, text],
-                                         [st.direction for st in plan.steps], source="profiled")
-                    pred.answers.append(Answer(text, None, 1.0, [path]))
+                    text, node = str(r["answer"]), r.get("id")
+                    path = ReasoningPath([seed.id if seed else "", node or text], rels, 1.0,
+                                         [seed.name if seed else None, text], [st.direction for st in plan.steps],
+                                         source="profiled")
+                    pred.answers.append(Answer(text, node if plan.project is None else None, 1.0, [path]))
                 pred.paths = [a.paths[0] for a in pred.answers[:10]]
+                pred.extra["redraw"] = plan.redraw([r["id"] for r in rows if r.get("id")][:50]).inline()
                 return
         pred.extra["unanswered"] = "no plan's query returned rows"
