@@ -141,7 +141,8 @@ def make_systems(names: list[str], store: Any, profile: Any) -> dict[str, Any]:
     from sgr.llm.client import LLM
 
     counter = CallCounter()  # reset per question; the peers' model reports each call to it
-    chat = LLM.from_settings(cache=False).chat.model_copy(update={"max_tokens": PEER_MAX_TOKENS,
+    # llama.cpp's server reads ``max_tokens``, not the ``max_completion_tokens`` langchain-openai sends for max_tokens
+    chat = LLM.from_settings(cache=False).chat.model_copy(update={"extra_body": {"max_tokens": PEER_MAX_TOKENS},
                                                                   "callbacks": [counter.handler]})
     schema = peer_schema(profile)
     password = Neo4jSettings().resolved_password()

@@ -149,9 +149,9 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
     from sgr.methods.sgr.profiled import ProfiledAnswerer
 
-    if isinstance(answerer, ProfiledAnswerer):  # a user's own graph: read only, no evidence written into it
-        return _ask_profiled(answerer, question, method, evidence=evidence, save=save, html=html)
-    if isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
+    if isinstance(answerer, ProfiledAnswerer):  # a user's own graph: the prediction is the trace
+        result = AskResult(question=question, method=method, prediction=answerer.answer(question))
+    elif isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
         try:
             detail = answerer.run(question)
         except EntityNotFound as exc:
@@ -177,30 +177,6 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
 
         result.evidence = inspect_prediction(store, question.text, result.prediction, method, save=save, html=html,
                                              topic_ids=result.topic_ids)
-    return result
-
-
-def _ask_profiled(answerer: Any, question: Question, method: str, *, evidence: bool, save: bool,
-                  html: Path | str | None) -> AskResult:
-    """:func:`ask` on a profiled graph (:mod:`sgr.methods.sgr.profiled`): the answers of the first plan whose
-    read-only query returned rows, and the Browser query that draws their walks. ``--save`` would write into the
-    user's data and ``--html`` draws sgr's own shape only: both are refused."""
-    if save or html:
-        raise ConfigError("--save and --html work on sgr's own :Entity graphs only: on this graph sgr writes nothing "
-                          "(the answer's Browser query draws the evidence)")
-    pred = answerer.answer(question)
-    result = AskResult(question=question, method=method, prediction=pred,
-                       topic_ids=[e["id"] for e in pred.extra.get("entities", [])])
-    result.abstained = not pred.answers
-    if result.abstained:
-        result.reasons = [pred.error or pred.extra.get("unanswered") or "no answer"]
-    if evidence and pred.extra.get("redraw"):
-        from sgr.evidence.inspect import Inspection
-        from sgr.graph import browser
-
-        server = browser.running()
-        url = browser.browser_url_for(pred.extra["redraw"], server) if server else None
-        result.evidence = Inspection(query=pred.extra["redraw"], browser_url=url)
     return result
 
 
@@ -251,26 +227,24 @@ def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format
 
 
 def load_example(name: str, *, store: GraphStore, index: bool = True) -> "ExampleReport":
-    """Load Neo4j's example graph ``name`` (``movies``: read from the vendored Neo4j Browser) as it is, plus full-text
-    indexes on its naming properties unless ``index`` is False (``sgr load example``)."""
+    """Load Neo4j's example graph ``name`` (``movies``, read from the vendored Neo4j Browser) as it is, with full-text
+    indexes on its naming properties unless not ``index`` (``sgr load example``)."""
     from loaders.examples import load_example as load_one
 
     return load_one(store, name, index=index)
 
 
-def graph_profile(*, store: GraphStore) -> "GraphProfile":
-    """The graph profile sgr uses for ``store`` (``SGR_PROFILE``'s file, else derived from the schema; reads only)."""
-    from sgr.graph.profile import profile_for
+def graph_profile(*, store: GraphStore, out: Path | None = None, index: bool | None = None) -> "GraphProfile":
+    """The graph profile sgr uses for ``store`` (``SGR_PROFILE``'s file, else read from the schema; ``sgr profile``),
+    also written to ``out``; ``index`` True (the user's consent) creates full-text indexes on its naming properties."""
+    from sgr.graph.profile import create_name_indexes, profile_for, save_profile
 
-    return profile_for(store)
-
-
-def index_names(*, store: GraphStore, consent: bool) -> list[str]:
-    """Create full-text indexes on the profile's naming properties that have none (``sgr profile index --yes``);
-    without ``consent`` a ConfigError says what would be written. Returns the names of the indexes created."""
-    from sgr.graph.profile import create_name_indexes, profile_for
-
-    return create_name_indexes(store, profile_for(store), consent=consent)
+    profile = profile_for(store)
+    if out is not None:
+        save_profile(profile, out)
+    if index is not None:
+        profile.created = create_name_indexes(store, profile, consent=index)
+    return profile
 
 
 def evaluate(dataset: str, *, method: str, out: Path | str | None = None, split: str | None = None,

@@ -22,23 +22,21 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the profile sgr uses for the database (it reads the schema; it writes nothing to the database)."""
         from sgr.api import connect, graph_profile
-        from sgr.graph.profile import save_profile
 
         with connect() as store:
-            profile = graph_profile(store=store)
+            profile = graph_profile(store=store, out=out)
         if out is None:
             show_json(profile.to_dict())
         else:
-            plain(f"wrote {save_profile(profile, out)} ({len(profile.labels)} labels, "
-                  f"{len(profile.relationships)} relationship patterns)")
+            plain(f"wrote {out} ({len(profile.labels)} labels, {len(profile.relationships)} relationship patterns)")
 
     @profile_app.command("index")
     def index(
         yes: bool = typer.Option(False, "--yes", help="allow sgr to create the full-text indexes in your database"),
     ) -> None:
         """Create full-text indexes on the naming properties (only with --yes; nothing else is written)."""
-        from sgr.api import connect, index_names
+        from sgr.api import connect, graph_profile
 
         with connect() as store:
-            made = index_names(store=store, consent=yes)
+            made = graph_profile(store=store, index=yes).created
         plain("created " + ", ".join(made) if made else "every naming property has a full-text index already")

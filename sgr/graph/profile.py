@@ -76,6 +76,7 @@ class GraphProfile:
     labels: dict[str, LabelProfile] = field(default_factory=dict)
     relationships: list[RelationshipProfile] = field(default_factory=list)
     source: str = "derived"
+    created: list[str] = field(default_factory=list)  # full-text indexes sgr created for it (with consent)
 
     @property
     def is_entity_shape(self) -> bool:

@@ -84,8 +84,7 @@ class KeyAligner:
         for lp in profile.labels.values():
             items.append(_Item("label", lp.label, lp.label, key_text(lp.label)))
             items += [_Item("property", p, lp.label, key_text(p)) for p in lp.properties if p != lp.name_property]
-        seen: set[tuple[str, str, str]] = set()
-        self.items = [i for i in items if (i.kind, i.key, i.owner) not in seen and not seen.add((i.kind, i.key, i.owner))]
+        self.items = list({(i.kind, i.key, i.owner): i for i in items}.values())
         self._vectors: np.ndarray | None = None
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:

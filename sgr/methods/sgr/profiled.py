@@ -129,11 +129,12 @@ class ProfiledAnswerer:
         try:
             return self.run(question).prediction
         except EntityNotFound as exc:
-            return Prediction(question_id=question.id, method=self.name, error=str(exc))
+            return Prediction(question_id=question.id, method=self.name, error=str(exc),
+                              extra={"profile": self.profile.shape})
 
     def run(self, question: Question) -> ProfiledResult:
         result = ProfiledResult(question)
-        pred = Prediction(question_id=question.id, method=self.name)
+        pred = Prediction(question_id=question.id, method=self.name, extra={"profile": self.profile.shape})
         result.prediction = pred
         with self.meter.measure() as usage:
             with self.meter.stage("link"):
@@ -359,3 +360,10 @@ class ProfiledAnswerer:
                 pred.extra["redraw"] = plan.redraw([r["id"] for r in rows if r.get("id")][:50]).inline()
                 return
         pred.extra["unanswered"] = "no plan's query returned rows"
+
+
+def for_profiled_graph(store: GraphStore, name: str, max_answers: int = 200) -> ProfiledAnswerer | None:
+    """The answerer SGR variant ``name`` is on ``store`` when its profile is not sgr's own shape, else None."""
+    profile = profile_for(store)
+    return None if profile.is_entity_shape else ProfiledAnswerer(store, name=name, profile=profile,
+                                                                 max_answers=max_answers)
