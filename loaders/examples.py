@@ -6,9 +6,16 @@ tagline})``, ``(:Person {name, born})``, ``ACTED_IN {roles}``, ``DIRECTED``, ``P
 Browser that sgr already vendors (the ``neo4j-browser`` jar under ``java/target/browser``, whose app bundle holds the
 guide's ``CREATE`` statement as a JavaScript string).
 
-The example is written as it is (a property graph, not sgr's ``:Entity`` shape) and then full-text indexes go on
-its naming properties (:func:`sgr.graph.profile.create_name_indexes`) unless the caller says not to. Loading it twice
-adds nothing: a database that already holds the movie *The Matrix* is left alone.
+``metaqa`` is the MetaQA KB (``kb.txt``: ``head|relation|tail``) as a property graph rather than sgr's ``:Entity``
+shape: ``(:Movie {title, release_year, imdb_rating, imdb_votes})`` for every head, ``(:Person {name})`` for directors,
+writers and actors, ``(:Genre)``, ``(:Language)``, ``(:Tag)`` nodes named by ``name``, and ``DIRECTED_BY``,
+``WRITTEN_BY``, ``STARRED_ACTORS``, ``HAS_GENRE``, ``IN_LANGUAGE``, ``HAS_TAGS`` from the movie. MetaQA merges movies
+of one title: a title with several release years (686 of 16,098) keeps the earliest. It needs an empty database, and
+creates range indexes on the naming properties to join the relationships.
+
+The examples are written as they are and then full-text indexes go on their naming properties
+(:func:`sgr.graph.profile.create_name_indexes`) unless the caller says not to. Loading the movie graph twice adds
+nothing: a database that already holds the movie *The Matrix* is left alone.
 """
 
 from __future__ import annotations
@@ -23,7 +30,14 @@ from sgr.core.errors import ConfigError, LoadError
 from sgr.graph.profile import create_name_indexes, read_profile
 from sgr.graph.store import ENTITY, GraphStore
 
-EXAMPLES = ("movies",)
+EXAMPLES = ("movies", "metaqa")
+#: MetaQA's relations → (relationship type from the movie, the tail's label); the rest are literals of the movie.
+METAQA_RELATIONSHIPS = {"directed_by": ("DIRECTED_BY", "Person"), "written_by": ("WRITTEN_BY", "Person"),
+                        "starred_actors": ("STARRED_ACTORS", "Person"), "has_genre": ("HAS_GENRE", "Genre"),
+                        "in_language": ("IN_LANGUAGE", "Language"), "has_tags": ("HAS_TAGS", "Tag")}
+METAQA_PROPERTIES = {"release_year": "release_year", "has_imdb_rating": "imdb_rating",
+                     "has_imdb_votes": "imdb_votes"}
+BATCH = 10_000
 #: Where the movie guide's statement starts inside the Browser's app bundle.
 MOVIES_START = "CREATE (TheMatrix:Movie"
 #: The statement's last part shows the guide's first query; the load stops before it.
@@ -76,14 +90,27 @@ def movies_cypher(jar: Path | None = None) -> tuple[str, str]:
     raise LoadError(f"{jar} holds no movie graph guide (no {MOVIES_START!r} in its browser/*.js)")
 
 
-def load_example(store: GraphStore, name: str, *, index: bool = True, jar: Path | None = None) -> ExampleReport:
-    """Load example ``name`` into ``store`` (see the module docstring)."""
+def load_example(store: GraphStore, name: str, *, index: bool = True, jar: Path | None = None,
+                 path: Path | None = None) -> ExampleReport:
+    """Load example ``name`` into ``store`` (see the module docstring); ``path``: MetaQA's ``kb.txt``."""
     if name not in EXAMPLES:
         raise ConfigError(f"unknown example {name!r}: choose one of {', '.join(EXAMPLES)}")
     if store.read(f"MATCH (e:{ENTITY}) RETURN count(e) > 0 AS any")[0]["any"]:
         raise ConfigError("this database holds sgr's own :Entity graph; load the example into an empty database "
                           "(e.g. another SGR_HOME)")
+    if path is not None and name != "metaqa":
+        raise ConfigError(f"example {name!r} reads no file: --from is for metaqa")
     report = ExampleReport(name)
+    if name == "metaqa":
+        load_metaqa(store, path, report)
+    else:
+        load_movies(store, jar, report)
+    if index:
+        report.indexes = create_name_indexes(store, read_profile(store), consent=True)
+    return report
+
+
+def load_movies(store: GraphStore, jar: Path | None, report: ExampleReport) -> None:
     cypher, report.source = movies_cypher(jar)
     if store.read("MATCH (m:Movie {title: 'The Matrix'}) RETURN count(m) > 0 AS any")[0]["any"]:
         report.skipped = True
@@ -92,9 +119,53 @@ def load_example(store: GraphStore, name: str, *, index: bool = True, jar: Path 
         store.write(cypher)
         after = _counts(store)
         report.nodes, report.relationships = after[0] - before[0], after[1] - before[1]
-    if index:
-        report.indexes = create_name_indexes(store, read_profile(store), consent=True)
-    return report
+
+
+def load_metaqa(store: GraphStore, path: Path | None, report: ExampleReport) -> None:
+    """The MetaQA KB at ``path`` (default ``SGR_SHARED_DATA/metaqa/kb.txt``) as a property graph."""
+    from sgr.core.config import shared_data_dir
+
+    path = Path(path) if path else shared_data_dir() / "metaqa" / "kb.txt"
+    report.source = str(path)
+    if store.read("MATCH (n) RETURN count(n) > 0 AS any")[0]["any"]:
+        raise ConfigError("the MetaQA property graph loads into an empty database only (e.g. another SGR_HOME)")
+    movies: dict[str, dict] = {}
+    tails: dict[str, set[str]] = {}
+    edges: dict[tuple[str, str], dict[tuple[str, str], None]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read the MetaQA KB: {exc.strerror}") from None
+    for no, line in enumerate(lines, 1):
+        parts = line.split("|")
+        if len(parts) != 3 or not all(parts):
+            raise LoadError(f"{path}:{no}: expected head|relation|tail, got {line[:80]!r}")
+        head, rel, tail = parts
+        movie = movies.setdefault(head, {"title": head})
+        if rel in METAQA_PROPERTIES:
+            key = METAQA_PROPERTIES[rel]
+            value = int(tail) if key == "release_year" and tail.isdigit() else tail
+            if key not in movie or (key == "release_year" and isinstance(value, int) and value < movie[key]):
+                movie[key] = value
+        elif rel in METAQA_RELATIONSHIPS:
+            rtype, label = METAQA_RELATIONSHIPS[rel]
+            tails.setdefault(label, set()).add(tail)
+            edges.setdefault((rtype, label), {})[(head, tail)] = None  # a repeated line is one relationship
+        else:
+            raise LoadError(f"{path}:{no}: unknown MetaQA relation {rel!r}")
+    store.write("CREATE INDEX sgr_metaqa_movie_title IF NOT EXISTS FOR (n:Movie) ON (n.title)")
+    for label in tails:
+        store.write(f"CREATE INDEX sgr_metaqa_{label.lower()}_name IF NOT EXISTS FOR (n:{label}) ON (n.name)")
+    store.write("CALL db.awaitIndexes(300)")
+    rows = list(movies.values())
+    report.nodes = store.write_batches("UNWIND $rows AS r CREATE (n:Movie) SET n = r", rows, BATCH)
+    for label, names in tails.items():
+        report.nodes += store.write_batches(f"UNWIND $rows AS r CREATE (:{label} {{name: r.name}})",
+                                            [{"name": n} for n in sorted(names)], BATCH)
+    for (rtype, label), pairs in edges.items():
+        report.relationships += store.write_batches(
+            f"UNWIND $rows AS r MATCH (m:Movie {{title: r.m}}) MATCH (t:{label} {{name: r.t}}) CREATE (m)-[:{rtype}]->(t)",
+            [{"m": m, "t": t} for m, t in pairs], BATCH)
 
 
 def _counts(store: GraphStore) -> tuple[int, int]:

@@ -226,12 +226,12 @@ def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format
                           force=force, bulk=bulk, workers=workers, progress=progress)
 
 
-def load_example(name: str, *, store: GraphStore, index: bool = True) -> "ExampleReport":
-    """Load Neo4j's example graph ``name`` (``movies``, read from the vendored Neo4j Browser) as it is, with full-text
-    indexes on its naming properties unless not ``index`` (``sgr load example``)."""
+def load_example(name: str, *, store: GraphStore, index: bool = True, path: Path | None = None) -> "ExampleReport":
+    """Load example graph ``name`` (``movies`` from the vendored Neo4j Browser; ``metaqa``: the KB at ``path`` as a
+    property graph) with full-text indexes on its naming properties unless not ``index`` (``sgr load example``)."""
     from loaders.examples import load_example as load_one
 
-    return load_one(store, name, index=index)
+    return load_one(store, name, index=index, path=path)
 
 
 def graph_profile(*, store: GraphStore, out: Path | None = None, index: bool | None = None) -> "GraphProfile":

@@ -54,15 +54,18 @@ def register(app: typer.Typer) -> None:
 
     @load_app.command("example")
     def load_example_cmd(
-        name: str = typer.Argument(..., help="movies: Neo4j's movie graph (read from the vendored Neo4j Browser)"),
+        name: str = typer.Argument(..., help="movies: Neo4j's movie graph (read from the vendored Neo4j Browser); "
+                                   "metaqa: the MetaQA KB as a property graph"),
         index: bool = typer.Option(True, "--index/--no-index", help="full-text indexes on the naming properties "
                                    "(title, name) for linking"),
+        path: Optional[Path] = typer.Option(None, "--from", help="metaqa: the KB file (default: "
+                                            "SGR_SHARED_DATA/metaqa/kb.txt)"),
     ) -> None:
-        """Load one of Neo4j's example graphs as it is (a property graph; loading it again adds nothing)."""
+        """Load an example property graph as it is (the movie graph: loading it again adds nothing)."""
         from sgr.api import connect, load_example
 
         with connect() as store:
-            report = load_example(name, store=store, index=index)
+            report = load_example(name, store=store, index=index, path=path)
         what = ("already loaded: nothing added" if report.skipped
                 else f"{report.nodes:,} nodes and {report.relationships:,} relationships created")
         plain(f"example {report.name} ({report.source}): {what}"

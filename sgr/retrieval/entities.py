@@ -25,6 +25,7 @@ Names are compared through :func:`sgr.core.text.normalize`, the one normaliser o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -260,7 +261,8 @@ class ProfileLinker:
     and articles ignored, so "the matrix" names *The Matrix*). Candidates come from a full-text index on the naming
     property when the database has one (``sgr profile index --yes``), else from a scan of the label comparing
     lower-cased names. The longest spans win; spans may not overlap; ties between nodes of one name go to the one
-    with most relationships."""
+    written as in the question (MetaQA's tag "ben whishaw" against the actor "Ben Whishaw"), then to the one with
+    most relationships."""
 
     def __init__(self, store: GraphStore, profile: GraphProfile, *, max_len: int = 8) -> None:
         self.store = store
@@ -270,14 +272,15 @@ class ProfileLinker:
 
     def spans(self, question: str) -> list[tuple[int, int, str]]:
         """(start, end, text) of every word n-gram with a word outside the stop words, longest first."""
-        words = [possessive(w) for w in question_words(question)]
+        raw = question_words(question)
         out = []
-        for n in range(min(self.max_len, len(words)), 0, -1):
-            for i in range(len(words) - n + 1):
-                gram = words[i:i + n]
-                if any(w.lower() not in STOPWORDS for w in gram):
-                    out.append((i, i + n, " ".join(gram)))
-        return out
+        for words in (raw, [possessive(w) for w in raw]):  # "The Slugger's Wife", and "Tom Hanks's" → "Tom Hanks"
+            for n in range(min(self.max_len, len(words)), 0, -1):
+                for i in range(len(words) - n + 1):
+                    gram = words[i:i + n]
+                    if any(w.lower() not in STOPWORDS for w in gram) and (i, i + n, " ".join(gram)) not in out:
+                        out.append((i, i + n, " ".join(gram)))
+        return sorted(out, key=lambda sp: sp[0] - sp[1])  # longest first (stable: as written before possessives)
 
     def matches(self, texts: Sequence[str]) -> list[dict]:
         """Nodes whose naming property normalises to one of ``texts`` (rows with span, id, name, labels, degree)."""
@@ -302,9 +305,23 @@ class ProfileLinker:
             rows += [r for r in found if r["name"] is not None and normalize(str(r["name"])) == normalize(r["span"])]
         return rows
 
+    @staticmethod
+    def bracketed(question: str) -> list[tuple[int, int]]:
+        """Word ranges of the mentions marked with brackets, MetaQA style (``what films did [Tom Hanks] star in``)."""
+        out, at = [], 0
+        for i, part in enumerate(re.split(r"[\[\]]", question)):
+            n = len(question_words(part))
+            if i % 2 and n:
+                out.append((at, at + n))
+            at += n
+        return out if "[" in question else []
+
     def link_question(self, question: str, max_entities: int = 3) -> list[LinkedEntity]:
-        """The named nodes of ``question``: longest spans first, no two overlapping, at most ``max_entities``."""
-        spans = self.spans(question)
+        """The named nodes of ``question``: longest spans first, no two overlapping, at most ``max_entities``; only
+        the bracketed mentions when the question marks some; a further entity must have a capital or a digit (a
+        lower-case word such as "star" names a film only when it is the question's one mention)."""
+        marked = self.bracketed(question)
+        spans = [sp for sp in self.spans(question) if not marked or (sp[0], sp[1]) in marked]
         by_text: dict[str, list[dict]] = {}
         for r in self.matches([t for _, _, t in spans]):
             by_text.setdefault(normalize(r["span"]), []).append(r)
@@ -314,7 +331,9 @@ class ProfileLinker:
             rows = by_text.get(normalize(text))
             if not rows or any(i < b and a < j for a, b in taken):
                 continue
-            best = max(rows, key=lambda r: (r["degree"], r["id"]))
+            if taken and not marked and not re.search(r"[A-Z0-9]", text):
+                continue
+            best = max(rows, key=lambda r: (str(r["name"]) == text, r["degree"], r["id"]))  # same case first
             taken.append((i, j))
             out.append(LinkedEntity(text, best["id"], str(best["name"]), 1.0, "exact", degree=best["degree"],
                                     labels=list(best["labels"]), span=(i, j)))

@@ -103,7 +103,7 @@ class KeyAligner:
         words = item.text.split()
         if " " not in phrase and any(stem(phrase) == stem(w) for w in words):
             return 0.95
-        if any(phrase.lower() in KEY_SYNONYMS.get(w, ()) for w in words):
+        if any(phrase.lower() in group and w in group for group in KEY_SYNONYMS for w in words):
             return 0.9
         return 0.0
 

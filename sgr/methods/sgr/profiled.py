@@ -177,7 +177,7 @@ class ProfiledAnswerer:
         for m in s.mentions:
             if m.kind == "property" and m.key not in node_props:
                 rels.append(KeyMention(m.position, m.word, "relationship", m.owner, m.owner, m.score))
-        ordered = self.relation_order(rels, seed)
+        ordered = self.relation_order(rels, seed, s.words)
         wanted = self.answer_label(s)
         asked = self.answer_label(s, asked=True)
         out: list[PropertyQuery] = []
@@ -191,11 +191,18 @@ class ProfiledAnswerer:
             out = [self.joined(s, q) for q in out] + out
         return out
 
-    def relation_order(self, rels: list[KeyMention], seed: LinkedEntity) -> list[KeyMention]:
-        """The relations named, nearest the entity first, each once (a word repeating the previous one dropped)."""
-        centre = (seed.span[0] + seed.span[1]) / 2
+    def relation_order(self, rels: list[KeyMention], seed: LinkedEntity, words: list[str]) -> list[KeyMention]:
+        """The relations named, nearest the entity first (a passive "acted by X" binds first), each once."""
+        start, end = seed.span
+        passive = start - 2 if start >= 2 and words[start - 1].lower() == "by" else None
+
+        def distance(m: KeyMention) -> tuple[float, int]:
+            if m.position == passive:
+                return (-1, m.position)
+            return (start - m.position if m.position < start else m.position - end + 1, m.position)
+
         out: list[KeyMention] = []
-        for m in sorted(rels, key=lambda m: (abs(m.position - centre), m.position)):
+        for m in sorted(rels, key=distance):
             if not any(o.key == m.key for o in out):
                 out.append(m)
         return out
@@ -206,9 +213,13 @@ class ProfiledAnswerer:
         inside = {i for e in s.entities for i in range(*e.span)}
         labels = [m for m in s.mentions if m.kind == "label" and m.position not in inside]
         if asked:
-            lower = [w.lower() for w in s.words]
-            labels = [m for m in labels if m.position > 0 and lower[m.position - 1] in ("which", "what")]
+            labels = [m for m in labels if self.asked_noun(s, m)]
         return labels[0].key if labels else None
+
+    @staticmethod
+    def asked_noun(s: Schema, m: KeyMention) -> bool:
+        """Whether ``m`` is the noun right after the wh-word ("*which actors* starred in X"): what is asked for."""
+        return m.position > 0 and s.words[m.position - 1].lower() in ("which", "what")
 
     def steps_for(self, frm: str, key: str, seed_first: bool | None) -> list[PropertyStep]:
         """The hops of relationship type ``key`` from a node of ``frm`` (both directions when the profile has both;
@@ -227,8 +238,9 @@ class ProfiledAnswerer:
             own = self.own_relations(seed)
             if own:
                 keys = [own[0]] + [k for k in keys[:1]] if keys else [own[0], own[0]]
-        elif len(keys) == 1 and s.co and len(s.entities) == 1:
-            keys = keys * 2
+        elif keys and len(s.entities) == 1 and (s.co or sum(m.key == keys[0] and not self.asked_noun(s, m)
+                                                            for m in s.mentions) > 1):
+            keys = [keys[0], *keys]  # "acted with X", "the director of X also directed": there and back, then on
         if not keys:  # no relation named: any relationship to the label asked for
             if wanted is None:
                 return []
@@ -298,9 +310,11 @@ class ProfiledAnswerer:
             elif years:
                 q.order = ("x", years[0], desc)
         if not s.count and lp is not None and q.condition is None and q.order is None:
+            last_rel = max((m.position for m in s.mentions if m.kind == "relationship"), default=0)
+            asked_label = self.answer_label(s, asked=True)
             asked = [m.key for m in s.mentions if m.kind == "property" and m.key in lp.properties
-                     and m.position > max(seed.span[1], max((m2.position for m2 in s.mentions
-                                                             if m2.kind == "relationship"), default=0))]
+                     and (m.position > max(seed.span[1], last_rel) or asked_label not in (None, end))
+                     or (m.kind == "property" and m.key in lp.properties and asked_label is None)]
             if asked:
                 q.project = asked[0]
             elif s.asks_time and years:
