@@ -5,6 +5,7 @@ Needs a Neo4j with the movie graph (``sgr load example movies``) and the local m
 
     python bench/anygraph.py                       # dev (125) and held-out (40) questions, every system
     python bench/anygraph.py --systems sgr --sets dev --limit 10
+    python bench/anygraph.py --metaqa-property-home H1 --metaqa-entity-home H2   # and MetaQA dev, both shapes
 
 Questions: ``bench/data/movies_dev.jsonl`` (written to develop sgr's rules on) and ``bench/data/movies_heldout.jsonl``
 (written afterwards and never used to change a rule), each with the Cypher that computes its gold answers; the script
@@ -23,6 +24,11 @@ given the schema text neo4j-graphrag's own ``format_schema`` writes from the sam
 Cypher returned (first column, in row order) — what they retrieved, scored like sgr's answer lists by
 ``sgr.evaluation.metrics.scores``; their generated reply is kept in the rows and scored leniently (``hit_reply``:
 a gold answer occurs in it). Latency is wall time per question; ``calls`` counts chat-model calls.
+
+MetaQA (``--metaqa-*``): the same sample of MetaQA dev questions per hop (``--metaqa-sample``, seed 0; never the
+test files) answered by sgr on the KB as a property graph (``sgr load example metaqa``, the profiled route) and by
+``--metaqa-methods`` on the KB in sgr's ``:Entity`` shape (``sgr load triples kb.txt``), each in its own Neo4j (the
+``SGR_HOME`` folders given).
 """
 
 from __future__ import annotations
@@ -213,13 +219,64 @@ def _record_dict(content: Any) -> dict[str, Any]:
         return {m.group(1): raw.strip("'\"")}
 
 
+def home_store(home: str) -> Any:
+    """A store on the Neo4j that ``sgr neo4j start`` runs for SGR_HOME ``home`` (its URI and password)."""
+    from sgr.graph.store import GraphStore
+
+    info = json.loads((Path(home) / "neo4j" / "server.json").read_text(encoding="utf-8"))
+    return GraphStore(info["uri"], password=(Path(home) / "neo4j" / "password").read_text().strip())
+
+
+def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """sgr on MetaQA dev questions: the KB as a property graph (profiled route) beside sgr's ``:Entity`` shape."""
+    from sgr.datasets import load_dataset
+    from sgr.evaluation.metrics.scores import score_answers, summarize
+    from sgr.methods.base import MethodContext
+    from sgr.methods.registry import create_method
+
+    graphs = [("metaqa-property-graph", args.metaqa_property_home, ["sgr"]),
+              ("metaqa-entity", args.metaqa_entity_home, [m for m in args.metaqa_methods.split(",") if m])]
+    for prefix, home, methods in graphs:
+        with home_store(home) as store:
+            for method_name in methods:
+                method = create_method(method_name, MethodContext(store=store, options={}))
+                for hop in (1, 2, 3):
+                    data = load_dataset(f"metaqa-{hop}hop", split="dev", sample=args.metaqa_sample, seed=0)
+                    scores, times, calls = [], [], []
+                    for q in data.questions:
+                        t0 = time.perf_counter()
+                        pred = method.answer(q)
+                        times.append((time.perf_counter() - t0) * 1000)
+                        sc = score_answers(pred.answer_texts, q.answers)
+                        scores.append(sc)
+                        calls.append(pred.usage.llm_calls)
+                        rows.append({"set": f"metaqa-{hop}hop-dev", "system": f"{prefix}/{method_name}", "id": q.id,
+                                     "question": q.text, "gold": q.answers[:20], "answers": pred.answer_texts[:20],
+                                     "hits1_strict": sc.hits1_strict, "f1": round(sc.f1, 4),
+                                     "ms": round(times[-1], 1), "calls": calls[-1], "error": pred.error})
+                    s = summarize(scores)
+                    key = f"{prefix}/{method_name}/{hop}hop"
+                    summary[f"{key}/hits1_strict"] = round(s.hits1_strict, 4)
+                    summary[f"{key}/f1"] = round(s.f1, 4)
+                    summary[f"{key}/p50_ms"] = round(statistics.median(times), 1)
+                    summary[f"{key}/calls"] = round(sum(calls) / len(calls), 3)
+                    summary[f"{key}/n"] = s.n
+                    print(key, summary[f"{key}/hits1_strict"], s.n, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--sets", default="dev,heldout")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions of each set")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "anygraph.json"))
+    ap.add_argument("--metaqa-property-home", help="SGR_HOME whose Neo4j holds `sgr load example metaqa`")
+    ap.add_argument("--metaqa-entity-home", help="SGR_HOME whose Neo4j holds `sgr load triples kb.txt` (:Entity)")
+    ap.add_argument("--metaqa-methods", default="sgr-compiled,sgr", help="methods on the :Entity-shaped KB")
+    ap.add_argument("--metaqa-sample", type=int, default=100, help="MetaQA dev questions per hop (seed 0)")
     args = ap.parse_args()
+    if bool(args.metaqa_property_home) != bool(args.metaqa_entity_home):
+        raise SystemExit("--metaqa-property-home and --metaqa-entity-home go together (the figures stand side by side)")
     names = [s for s in args.systems.split(",") if s]
     unknown = set(names) - set(SYSTEMS)
     if unknown:
@@ -271,10 +328,13 @@ def main() -> None:
                     by_kind.setdefault(q["kind"], []).append(sc.hits1_strict)
                 for kind, vals in sorted(by_kind.items()):
                     summary[f"{key}/by_kind/{kind}/hits1_strict"] = round(sum(vals) / len(vals), 4)
+    if args.metaqa_property_home:
+        run_metaqa(args, summary, rows)
     llm_model = os.environ.get("SGR_LLM_MODEL") or "the local server's (sgr llm status)"
-    write_result(args.out, {"summary": summary, "config": {"systems": names, "sets": args.sets, "limit": args.limit,
-                                                           "peer_max_tokens": PEER_MAX_TOKENS, "model": llm_model},
-                            "rows": rows})
+    config = {"systems": names, "sets": args.sets, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
+              "model": llm_model, "metaqa_sample": args.metaqa_sample if args.metaqa_property_home else None,
+              "metaqa_methods": args.metaqa_methods if args.metaqa_property_home else None}
+    write_result(args.out, {"summary": summary, "config": config, "rows": rows})
     print(json.dumps({k: v for k, v in summary.items() if "/by_kind/" not in k}, indent=1))
 
 

@@ -139,9 +139,10 @@ def read_profile(store: GraphStore) -> GraphProfile:
     """Derive the profile of ``store``'s database from its schema procedures and a sample of each relationship
     type's end labels (reads only)."""
     labels = [r["label"] for r in store.read("CALL db.labels() YIELD label RETURN label")]
-    if ENTITY in labels or not labels:  # sgr's own shape (or nothing loaded yet): the methods as they always were
+    counts = {lb: store.read(f"MATCH (n:{quote_identifier(lb)}) RETURN count(n) AS n")[0]["n"] for lb in labels}
+    if counts.get(ENTITY) or not any(counts.values()):  # sgr's own shape, or nothing loaded: as they always were
         return entity_shape()
-    data = [lb for lb in labels if lb not in BOOKKEEPING_LABELS]
+    data = [lb for lb in labels if lb not in BOOKKEEPING_LABELS and counts[lb]]  # a label once used may stay listed
     props: dict[str, dict[str, str]] = {lb: {} for lb in data}
     for row in store.read("CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName, propertyTypes "
                           "RETURN nodeLabels, propertyName, propertyTypes"):
@@ -152,8 +153,7 @@ def read_profile(store: GraphStore) -> GraphProfile:
                 props[lb].setdefault(row["propertyName"], _type_name(row["propertyTypes"]))
     profile = GraphProfile("property")
     for lb in data:
-        count = store.read(f"MATCH (n:{quote_identifier(lb)}) RETURN count(n) AS n")[0]["n"]
-        profile.labels[lb] = LabelProfile(lb, name_property(props[lb]), props[lb], count)
+        profile.labels[lb] = LabelProfile(lb, name_property(props[lb]), props[lb], counts[lb])
     rel_props: dict[str, dict[str, str]] = {}
     for row in store.read("CALL db.schema.relTypeProperties() YIELD relType, propertyName, propertyTypes "
                           "RETURN relType, propertyName, propertyTypes"):

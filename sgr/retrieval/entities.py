@@ -318,8 +318,8 @@ class ProfileLinker:
 
     def link_question(self, question: str, max_entities: int = 3) -> list[LinkedEntity]:
         """The named nodes of ``question``: longest spans first, no two overlapping, at most ``max_entities``; only
-        the bracketed mentions when the question marks some; a further entity must have a capital or a digit (a
-        lower-case word such as "star" names a film only when it is the question's one mention)."""
+        the bracketed mentions when the question marks some (MetaQA: "what does [X] star in" is not about the film
+        *The Star*)."""
         marked = self.bracketed(question)
         spans = [sp for sp in self.spans(question) if not marked or (sp[0], sp[1]) in marked]
         by_text: dict[str, list[dict]] = {}
@@ -330,8 +330,6 @@ class ProfileLinker:
         for i, j, text in spans:  # longest first
             rows = by_text.get(normalize(text))
             if not rows or any(i < b and a < j for a, b in taken):
-                continue
-            if taken and not marked and not re.search(r"[A-Z0-9]", text):
                 continue
             best = max(rows, key=lambda r: (str(r["name"]) == text, r["degree"], r["id"]))  # same case first
             taken.append((i, j))

@@ -178,3 +178,23 @@ def test_sgr_own_graphs_keep_the_sgr_answerer(clean_store, tmp_path) -> None:
         from loaders.examples import load_example
 
         load_example(clean_store, "movies")
+
+
+def test_metaqa_as_a_property_graph(store, tmp_path) -> None:
+    from loaders.examples import load_example
+
+    kb = tmp_path / "kb.txt"
+    kb.write_text("Kismet|directed_by|William Dieterle\nKismet|release_year|1955\nKismet|release_year|1944\n"
+                  "Kismet|starred_actors|Marlene Dietrich\nKismet|has_genre|Drama\nKismet|has_imdb_rating|good\n"
+                  "Dr. Socrates|directed_by|William Dieterle\nDr. Socrates|release_year|1935\n"
+                  "Dr. Socrates|starred_actors|Paul Muni\nDr. Socrates|starred_actors|Paul Muni\n")
+    store.clear()
+    report = load_example(store, "metaqa", path=kb)
+    assert (report.nodes, report.relationships) == (2 + 3 + 1, 5)  # a repeated line is one relationship
+    assert store.read("MATCH (m:Movie {title: 'Kismet'}) RETURN m.release_year AS y, m.imdb_rating AS r")[0] == \
+        {"y": 1944, "r": "good"}  # several years: the earliest
+    assert set(answer(store, "what films did [William Dieterle] direct")) == {"Kismet", "Dr. Socrates"}
+    assert answer(store, "when were the movies starred by [Paul Muni] released") == ["1935"]
+    assert answer(store, "the director of [Kismet] is also the director of which movies") == ["Dr. Socrates"]
+    with pytest.raises(ConfigError, match="empty database"):
+        load_example(store, "metaqa", path=kb)
