@@ -147,8 +147,10 @@ KEY_SYNONYMS = (
     frozenset({"acted", "act", "acts", "actor", "actors", "starred", "star", "stars", "starring", "cast", "appeared",
                "appear", "appears", "played", "play", "plays", "co-star", "co-stars", "costar", "costars"}),
     frozenset({"released", "release", "releases", "come out", "came out", "premiered"}),
-    frozenset({"wrote", "write", "writes", "written", "writer", "writers", "screenwriter", "screenwriters"}),
-    frozenset({"genre", "genres", "type", "types", "kind", "kinds"}),
+    frozenset({"wrote", "write", "writes", "written", "writer", "writers", "screenwriter", "screenwriters",
+               "scriptwriter", "scriptwriters", "author", "authors"}),
+    frozenset({"genre", "genres", "type", "types", "kind", "kinds", "sort", "sorts"}),
+    frozenset({"tag", "tags", "topic", "topics", "describe", "describes", "describing", "terms"}),
 )
 #: Word endings dropped before two words are compared (actors, acted → act; directed, director → direct).
 WORD_SUFFIXES = ("ors", "ers", "ing", "ed", "or", "er", "es", "s")
@@ -156,6 +158,11 @@ WORD_SUFFIXES = ("ors", "ers", "ing", "ed", "or", "er", "es", "s")
 #: there and back. Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``2hop_dev.tsv``, the first 300).
 CO_WORDS = frozenset({"with", "other", "together", "both", "same", "share", "shared", "co-star", "co-stars", "costar",
                       "costars"})
+#: "... starred who": a question that ends with its wh-word asks for a person too. Checked on: MetaQA dev.
+WHO_LAST = re.compile(r"\b(who|whom)\s*\??\s*$", re.I)
+#: The word that joins a relation to the entity ("acted *by* X", "the director *of* X", "share actors *with* X"): that
+#: relation is the first hop. Checked on: MetaQA dev (2- and 3-hop) and bench/data/movies_dev.jsonl.
+BINDING_WORDS = frozenset({"by", "of", "with"})
 #: "worked with" / "collaborated with": the named node's own relation, then the one the question asks about.
 WORKED_WITH = re.compile(r"\b(worked|collaborated|work|collaborate)\s+with\b", re.I)
 #: Superlatives of a number a question names ("highest rated", "rate lowest"): True asks for the largest.

@@ -316,6 +316,25 @@ class ProfileLinker:
             at += n
         return out if "[" in question else []
 
+    def link_given(self, question: str, topics: Sequence[str]) -> list[LinkedEntity]:
+        """Topic entities a dataset gives (MetaQA's bracketed mention): each linked by name, its span being where the
+        question names it. Falls back to :meth:`link_question` when none links."""
+        words = [w.lower() for w in question_words(question)]
+        rows: dict[str, list[dict]] = {}
+        for r in self.matches(list(topics)):
+            rows.setdefault(normalize(r["span"]), []).append(r)
+        out = []
+        for topic in topics:
+            found = rows.get(normalize(topic))
+            if not found:
+                continue
+            tw = [w.lower() for w in question_words(topic)]
+            at = next((i for i in range(len(words) - len(tw) + 1) if words[i:i + len(tw)] == tw), 0)
+            best = max(found, key=lambda r: (str(r["name"]) == topic, r["degree"], r["id"]))
+            out.append(LinkedEntity(topic, best["id"], str(best["name"]), 1.0, "given", degree=best["degree"],
+                                    labels=list(best["labels"]), span=(at, at + len(tw))))
+        return _dedupe(out) or self.link_question(question)
+
     def link_question(self, question: str, max_entities: int = 3) -> list[LinkedEntity]:
         """The named nodes of ``question``: longest spans first, no two overlapping, at most ``max_entities``; only
         the bracketed mentions when the question marks some (MetaQA: "what does [X] star in" is not about the film

@@ -8,8 +8,9 @@ every label, and aligns each content word of the question (outside the linked en
 
 1. the same word stem (``actors``, ``acted`` → ``act``; :data:`~sgr.core.lexicon.WORD_SUFFIXES`) or a listed synonym
    (:data:`~sgr.core.lexicon.KEY_SYNONYMS`) as a word of the key's text: score 0.95 / 0.9;
-2. else the cosine similarity of the word and the key's text under the sentence encoder (MiniLM, as the relation
-   retriever uses), when at least ``threshold``.
+2. when no key matches so, the cosine similarity of the word and the key's text under the sentence encoder (MiniLM,
+   as the relation retriever uses), when at least ``threshold``; on a tie a relationship wins over a property or a
+   label (the word "genre" names ``HAS_GENRE`` before the label ``Genre``).
 
 The result is a list of :class:`KeyMention` in question order: the question schema's relations and properties.
 """
@@ -98,6 +99,15 @@ class KeyAligner:
             self._vectors = self._embed([i.text for i in self.items])
         return self._vectors
 
+    def label_for(self, word: str, threshold: float = 0.5) -> str | None:
+        """The label ``word`` names best ("person" → ``Person``), when the encoder's similarity reaches ``threshold``."""
+        labels = [j for j, it in enumerate(self.items) if it.kind == "label"]
+        if not labels:
+            return None
+        sims = self._embed([word]) @ self.vectors[labels].T
+        best = int(np.argmax(sims[0]))
+        return self.items[labels[best]].key if sims[0][best] >= threshold else None
+
     def lexical(self, phrase: str, item: _Item) -> float:
         """0.95 when a word of the phrase shares its stem with a word of the key's text, 0.9 for a listed synonym."""
         words = item.text.split()
@@ -124,10 +134,12 @@ class KeyAligner:
                 out.append(KeyMention(i, phrase, best[1].kind, best[1].key, best[1].owner, best[0]))
                 taken |= {i, i + 1}
         phrases = [(i, w) for i, w in phrases if i not in taken]
+        phrases = [(i, w[3:] if w.lower().startswith("co-") and len(w) > 5 else w) for i, w in phrases]  # co-writers
         sims = self._embed([w.lower() for _, w in phrases]) @ self.vectors.T if phrases else np.zeros((0, 0))
         for row, (i, w) in enumerate(phrases):
-            scored = [(max(self.lexical(w, it), float(sims[row, j])), -KINDS.index(it.kind), j)
-                      for j, it in enumerate(self.items)]
+            lexical = [self.lexical(w, it) for it in self.items]
+            scored = [(lexical[j] if any(lexical) else float(sims[row, j]), -KINDS.index(it.kind), j)
+                      for j, it in enumerate(self.items)]  # a word match first; on a tie a relationship
             score, _, j = max(scored)
             if score >= self.threshold:
                 it = self.items[j]

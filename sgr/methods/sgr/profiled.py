@@ -27,8 +27,8 @@ from typing import Any
 
 from cypher.compile import CompiledQuery, PropertyQuery, PropertyStep
 from sgr.core.errors import CypherError, EntityNotFound
-from sgr.core.lexicon import (CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES, LATEST, WHEN, WHO,
-                              WORKED_WITH)
+from sgr.core.lexicon import (ASKED, BINDING_WORDS, CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES,
+                              LATEST, WHEN, WHO, WHO_LAST, WORKED_WITH)
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.profile import NUMBER_TYPES, GraphProfile, profile_for
 from sgr.graph.store import GraphStore, quote_identifier
@@ -102,10 +102,10 @@ def read_schema(question: str, entities: list[LinkedEntity], aligner: KeyAligner
             s.extreme = (w, EXTREMES[w], i)
         if s.extreme:
             break
-    s.co = any(w in CO_WORDS for i, w in enumerate(lower) if i not in inside)
+    s.co = any(w in CO_WORDS or w.startswith("co-") for i, w in enumerate(lower) if i not in inside)
     s.worked_with = bool(WORKED_WITH.search(outside))
     s.asks_time = bool(WHEN.search(question)) and not s.count
-    s.asks_person = bool(WHO.search(question))
+    s.asks_person = bool(WHO.search(question) or WHO_LAST.search(question))
     return s
 
 
@@ -123,6 +123,7 @@ class ProfiledAnswerer:
         self.meter = UsageMeter(store, llm)
         self.max_answers = max_answers
         self._years: dict[str, list[str]] = {}
+        self.person_label = self.aligner.label_for("person")  # what "who" asks for
 
     # -- Answerer ---------------------------------------------------------------------------------------------------
     def answer(self, question: Question) -> Prediction:
@@ -138,7 +139,8 @@ class ProfiledAnswerer:
         result.prediction = pred
         with self.meter.measure() as usage:
             with self.meter.stage("link"):
-                entities = self.linker.link_question(question.text)
+                entities = (self.linker.link_given(question.text, question.topic_entities) if question.topic_entities
+                            else self.linker.link_question(question.text))
             if not entities:
                 raise EntityNotFound("no graph node matches the question's entities (names compared: " + ", ".join(
                     f"{lp.label}.{lp.name_property}" for lp in self.profile.entity_labels()) + ")")
@@ -177,7 +179,7 @@ class ProfiledAnswerer:
         for m in s.mentions:
             if m.kind == "property" and m.key not in node_props:
                 rels.append(KeyMention(m.position, m.word, "relationship", m.owner, m.owner, m.score))
-        ordered = self.relation_order(rels, seed, s.words)
+        ordered = self.relation_order(rels, seed, s.words, {m.position for m in s.mentions if m.kind == "label"})
         wanted = self.answer_label(s)
         asked = self.answer_label(s, asked=True)
         out: list[PropertyQuery] = []
@@ -189,15 +191,38 @@ class ProfiledAnswerer:
             out.append(self.finish(s, seed, steps))
         if len(s.entities) > 1 and ordered:
             out = [self.joined(s, q) for q in out] + out
+        if out and out[0].steps:  # widened last: each hop of the best plan along any type between its labels
+            out.append(self.widened(out[0], label))
         return out
 
-    def relation_order(self, rels: list[KeyMention], seed: LinkedEntity, words: list[str]) -> list[KeyMention]:
-        """The relations named, nearest the entity first (a passive "acted by X" binds first), each once."""
+    def widened(self, q: PropertyQuery, label: str) -> PropertyQuery:
+        """``q`` with each hop along every relationship type the profile has between the same labels, same way."""
+        steps, frm = [], label
+        for st in q.steps:
+            types = tuple(dict.fromkeys(t for t, d, to in self.profile.steps_from(frm)
+                                        if d == st.direction and to == st.to))
+            steps.append(PropertyStep(types or st.types, st.direction, st.to))
+            frm = st.to
+        return PropertyQuery(q.seeds[:1], steps, q.name_key, q.project, [], q.condition, q.order, q.count)
+
+    def relation_order(self, rels: list[KeyMention], seed: LinkedEntity, words: list[str],
+                       labels: set[int] = frozenset()) -> list[KeyMention]:
+        """The relations named, nearest the entity first, each once; a verb right after the entity ("X written movies")
+        binds first, else the relation joined to it by "by", "of" or "with" ("acted by X", "the director of X", "share
+        actors with the movie X"; articles and label words such as "movie" between them skipped)."""
         start, end = seed.span
-        passive = start - 2 if start >= 2 and words[start - 1].lower() == "by" else None
+        i = start - 1
+        while i >= 0 and (words[i].lower() in ("the", "a", "an") or i in labels):
+            i -= 1
+        bound = None
+        after = next((m.position for m in rels if m.position == end), None)
+        if after is not None and (after + 1 >= len(words) or words[after + 1].lower() not in ("who", "what", "which")):
+            bound = after  # "X written movies", "X acted in": the verb right after the entity ("X starred who": not)
+        elif i > 0 and words[i].lower() in BINDING_WORDS:
+            bound = max((m.position for m in rels if m.position < i), default=None)
 
         def distance(m: KeyMention) -> tuple[float, int]:
-            if m.position == passive:
+            if m.position == bound:
                 return (-1, m.position)
             return (start - m.position if m.position < start else m.position - end + 1, m.position)
 
@@ -218,8 +243,12 @@ class ProfiledAnswerer:
 
     @staticmethod
     def asked_noun(s: Schema, m: KeyMention) -> bool:
-        """Whether ``m`` is the noun right after the wh-word ("*which actors* starred in X"): what is asked for."""
-        return m.position > 0 and s.words[m.position - 1].lower() in ("which", "what")
+        """Whether ``m`` is the noun the question asks for ("*which actors* starred in X", "who is *the director*
+        that directed X": :data:`~sgr.core.lexicon.ASKED`)."""
+        if m.position > 0 and s.words[m.position - 1].lower() in ("which", "what"):
+            return True
+        found = ASKED.match(" ".join(s.words))
+        return found is not None and m.position == len(question_words(" ".join(s.words)[:found.start(1)]))
 
     def steps_for(self, frm: str, key: str, seed_first: bool | None) -> list[PropertyStep]:
         """The hops of relationship type ``key`` from a node of ``frm`` (both directions when the profile has both;
@@ -231,41 +260,49 @@ class ProfiledAnswerer:
 
     def walks(self, s: Schema, seed: LinkedEntity, label: str, rels: list[KeyMention], wanted: str | None,
               asked: str | None) -> list[list[PropertyStep]]:
-        """Walks from the seed, best first: ``wanted`` the label the question names, ``asked`` the one it asks for."""
-        lower = [w.lower() for w in s.words]
+        """Walks from the seed, best first: ``wanted`` the label the question names, ``asked`` the one it asks for
+        (for "who": the label most like "person"); walks that end at the label asked for come first."""
         keys = [m.key for m in rels]
+        back = False
         if s.worked_with:  # the named node's own relation, then the one asked about
             own = self.own_relations(seed)
             if own:
                 keys = [own[0]] + [k for k in keys[:1]] if keys else [own[0], own[0]]
         elif keys and len(s.entities) == 1 and (s.co or sum(m.key == keys[0] and not self.asked_noun(s, m)
                                                             for m in s.mentions) > 1):
-            keys = [keys[0], *keys]  # "acted with X", "the director of X also directed": there and back, then on
+            keys, back = [keys[0], *keys], True  # "acted with X", "the director of X also directed": there and back
         if not keys:  # no relation named: any relationship to the label asked for
             if wanted is None:
                 return []
             types = tuple(dict.fromkeys(t for t, _, to in self.profile.steps_from(label) if to == wanted))
             dirs = {d for t, d, to in self.profile.steps_from(label) if to == wanted}
             return [[PropertyStep(types, d, wanted)] for d in sorted(dirs, reverse=True)] if types else []
-        walks: list[list[PropertyStep]] = [[]]
-        first = rels[0].position if rels else None
+        lower = [w.lower() for w in s.words]
         subject = None
-        if first is not None:  # "X follows Y": X the subject; "who follows X", "produced by X": X the object
-            by = first + 1 < len(lower) and lower[first + 1] == "by"
-            subject = (first > seed.span[0]) or by
-        for n, key in enumerate(keys[:MAX_STEPS]):
-            grown = []
-            for walk in walks:
-                frm = walk[-1].to if walk else label
-                options = self.steps_for(frm, key, subject if n == 0 else None)
-                if n == 1 and walk and len(keys) == 2 and keys[0] == keys[1]:  # there and back: the other direction
-                    options = [o for o in options if o.direction != walk[0].direction] or options
-                grown += [walk + [o] for o in options]
-            walks = grown or walks
+        if rels:  # "X follows Y": X the subject; "who follows X", "produced by X": X the object
+            first = rels[0].position
+            subject = (first > seed.span[0]) or (first + 1 < len(lower) and lower[first + 1] == "by")
+        walks = self.build(label, keys, subject)
         if asked is not None and len(set(keys)) == 1:  # "the movies the actors of X act in": on to the label asked
             walks = [w + [b] for w in walks if w and w[-1].to != asked
                      for b in self.steps_for(w[-1].to, keys[0], None)
                      if b.to == asked and b.direction != w[-1].direction] + walks
+        if not back and len(s.entities) == 1 and not s.worked_with:  # "movies for the director of X": there and back
+            walks += self.build(label, [keys[0], *keys], subject)
+        expected = asked or (self.person_label if s.asks_person else None)
+        return sorted(walks, key=lambda w: expected is not None and w[-1].to != expected)  # stable: order kept
+
+    def build(self, label: str, keys: list[str], subject: bool | None) -> list[list[PropertyStep]]:
+        """Every walk from ``label`` along ``keys`` in turn (a key repeated goes back the other way)."""
+        walks: list[list[PropertyStep]] = [[]]
+        for n, key in enumerate(keys[:MAX_STEPS]):
+            grown = []
+            for walk in walks:
+                options = self.steps_for(walk[-1].to if walk else label, key, subject if n == 0 else None)
+                if n == 1 and keys[0] == keys[1]:  # there and back: the other direction
+                    options = [o for o in options if o.direction != walk[0].direction] or options
+                grown += [walk + [o] for o in options]
+            walks = grown or walks
         return [w for w in walks if w]
 
     def own_relations(self, seed: LinkedEntity) -> list[str]:
