@@ -232,15 +232,18 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
     from sgr.datasets import load_dataset
     from sgr.evaluation.metrics.scores import score_answers, summarize
     from sgr.methods.base import MethodContext
-    from sgr.methods.registry import create_method
+    from sgr.methods.registry import create_method, method_options
 
     graphs = [("metaqa-property-graph", args.metaqa_property_home, ["sgr"]),
               ("metaqa-entity", args.metaqa_entity_home, [m for m in args.metaqa_methods.split(",") if m])]
     for prefix, home, methods in graphs:
         with home_store(home) as store:
             for method_name in methods:
-                method = create_method(method_name, MethodContext(store=store, options={}))
-                for hop in (1, 2, 3):
+                for hop in [int(h) for h in args.metaqa_hops.split(",") if h]:
+                    # MetaQA k-hop questions get hops=k where the method has an expansion depth (bench/sgr.py's
+                    # --hops-per-dataset); the profiled route has none
+                    opts = {"hops": hop} if "hops" in method_options(method_name) and prefix == "metaqa-entity" else {}
+                    method = create_method(method_name, MethodContext(store=store, options=opts))
                     data = load_dataset(f"metaqa-{hop}hop", split="dev", sample=args.metaqa_sample, seed=0)
                     scores, times, calls = [], [], []
                     for q in data.questions:
@@ -274,6 +277,7 @@ def main() -> None:
     ap.add_argument("--metaqa-entity-home", help="SGR_HOME whose Neo4j holds `sgr load triples kb.txt` (:Entity)")
     ap.add_argument("--metaqa-methods", default="sgr-compiled,sgr", help="methods on the :Entity-shaped KB")
     ap.add_argument("--metaqa-sample", type=int, default=100, help="MetaQA dev questions per hop (seed 0)")
+    ap.add_argument("--metaqa-hops", default="1,2,3", help="which MetaQA hop counts")
     args = ap.parse_args()
     if bool(args.metaqa_property_home) != bool(args.metaqa_entity_home):
         raise SystemExit("--metaqa-property-home and --metaqa-entity-home go together (the figures stand side by side)")
@@ -333,7 +337,8 @@ def main() -> None:
     llm_model = os.environ.get("SGR_LLM_MODEL") or "the local server's (sgr llm status)"
     config = {"systems": names, "sets": args.sets, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
               "model": llm_model, "metaqa_sample": args.metaqa_sample if args.metaqa_property_home else None,
-              "metaqa_methods": args.metaqa_methods if args.metaqa_property_home else None}
+              "metaqa_methods": args.metaqa_methods if args.metaqa_property_home else None,
+              "metaqa_hops": args.metaqa_hops if args.metaqa_property_home else None}
     write_result(args.out, {"summary": summary, "config": config, "rows": rows})
     print(json.dumps({k: v for k, v in summary.items() if "/by_kind/" not in k}, indent=1))
 
