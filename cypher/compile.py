@@ -226,3 +226,95 @@ def compile_answer_query(seed_name: str, steps: Sequence[Step], cvt: Sequence[in
         var = "x" if i == len(steps) else (f"c{i}:CVT" if i in cvt else f"n{i}")
         parts.append((f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-") + f"({var})")
     return f"MATCH {''.join(parts)} RETURN DISTINCT x.name AS answer"
+
+
+# -- a profiled graph (a user's own labels and properties, sgr.graph.profile) ----------------------------------------
+@dataclass
+class PropertyStep:
+    """One hop of a property-graph query: along any of ``types`` (``out``: from the previous node) to ``to``."""
+
+    types: tuple[str, ...]
+    direction: str
+    to: str
+
+    def arrow(self, var: str) -> str:
+        rel = f"[{var}:{'|'.join(quote_identifier(t) for t in self.types)}]"
+        return f"-{rel}->" if self.direction == "out" else f"<-{rel}-"
+
+
+@dataclass
+class PropertyQuery:
+    """A question over a profiled graph as a query: seeds (element ids) joined at the answer ``x`` by ``steps`` (the
+    second seed's own ``join`` steps), the answer's name (``name_key``) or a literal (``project``), a condition
+    ``(on, property, op, value)`` and an order ``(on, property, descending)`` where ``on`` is ``x`` or ``r`` (the last
+    relationship), or a count."""
+
+    seeds: list[str]
+    steps: list[PropertyStep]
+    name_key: str | None
+    project: str | None = None
+    join: list[PropertyStep] = field(default_factory=list)
+    condition: tuple[str, str, str, Any] | None = None
+    order: tuple[str, str, bool] | None = None
+    count: bool = False
+
+    def _match(self, params: dict[str, Any], path: bool = False) -> tuple[list[str], list[str], str]:
+        """The MATCH lines, the WHERE tests and the answer variable (``p``/``q`` path variables with ``path``)."""
+        params["s0"] = self.seeds[0]
+        lines = ["MATCH (s0) WHERE elementId(s0) = $s0"]
+        x = "s0"
+        if self.steps:
+            walk, x = "(s0)", "x"
+            for i, st in enumerate(self.steps, 1):
+                node = "x" if i == len(self.steps) else f"v{i}"
+                var = "r" if i == len(self.steps) else f"r{i}"
+                walk += f"{st.arrow(var)}({node}:{quote_identifier(st.to)})"
+            lines.append(f"MATCH {'p = ' if path else ''}{walk}")
+        if len(self.seeds) > 1 and self.join:
+            params["s1"] = self.seeds[1]
+            walk = "(s1)"
+            for i, st in enumerate(self.join, 1):
+                walk += st.arrow(f"j{i}") + ("(x)" if i == len(self.join) else f"(w{i})")
+            lines.append(f"MATCH {'q = ' if path else ''}{walk}")
+        where = [f"NOT elementId({x}) IN $seeds"] if self.steps else []
+        if self.steps:
+            params["seeds"] = list(self.seeds)
+        if "s1" in params:
+            where.insert(0, "elementId(s1) = $s1")
+        if self.condition is not None:
+            on, prop, op, value = self.condition
+            where.append(f"{on if self.steps else x}.{quote_identifier(prop)} {op} $value")
+            params["value"] = value
+        return lines, where, x
+
+    def compile(self, limit: int = 200) -> CompiledQuery:
+        """The read query: rows ``answer`` and ``id`` (the answer node's element id; ``key`` too when ordered),
+        distinct, at most ``limit``; a count is one row ``answer``."""
+        params: dict[str, Any] = {"limit": limit}
+        lines, where, x = self._match(params)
+        if where:
+            lines.append("WHERE " + " AND ".join(where))
+        shown = f"{x}.{quote_identifier(self.project or self.name_key or 'name')}"
+        if self.count:
+            lines.append(f"RETURN count(DISTINCT {x}) AS answer")
+        elif self.order is not None:
+            on, prop, desc = self.order
+            key = f"{on if self.steps else x}.{quote_identifier(prop)}"
+            lines.append(f"WITH DISTINCT {shown} AS answer, elementId({x}) AS id, {key} AS key WHERE key IS NOT NULL")
+            lines.append(f"RETURN answer, id, key ORDER BY key {'DESC' if desc else 'ASC'} LIMIT $limit")
+        else:
+            lines.append(f"RETURN DISTINCT {shown} AS answer, elementId({x}) AS id LIMIT $limit")
+        return CompiledQuery("\n".join(lines), params)
+
+    def redraw(self, answer_ids: Sequence[str], limit: int = 100) -> CompiledQuery:
+        """A query that draws the walks to the answer nodes ``answer_ids`` (all walks when empty: a count's)."""
+        params: dict[str, Any] = {}
+        lines, where, x = self._match(params, path=True)
+        if self.steps and answer_ids:
+            params["answers"] = list(answer_ids)
+            where.append(f"elementId({x}) IN $answers")
+        if where:
+            lines.append("WHERE " + " AND ".join(where))
+        shown = ", ".join(v for v, used in (("p", bool(self.steps)), ("q", "s1" in params)) if used) or "s0"
+        lines.append(f"RETURN {shown} LIMIT {int(limit)}")
+        return CompiledQuery("\n".join(lines), params)

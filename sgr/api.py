@@ -30,10 +30,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from loaders.api import LoadProgress, LoadReport
+    from loaders.examples import ExampleReport
     from sgr.evaluation.compare import Comparison
     from sgr.evaluation.runner import RunResult
     from sgr.evidence.inspect import Inspection
     from sgr.evidence.saved import QuestionSummary
+    from sgr.graph.profile import GraphProfile
     from sgr.graph.server import ServerInfo
     from sgr.graph.stats import GraphStats
     from sgr.graph.store import QueryResult
@@ -145,7 +147,11 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     opts = {**{k: v for k, v in (("hops", hops), ("max_repairs", max_repairs)) if k in accepted}, **(options or {})}
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
-    if isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
+    from sgr.methods.sgr.profiled import ProfiledAnswerer
+
+    if isinstance(answerer, ProfiledAnswerer):  # a user's own graph: the prediction is the trace
+        result = AskResult(question=question, method=method, prediction=answerer.answer(question))
+    elif isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace
         try:
             detail = answerer.run(question)
         except EntityNotFound as exc:
@@ -218,6 +224,27 @@ def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format
     with GraphStore.from_settings() as own:
         return load_files(own, paths, fmt=format, keep_all=keep_all, max_errors=max_errors, batch_size=batch_size,
                           force=force, bulk=bulk, workers=workers, progress=progress)
+
+
+def load_example(name: str, *, store: GraphStore, index: bool = True, path: Path | None = None) -> "ExampleReport":
+    """Load example graph ``name`` (``movies`` from the vendored Neo4j Browser; ``metaqa``: the KB at ``path`` as a
+    property graph) with full-text indexes on its naming properties unless not ``index`` (``sgr load example``)."""
+    from loaders.examples import load_example as load_one
+
+    return load_one(store, name, index=index, path=path)
+
+
+def graph_profile(*, store: GraphStore, out: Path | None = None, index: bool | None = None) -> "GraphProfile":
+    """The graph profile sgr uses for ``store`` (``SGR_PROFILE``'s file, else read from the schema; ``sgr profile``),
+    also written to ``out``; ``index`` True (the user's consent) creates full-text indexes on its naming properties."""
+    from sgr.graph.profile import create_name_indexes, profile_for, save_profile
+
+    profile = profile_for(store)
+    if out is not None:
+        save_profile(profile, out)
+    if index is not None:
+        profile.created = create_name_indexes(store, profile, consent=index)
+    return profile
 
 
 def evaluate(dataset: str, *, method: str, out: Path | str | None = None, split: str | None = None,

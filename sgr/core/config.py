@@ -8,6 +8,7 @@ wrap them); other modules call these and never read ``os.environ`` themselves:
 - ``SGR_JAVA_DIR`` → :func:`java_dir` (the Java launcher, default ``<repo>/java``)
 - ``SGR_SHARED_DATA`` → :func:`shared_data_dir` (benchmark data, default ``<repo>/../shared/data``)
 - ``SGR_RELATION_MODEL`` → :func:`relation_model` (trained relation heads that ``model="auto"`` uses)
+- ``SGR_PROFILE`` → :func:`profile_file` (a graph profile file to use instead of the derived one)
 - ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT`` → :func:`scr_checkpoint`
 - ``NEO4J_*`` → :class:`Neo4jSettings`; ``SGR_LLM_*`` and ``OPENAI_API_KEY`` → :class:`LLMSettings`
 
@@ -72,11 +73,13 @@ class LoadSettings(BaseSettings):
 
 class ModelFileSettings(BaseSettings):
     """Trained model files chosen by environment instead of by the newest one on disk:
-    ``SGR_RELATION_MODEL``, ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT``."""
+    ``SGR_RELATION_MODEL``, ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT``, and ``SGR_PROFILE`` (the graph
+    profile file, :mod:`sgr.graph.profile`)."""
 
     model_config = SettingsConfigDict(env_prefix="SGR_", extra="ignore")
 
     relation_model: str | None = None
+    profile: Path | None = None
     scr_checkpoint: Path | None = None
     scr_single_checkpoint: Path | None = None
 
@@ -125,6 +128,12 @@ def shared_data_dir() -> Path:
 def relation_model() -> str | None:
     """``SGR_RELATION_MODEL``: saved relation heads (a path, or ``cosine``) that ``model="auto"`` uses; None when unset."""
     return read_settings(ModelFileSettings).relation_model or None
+
+
+def profile_file() -> Path | None:
+    """``SGR_PROFILE``: a graph profile (JSON, :mod:`sgr.graph.profile`) to use instead of deriving one; None when unset."""
+    path = read_settings(ModelFileSettings).profile
+    return path.expanduser() if path else None
 
 
 def scr_checkpoint(single_step: bool = False) -> Path | None:

@@ -135,6 +135,46 @@ NUMBER = re.compile(r"\b(" + "|".join(NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[
 NUMBER_LITERAL = re.compile(r"(?<![\w.,-])-?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)(?!\.\d)")
 
 # ----------------------------------------------------------------------------------------------------------------------
+# Property graphs (a user's own labels and properties, :mod:`sgr.graph.profile`)
+# ----------------------------------------------------------------------------------------------------------------------
+#: Property keys that name a node, in order of preference (compared lower-case). Checked on: Neo4j's movie graph
+#: (``Person.name``, ``Movie.title``) and the MetaQA KB as a property graph (``bench/data/movies_dev.jsonl``).
+NAME_KEYS = ("name", "title", "full_name", "fullname", "display_name", "displayname", "label", "username")
+#: Words that name one relationship or property by other words (a key whose readable text has a word of a group is
+#: named by every word of the group: ``ACTED_IN`` reads "acted in", MetaQA's ``STARRED_ACTORS`` "starred actors").
+#: Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``1hop_dev.tsv``, the first 200 questions).
+KEY_SYNONYMS = (
+    frozenset({"acted", "act", "acts", "actor", "actors", "starred", "star", "stars", "starring", "cast", "appeared",
+               "appear", "appears", "played", "play", "plays", "co-star", "co-stars", "costar", "costars"}),
+    frozenset({"released", "release", "releases", "come out", "came out", "premiered"}),
+    frozenset({"wrote", "write", "writes", "written", "writer", "writers", "screenwriter", "screenwriters",
+               "scriptwriter", "scriptwriters", "author", "authors"}),
+    frozenset({"genre", "genres", "type", "types", "kind", "kinds", "sort", "sorts"}),
+    frozenset({"tag", "tags", "topic", "topics", "describe", "describes", "describing", "terms"}),
+)
+#: Word endings dropped before two words are compared (actors, acted → act; directed, director → direct).
+WORD_SUFFIXES = ("ors", "ers", "ing", "ed", "or", "er", "es", "s")
+#: Words that ask for others around the same node ("who acted *with* X", "what *other* movies …"): a relation walked
+#: there and back. Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``2hop_dev.tsv``, the first 300).
+CO_WORDS = frozenset({"with", "other", "together", "both", "same", "share", "shared", "co-star", "co-stars", "costar",
+                      "costars"})
+#: "... starred who": a question that ends with its wh-word asks for a person too. Checked on: MetaQA dev.
+WHO_LAST = re.compile(r"\b(who|whom)\s*\??\s*$", re.I)
+#: The word that joins a relation to the entity ("acted *by* X", "the director *of* X", "share actors *with* X"): that
+#: relation is the first hop. Checked on: MetaQA dev (2- and 3-hop) and bench/data/movies_dev.jsonl.
+BINDING_WORDS = frozenset({"by", "of", "with"})
+#: "worked with" / "collaborated with": the named node's own relation, then the one the question asks about.
+WORKED_WITH = re.compile(r"\b(worked|collaborated|work|collaborate)\s+with\b", re.I)
+#: Superlatives of a number a question names ("highest rated", "rate lowest"): True asks for the largest.
+EXTREMES = {"highest": True, "best": True, "top": True, "most": True, "lowest": False, "worst": False, "least": False}
+#: Comparison words before a number → Cypher operator (the year words of BEFORE/AFTER, and NUMBER_OPS' words).
+COMPARE_OPS = {"after": ">", "since": ">=", "before": "<", "until": "<=", "above": ">", "over": ">", "below": "<",
+               "under": "<", "more than": ">", "less than": "<", "greater than": ">", "at least": ">=",
+               "at most": "<=", "later than": ">", "earlier than": "<"}
+COMPARE = re.compile(r"\b(" + "|".join(sorted(COMPARE_OPS, key=len, reverse=True)) + r")\s+(-?\d+(?:\.\d+)?)\b",
+                     re.I)
+
+# ----------------------------------------------------------------------------------------------------------------------
 # Freebase schema
 # ----------------------------------------------------------------------------------------------------------------------
 #: Keys (literal properties or relationship types) that hold a date: a start, or an end.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from sgr.core.errors import ConfigError
 from sgr.core.types import Prediction
 from sgr.evidence.graph import EvidenceGraph, evidence_subgraph, redraw_query
 from sgr.evidence.html import write_html
@@ -43,6 +44,12 @@ class Inspection:
         return out
 
 
+def inspect_query(query: str, browser_server: browser.BrowserServer | None = None) -> Inspection:
+    """Where to look at evidence that a query draws (a profiled graph's answer walks: nothing is saved there)."""
+    server = browser_server or browser.running()
+    return Inspection(query=query, browser_url=browser.browser_url_for(query, server) if server else None)
+
+
 def _finish(graph: EvidenceGraph, question_text: str, prediction: Prediction, qid: str | None,
             html: Path | str | None, browser_server: browser.BrowserServer | None) -> Inspection:
     query = (redraw_query(question_id=qid) if qid else
@@ -62,6 +69,11 @@ def inspect_prediction(store: GraphStore, question_text: str, prediction: Predic
     The Browser URL opens Neo4j Browser (``browser_server``, else the one ``sgr neo4j start
     --browser`` serves, if any) with the redraw query, of the saved question when ``save``.
     """
+    if "profile" in prediction.extra:  # a user's own graph (sgr.methods.sgr.profiled): sgr writes nothing there
+        if save or html:
+            raise ConfigError("--save and --html work on sgr's own :Entity graphs only: on this graph sgr writes "
+                              "nothing (the answer's Browser query draws the evidence)")
+        return inspect_query(prediction.extra.get("redraw") or "// no answer to draw", browser_server)
     graph = evidence_subgraph(store, prediction, topic_ids=topic_ids)
     qid = save_evidence(store, question_text, prediction, method, graph=graph) if save else None
     return _finish(graph, question_text, prediction, qid, html, browser_server)

@@ -25,6 +25,7 @@ Names are compared through :func:`sgr.core.text.normalize`, the one normaliser o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -34,7 +35,9 @@ from neo4j.exceptions import Neo4jError
 from sgr.retrieval.mentions import question_words
 from sgr.retrieval.mentions import spans as mention_spans
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
-from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, TYPES_AT, GraphStore, is_mid
+from sgr.core.lexicon import STOPWORDS
+from sgr.graph.profile import GraphProfile, fulltext_indexes
+from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, TYPES_AT, GraphStore, is_mid, quote_identifier
 
 #: Bulk resolution of dataset strings (:meth:`EntityLinker.resolve`): by id, then by exact name via full text.
 RESOLVE_BY_ID = "UNWIND $keys AS k MATCH (e:Entity {id: k}) RETURN k, e.id AS id"
@@ -54,6 +57,8 @@ class LinkedEntity:
     method: str
     relation_types: list[str] = field(default_factory=list)
     degree: int = 0
+    labels: list[str] = field(default_factory=list)  # a profiled graph's labels of the node (ProfileLinker)
+    span: tuple[int, int] = (0, 0)  # the mention's words in the question (ProfileLinker)
 
     @property
     def label(self) -> str:
@@ -233,3 +238,121 @@ def _dedupe(items: list[LinkedEntity]) -> list[LinkedEntity]:
             seen.add(e.id)
             out.append(e)
     return out
+
+
+# -- a profiled graph (a user's own labels and naming properties) ----------------------------------------------------
+#: A node's name, labels and degree, by element id (what :class:`ProfileLinker` reports for a match).
+_NODE_ROWS = "RETURN row.span AS span, elementId(n) AS id, n[$prop] AS name, labels(n) AS labels, COUNT { (n)--() } AS degree"
+
+
+def possessive(word: str) -> str:
+    """``Hanks's`` → ``Hanks``, ``Wachowskis'`` → ``Wachowskis`` (other words as they are)."""
+    for tail in ("'s", "’s"):
+        if word.lower().endswith(tail) and len(word) > len(tail):
+            return word[:-len(tail)]
+    return word[:-1] if word.endswith("'") and len(word) > 1 else word
+
+
+class ProfileLinker:
+    """Links a question's word spans to nodes of a profiled graph (:class:`sgr.graph.profile.GraphProfile`) by each
+    entity label's naming property (``title``, ``name`` …).
+
+    A span matches a node when both normalise to the same text (:func:`sgr.core.text.normalize`: case, punctuation
+    and articles ignored, so "the matrix" names *The Matrix*). Candidates come from a full-text index on the naming
+    property when the database has one (``sgr profile index --yes``), else from a scan of the label comparing
+    lower-cased names. The longest spans win; spans may not overlap; ties between nodes of one name go to the one
+    written as in the question (MetaQA's tag "ben whishaw" against the actor "Ben Whishaw"), then to the one with
+    most relationships."""
+
+    def __init__(self, store: GraphStore, profile: GraphProfile, *, max_len: int = 8) -> None:
+        self.store = store
+        self.profile = profile
+        self.max_len = max_len
+        self.indexes = fulltext_indexes(store)
+
+    def spans(self, question: str) -> list[tuple[int, int, str]]:
+        """(start, end, text) of every word n-gram with a word outside the stop words, longest first."""
+        raw = question_words(question)
+        out = []
+        for words in (raw, [possessive(w) for w in raw]):  # "The Slugger's Wife", and "Tom Hanks's" → "Tom Hanks"
+            for n in range(min(self.max_len, len(words)), 0, -1):
+                for i in range(len(words) - n + 1):
+                    gram = words[i:i + n]
+                    if any(w.lower() not in STOPWORDS for w in gram) and (i, i + n, " ".join(gram)) not in out:
+                        out.append((i, i + n, " ".join(gram)))
+        return sorted(out, key=lambda sp: sp[0] - sp[1])  # longest first (stable: as written before possessives)
+
+    def matches(self, texts: Sequence[str]) -> list[dict]:
+        """Nodes whose naming property normalises to one of ``texts`` (rows with span, id, name, labels, degree)."""
+        wanted = {normalize(t): t for t in texts if normalize(t)}
+        rows: list[dict] = []
+        for lp in self.profile.entity_labels():
+            prop, label = lp.name_property, quote_identifier(lp.label)
+            index = self.indexes.get((lp.label, prop))
+            if index is not None:
+                batch = [{"span": t, "q": q} for t in wanted.values() if (q := lucene_phrase(t))]
+                found = self.store.read(
+                    f"UNWIND $rows AS row CALL db.index.fulltext.queryNodes($index, row.q, {{limit: 20}}) "
+                    f"YIELD node AS n WHERE n:{label} {_NODE_ROWS}", {"rows": batch, "index": index, "prop": prop})
+            else:
+                batch = [{"span": t, "low": low} for t in dict.fromkeys(texts) if normalize(t)
+                         for low in (t.lower(), "the " + t.lower(), "a " + t.lower())]
+                found = self.store.read(
+                    f"MATCH (n:{label}) WHERE toLower(toString(n[$prop])) IN $lows "
+                    f"WITH n, toLower(toString(n[$prop])) AS low UNWIND $rows AS row "
+                    f"WITH n, row WHERE low = row.low {_NODE_ROWS}",
+                    {"rows": batch, "lows": sorted({b["low"] for b in batch}), "prop": prop})
+            rows += [r for r in found if r["name"] is not None and normalize(str(r["name"])) == normalize(r["span"])]
+        return rows
+
+    @staticmethod
+    def bracketed(question: str) -> list[tuple[int, int]]:
+        """Word ranges of the mentions marked with brackets, MetaQA style (``what films did [Tom Hanks] star in``)."""
+        out, at = [], 0
+        for i, part in enumerate(re.split(r"[\[\]]", question)):
+            n = len(question_words(part))
+            if i % 2 and n:
+                out.append((at, at + n))
+            at += n
+        return out if "[" in question else []
+
+    def link_given(self, question: str, topics: Sequence[str]) -> list[LinkedEntity]:
+        """Topic entities a dataset gives (MetaQA's bracketed mention): each linked by name, its span being where the
+        question names it. Falls back to :meth:`link_question` when none links."""
+        words = [w.lower() for w in question_words(question)]
+        rows: dict[str, list[dict]] = {}
+        for r in self.matches(list(topics)):
+            rows.setdefault(normalize(r["span"]), []).append(r)
+        out = []
+        for topic in topics:
+            found = rows.get(normalize(topic))
+            if not found:
+                continue
+            tw = [w.lower() for w in question_words(topic)]
+            at = next((i for i in range(len(words) - len(tw) + 1) if words[i:i + len(tw)] == tw), 0)
+            best = max(found, key=lambda r: (str(r["name"]) == topic, r["degree"], r["id"]))
+            out.append(LinkedEntity(topic, best["id"], str(best["name"]), 1.0, "given", degree=best["degree"],
+                                    labels=list(best["labels"]), span=(at, at + len(tw))))
+        return _dedupe(out) or self.link_question(question)
+
+    def link_question(self, question: str, max_entities: int = 3) -> list[LinkedEntity]:
+        """The named nodes of ``question``: longest spans first, no two overlapping, at most ``max_entities``; only
+        the bracketed mentions when the question marks some (MetaQA: "what does [X] star in" is not about the film
+        *The Star*)."""
+        marked = self.bracketed(question)
+        spans = [sp for sp in self.spans(question) if not marked or (sp[0], sp[1]) in marked]
+        by_text: dict[str, list[dict]] = {}
+        for r in self.matches([t for _, _, t in spans]):
+            by_text.setdefault(normalize(r["span"]), []).append(r)
+        taken: list[tuple[int, int]] = []
+        out: list[LinkedEntity] = []
+        for i, j, text in spans:  # longest first
+            rows = by_text.get(normalize(text))
+            if not rows or any(i < b and a < j for a, b in taken):
+                continue
+            best = max(rows, key=lambda r: (str(r["name"]) == text, r["degree"], r["id"]))  # same case first
+            taken.append((i, j))
+            out.append(LinkedEntity(text, best["id"], str(best["name"]), 1.0, "exact", degree=best["degree"],
+                                    labels=list(best["labels"]), span=(i, j)))
+        out.sort(key=lambda e: e.span)
+        return _dedupe(out)[:max_entities]

@@ -4,20 +4,18 @@
 (``Usage.stage_seconds``):
 
 1. ``link`` — V_q: topic entities as given, else mentions → nodes (:mod:`sgr.retrieval.entities`);
-2. ``schema`` — S_q: candidate relations around V_q, the model's ordered choice, constraints C_q
-   (:mod:`sgr.methods.sgr.schema`, §3.1.1);
+2. ``schema`` — S_q: relations around V_q, the model's ordered pick, C_q (:mod:`sgr.methods.sgr.schema`, §3.1.1);
 3. ``subgraph`` — G_q: scored paths from V_q along R_q (:mod:`sgr.methods.sgr.subgraph`, §3.1.2);
 4. ``direct`` — A_c from every source: the model's Cypher with validation and repair (:mod:`cypher.translate`,
    :mod:`cypher.repair`), each of the model's N-best grammar paths compiled, the nearest training questions'
    paths that exist from V_q (plans), G_q's compiled best schema path (:mod:`cypher.compile`, §3.4.1);
-5. ``validate`` — γ_j and δ_j of every candidate (§3.4.2); 6. ``collaborate`` — the voting paths P_q with ρ, η
-   (§3.5), PRP-RM ρ measured only when nothing is valid; then :func:`sgr.methods.sgr.decision.decide` gives the
-   answers (A_v, the ω-weighted vote, or both: ``integrate``); 7. ``generate`` — optional: the model picks the
-   answers among the top paths' ends.
+5. ``validate`` — γ_j, δ_j of every candidate (§3.4.2); 6. ``collaborate`` — the voting paths P_q with ρ, η (§3.5),
+   PRP-RM ρ only when nothing is valid; :func:`sgr.methods.sgr.decision.decide` gives the answers (A_v, the
+   ω-weighted vote, or both: ``integrate``); 7. ``generate`` — optional: the model picks among the paths' ends.
 
 The variants (``sgr``, ``sgr-direct``, ``sgr-verify``, ``sgr-no-schema``, ``cypher-only``, ``sgr-compiled``) are
-settings of :class:`sgr.methods.sgr.config.SGRConfig` (:data:`sgr.methods.sgr.config.VARIANTS`); ``llm-only`` is
-:class:`LLMOnlyAnswerer`. :class:`sgr.methods.sgr.trace.SGRResult` holds the whole trace.
+settings of :class:`sgr.methods.sgr.config.SGRConfig`, traced in :class:`sgr.methods.sgr.trace.SGRResult`; off sgr's
+``:Entity`` shape: ``ProfiledAnswerer`` (:mod:`sgr.methods.sgr.profiled`). ``llm-only``: :class:`LLMOnlyAnswerer`.
 """
 
 from __future__ import annotations
@@ -49,6 +47,7 @@ from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides,
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
 from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
 from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
+from sgr.methods.sgr.profiled import for_profiled_graph
 from sgr.methods.sgr.grounding import ground_values, row_values
 from sgr.methods.sgr.trace import SGRResult
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
@@ -579,6 +578,8 @@ def create(variant: str, ctx: Any) -> Any:
     if variant == "llm-only":  # no settings of its own: refuse any option but the common ones
         parse_options(NoOptions, options, method=variant)
     cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
+    if cfg is not None and ctx.store is not None and (p := for_profiled_graph(ctx.store, variant, cfg.max_answers)):
+        return p
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:
         llm = shared_llm(cache=llm_cache_option(options, "sgr"))
