@@ -22,8 +22,25 @@ from typing import Any
 import numpy as np
 
 
+class FeatureScorer:
+    """What every saved scorer shares: its features by name, in order, and a JSON file (:meth:`to_dict`)."""
+
+    names: tuple[str, ...]
+
+    def vector(self, values: Mapping[str, float]) -> np.ndarray:
+        """The features in order (a missing or None value is 0)."""
+        return np.asarray([float(values.get(n, 0.0) or 0.0) for n in self.names], dtype=np.float64)
+
+    def save(self, path: Path) -> Path:
+        """Write :meth:`to_dict` as JSON to ``path``; returns it."""
+        return save_json(self.to_dict(), path)
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
 @dataclass
-class LogisticScorer:
+class LogisticScorer(FeatureScorer):
     """σ(w·z + b) over the features ``names`` (module docstring)."""
 
     names: tuple[str, ...]
@@ -32,10 +49,6 @@ class LogisticScorer:
     mean: np.ndarray
     scale: np.ndarray
     provenance: dict[str, Any] = field(default_factory=dict)
-
-    def vector(self, values: Mapping[str, float]) -> np.ndarray:
-        """The features in order (a missing or None value is 0)."""
-        return np.asarray([float(values.get(n, 0.0) or 0.0) for n in self.names], dtype=np.float64)
 
     def contributions(self, values: Mapping[str, float]) -> dict[str, float]:
         """Each feature's part of the logit, w_i·z_i."""
@@ -51,16 +64,10 @@ class LogisticScorer:
                 "mean": self.mean.round(6).tolist(), "scale": self.scale.round(6).tolist(),
                 "provenance": self.provenance}
 
-    def save(self, path: Path) -> Path:
-        """Write :meth:`to_dict` as JSON to ``path``; returns it."""
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        return path
-
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], names: Sequence[str] | None = None) -> "LogisticScorer":
         """Read a saved scorer; with ``names``, its features must be exactly those (ValueError otherwise)."""
-        if names is not None and tuple(d["features"]) != tuple(names):
-            raise ValueError(f"features {list(d['features'])} are not this version's {list(names)}: refit")
+        check_features(d, names)
         return cls(tuple(d["features"]), np.asarray(d["weights"], dtype=np.float64), float(d["bias"]),
                    np.asarray(d["mean"], dtype=np.float64), np.asarray(d["scale"], dtype=np.float64),
                    dict(d.get("provenance") or {}))
@@ -126,10 +133,23 @@ def asset_file(name: str) -> Path:
     return Path(str(resources.files("sgr") / "assets" / name))
 
 
+def save_json(d: Mapping[str, Any], path: Path) -> Path:
+    """A saved scorer's file: ``d`` as indented JSON at ``path``; returns it."""
+    path.write_text(json.dumps(d, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def check_features(d: Mapping[str, Any], names: Sequence[str] | None) -> None:
+    """A saved scorer must read exactly the features ``names`` (when given): ValueError naming both otherwise."""
+    if names is not None and tuple(d["features"]) != tuple(names):
+        raise ValueError(f"features {list(d['features'])} are not this version's {list(names)}: refit")
+
+
 @lru_cache(maxsize=16)
-def load_scorer(path: str, names: tuple[str, ...]) -> LogisticScorer | None:
-    """The scorer saved at ``path`` with exactly the features ``names``; None when there is no file."""
+def load_scorer(path: str, names: tuple[str, ...], kind: type = LogisticScorer) -> Any:
+    """The scorer of class ``kind`` (its ``from_dict``) saved at ``path`` with exactly the features ``names``; None
+    when there is no file."""
     p = Path(path)
     if not p.is_file():
         return None
-    return LogisticScorer.from_dict(json.loads(p.read_text(encoding="utf-8")), names)
+    return kind.from_dict(json.loads(p.read_text(encoding="utf-8")), names)

@@ -16,18 +16,17 @@ names and provenance, like the logistic scorer; a file whose names are not the c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sgr.core.logistic import FeatureScorer, check_features, load_scorer
+
 
 @dataclass
-class MLPScorer:
+class MLPScorer(FeatureScorer):
     """σ(a·v·tanh(W z + c) + b) over the features ``names`` (module docstring)."""
 
     names: tuple[str, ...]
@@ -39,10 +38,6 @@ class MLPScorer:
     mean: np.ndarray
     scale: np.ndarray
     provenance: dict[str, Any] = field(default_factory=dict)
-
-    def vector(self, values: Mapping[str, float]) -> np.ndarray:
-        """The features in order (a missing or None value is 0)."""
-        return np.asarray([float(values.get(n, 0.0) or 0.0) for n in self.names], dtype=np.float64)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """a·f(z) + b for the rows of ``x`` (raw feature values, in :attr:`names` order)."""
@@ -58,16 +53,10 @@ class MLPScorer:
                 "b": round(self.b, 6), "mean": self.mean.round(6).tolist(), "scale": self.scale.round(6).tolist(),
                 "provenance": self.provenance}
 
-    def save(self, path: Path) -> Path:
-        """Write :meth:`to_dict` as JSON to ``path``; returns it."""
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        return path
-
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], names: Sequence[str] | None = None) -> "MLPScorer":
         """Read a saved scorer; with ``names``, its features must be exactly those (ValueError otherwise)."""
-        if names is not None and tuple(d["features"]) != tuple(names):
-            raise ValueError(f"features {list(d['features'])} are not this version's {list(names)}: refit")
+        check_features(d, names)
         if d.get("kind") != "mlp":
             raise ValueError("not a one-hidden-layer ranker (no \"kind\": \"mlp\"): refit")
         arr = lambda k: np.asarray(d[k], dtype=np.float64)  # noqa: E731
@@ -127,10 +116,6 @@ def fit_listwise_mlp(names: Sequence[str], groups: Sequence[Sequence[Mapping[str
     return scorer
 
 
-@lru_cache(maxsize=16)
 def load_mlp(path: str, names: tuple[str, ...]) -> MLPScorer | None:
     """The scorer saved at ``path`` with exactly the features ``names``; None when there is no file."""
-    p = Path(path)
-    if not p.is_file():
-        return None
-    return MLPScorer.from_dict(json.loads(p.read_text(encoding="utf-8")), names)
+    return load_scorer(path, names, MLPScorer)
