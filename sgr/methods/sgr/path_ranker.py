@@ -13,7 +13,7 @@ question's paths), then a and b so that s(P) reads as the chance that P reaches 
 (σ(w·φ + b)) was the first ranker: its relation-score weights went to about zero (a relation that matches the
 question is the answer path of a one-hop question and the trap of a composition), and MetaQA 1-hop fell below the
 hand-set sum; the hidden layer lets the weight of a term depend on the hop prior and the path's shape
-(``bench/experiments/path_ranker.md`` has both side by side).
+(``bench/experiments/path-ranker.md`` has both side by side).
 
 φ (:data:`FEATURES`) holds the terms of :meth:`sgr.methods.sgr.subgraph.SubgraphBuilder` (relation scores: mean,
 first, last, weakest; cos(q, text(P)); the order of the model's relations; alignment with the other linked entities;
