@@ -396,7 +396,7 @@ class SGRAnswerer:
         out: dict[str, Candidate] = {}
         seen: set[tuple[str, tuple[Any, ...]]] = set()
         for seed, steps in path.variants[:3]:
-            walk = (seed, tuple(self.inverses.step(rel, d) for rel, d in steps))
+            walk = self.inverses.walk(seed, steps)
             if walk in seen:
                 continue
             seen.add(walk)

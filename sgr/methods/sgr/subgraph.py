@@ -449,7 +449,7 @@ def _share_scores_across_inverse_names(scored: Sequence[SchemaPath], inverses: I
     if not inverses.pairs:
         return
     best: dict[tuple, float] = {}
-    keys = [(sp.seed, tuple(inverses.step(r, d) for r, d in sp.steps)) for sp in scored]
+    keys = [inverses.walk(sp.seed, sp.steps) for sp in scored]
     for key, sp in zip(keys, scored):
         best[key] = max(best.get(key, sp.score), sp.score)
     for key, sp in zip(keys, scored):
