@@ -330,9 +330,7 @@ class ProfileLinker:
                 continue
             tw = [w.lower() for w in question_words(topic)]
             at = next((i for i in range(len(words) - len(tw) + 1) if words[i:i + len(tw)] == tw), 0)
-            best = max(found, key=lambda r: (str(r["name"]) == topic, r["degree"], r["id"]))
-            out.append(LinkedEntity(topic, best["id"], str(best["name"]), 1.0, "given", degree=best["degree"],
-                                    labels=list(best["labels"]), span=(at, at + len(tw))))
+            out.append(_best_match(topic, found, "given", (at, at + len(tw))))
         return _dedupe(out) or self.link_question(question)
 
     def link_question(self, question: str, max_entities: int = 3) -> list[LinkedEntity]:
@@ -350,9 +348,15 @@ class ProfileLinker:
             rows = by_text.get(normalize(text))
             if not rows or any(i < b and a < j for a, b in taken):
                 continue
-            best = max(rows, key=lambda r: (str(r["name"]) == text, r["degree"], r["id"]))  # same case first
             taken.append((i, j))
-            out.append(LinkedEntity(text, best["id"], str(best["name"]), 1.0, "exact", degree=best["degree"],
-                                    labels=list(best["labels"]), span=(i, j)))
+            out.append(_best_match(text, rows, "exact", (i, j)))
         out.sort(key=lambda e: e.span)
         return _dedupe(out)[:max_entities]
+
+
+def _best_match(text: str, rows: list[dict], method: str, span: tuple[int, int]) -> LinkedEntity:
+    """The node of ``rows`` (:meth:`ProfileLinker.matches`) that ``text`` names: the one written as in the question
+    first, then the one with most relationships."""
+    best = max(rows, key=lambda r: (str(r["name"]) == text, r["degree"], r["id"]))
+    return LinkedEntity(text, best["id"], str(best["name"]), 1.0, method, degree=best["degree"],
+                        labels=list(best["labels"]), span=span)
