@@ -61,9 +61,7 @@ def candidates(store: GraphStore, items: Sequence[DevItem], label: str) -> list[
 def top1(rows: list[dict], scorer: mentions.LinkScorer | None) -> float:
     """Share of questions whose best-scored candidate is a gold topic (``scorer`` None: the unlearned fallback)."""
     def score(f: dict) -> float:
-        if scorer is not None:
-            return scorer.score(f)
-        return f["match"] + 0.5 * f["rel_match"] + 0.05 * f["span_words"] - f["after_wh"]
+        return scorer.score(f) if scorer is not None else mentions.fallback_score(f)
 
     hits = [max(r["cands"], key=lambda c: score(c["features"]))["hit"] == 1 for r in rows if r["cands"]]
     hits += [False] * sum(1 for r in rows if not r["cands"])
@@ -85,18 +83,14 @@ def main() -> None:
 
     rows = extract_cached("linking", candidates, cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
                           n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse)
-    train = [r for r in rows if not r["heldout"]]
-    x, y, w = [], [], []
-    for r in train:
-        for c in r["cands"]:
-            x.append(mentions.MentionCandidate(c["span"], 0, 0, c["id"], None, 0.0, "", dict(c["features"])))
-            y.append(c["hit"])
-            w.append(1.0 / len(r["cands"]))
-    scorer = mentions.train_link_scorer(x, y, c=args.c, sample_weight=w, provenance={
-        "trained_by": "python bench/linking.py", "c": args.c,
-        "data": {"cwq-dev (WebQTrn bases)": sum(r["set"] == "cwq-dev" for r in train),
-                 "metaqa-dev": sum(r["set"] == "metaqa-dev" for r in train)},
-        "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"})
+    train = [r for r in rows if not r["heldout"] and r["cands"]]
+    scorer = mentions.train_link_scorer(
+        [[c["features"] for c in r["cands"]] for r in train], [[c["hit"] for c in r["cands"]] for r in train],
+        c=args.c, provenance={
+            "trained_by": "python bench/linking.py", "c": args.c,
+            "data": {"cwq-dev (WebQTrn bases)": sum(r["set"] == "cwq-dev" for r in train),
+                     "metaqa-dev": sum(r["set"] == "metaqa-dev" for r in train)},
+            "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"})
     sets = {"cwq-dev": [r for r in rows if r["set"] == "cwq-dev"],
             "cwq-dev-heldout": [r for r in rows if r["set"] == "cwq-dev" and r["heldout"]],
             "metaqa-dev-heldout": [r for r in rows if r["set"] == "metaqa-dev" and r["heldout"]]}
