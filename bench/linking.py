@@ -11,7 +11,8 @@ only, never trained or tuned on. Stores: the WebQSP slice + CWQ dev (NEO4J_URI) 
 
 Writes ``sgr/assets/linker.json`` (unless ``--no-write-model``) and ``bench/results/linking.json`` (summary:
 ``linking/<set>/accuracy`` for cwq-dev, cwq-dev-heldout, metaqa-dev-heldout, webqsp; with the shipped scorer and
-without one, side by side).
+without one, side by side; end to end through the linker, CWQ dev's further entities — every gold topic linked,
+topic recall, linked precision — and the WebQSP train questions CWQ dev builds on, ``webqsp-train-bases``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dev_questions import DevItem, cwq_dev, extract_cached  # noqa: E402
+from dev_questions import DevItem, cwq_dev, extract_cached, webqsp_train_topics  # noqa: E402
 from record import RESULTS, write_result  # noqa: E402
 from sgr.core.logistic import load_scorer  # noqa: E402
 from sgr.datasets import load_dataset  # noqa: E402
@@ -51,7 +52,9 @@ def candidates(store: GraphStore, items: Sequence[DevItem], label: str) -> list[
         cands = mentions.mention_candidates(store, text)
         mentions.featurize(text, cands, scores)
         rows.append({"id": q.id, "set": label, "heldout": held,
-                     "cands": [{"features": c.features, "hit": int(c.id in gold), "span": c.span, "id": c.id}
+                     "topics": [gold_ids[t] for t in dict.fromkeys(q.topic_entities) if gold_ids.get(t)],
+                     "cands": [{"features": c.features, "hit": int(c.id in gold), "span": c.span, "id": c.id,
+                                "start": c.start, "end": c.end}
                                for c in cands]})
         if n % 100 == 0:
             print(f"{label}: {n}/{len(items)}", flush=True)
@@ -103,20 +106,26 @@ def main() -> None:
         scorer.save(mentions.asset_path())
         load_scorer.cache_clear()
         print(f"wrote {mentions.asset_path()}")
-    misses = []
+    misses: dict[str, list] = {}
     if args.webqsp_sample:  # report only: the shipped scorer, end to end through the linker
         qs = load_dataset("webqsp", sample=args.webqsp_sample, seed=args.seed).questions
         with GraphStore.from_settings() as store:
             retriever = sgr_retriever(store, None) or sgr_retriever(store, "cosine")
             res = linking_accuracy(store, qs, retriever, max_misses=0)
             cwq_res = linking_accuracy(store, [q for q, _, _ in cwq_dev()], retriever)
+            wtrain = linking_accuracy(store, webqsp_train_topics(), retriever)
         summary["linking/webqsp/accuracy"] = round(res.accuracy, 4)
         summary["linking/webqsp/questions"] = res.questions
         summary["linking/cwq-dev/accuracy_end_to_end"] = round(cwq_res.accuracy, 4)
-        summary["linking/cwq-dev/all_topics_found"] = cwq_res.summary()["all_topics_found"]
-        misses = cwq_res.misses
-    write_result(args.out, {"summary": summary, "weights": dict(zip(mentions.FEATURES, scorer.weights.round(4).tolist())),
-                            "cwq_dev_misses": misses,
+        for key in ("all_topics_found", "all_topics_found_multi", "multi_topic_questions", "topic_recall",
+                    "linked_precision"):
+            summary[f"linking/cwq-dev/{key}"] = cwq_res.summary()[key]
+        summary["linking/webqsp-train-bases/accuracy"] = round(wtrain.accuracy, 4)
+        summary["linking/webqsp-train-bases/questions"] = wtrain.questions
+        misses = {"cwq_dev_misses": cwq_res.misses, "webqsp_train_misses": wtrain.misses}
+    weights = dict(zip(mentions.FEATURES, scorer.weights.round(4).tolist()))
+    write_result(args.out, {"summary": summary, "weights": weights,
+                            **misses,
                             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})
     print(json.dumps(summary, indent=1))
 

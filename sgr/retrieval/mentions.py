@@ -2,16 +2,18 @@
 
 "what currency does japan use?" names two nodes — *Currency* and *Japan* — and only one is what the question is
 about. :func:`mention_candidates` finds every (span, node) pair in a few batched queries (each span as an id and as a
-full-text phrase, one fuzzy query of the question's words; spans are word n-grams, their possessive-free forms and
-quoted titles); :func:`name_match` says how a span names a node: the whole name ("Japan"), a part of it
-("Portuguese" → *Portuguese Language*, "Celtics" → *Boston Celtics*), or a near spelling. :func:`featurize`
-describes each pair by evidence that does not depend on one dataset:
+full-text phrase, one fuzzy query of the question's words; spans are word n-grams, their possessive-free forms, the
+parts of hyphenated words, quoted titles and a few short names, :data:`sgr.core.lexicon.NAME_ALIASES`);
+:func:`name_match` says how a span names a node: the whole name ("Japan"), a part of it ("Portuguese" → *Portuguese
+Language*, "Celtics" → *Boston Celtics*), or a near spelling. :func:`featurize` describes each pair by evidence that
+does not depend on one dataset:
 
 * how well the span names the node: similarity, exact or not, the share of the name's words it covers, quoted;
 * the span: its length, and how many names hold its words (``span_hits``: "Battle" is in many names, "Vicksburg" in
   one);
 * where the span stands: right after "what/which (kind of)" it is the answer's type, not the topic (``TYPE``);
-  right after another named span ("Vienna, Austria") it qualifies that one;
+  right after another named span ("Vienna, Austria") it qualifies that one (and that one comes right before it); inside a longer span that names a whole
+  node ("Peru" in "the Cabinet of Peru") it is part of that name;
 * capitalisation, where the question is cased at all;
 * the graph: how well the node's relationship types match the question (the relation retriever's scores — the
   question's relations as evidence), its degree, and whether it is a *type node* (most of its edges are type
@@ -33,7 +35,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from sgr.core.lexicon import STOPWORDS, TYPE, TYPE_RELATIONS
+from sgr.core.lexicon import NAME_ALIASES, STOPWORDS, TYPE, TYPE_RELATIONS
 from sgr.core.logistic import LogisticScorer, asset_file, fit_listwise, load_scorer
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
 from sgr.graph.store import EVIDENCE_REL, GraphStore
@@ -41,7 +43,8 @@ from sgr.graph.store import EVIDENCE_REL, GraphStore
 ASSET = "linker.json"
 #: The features of one (span, node) pair, in order (module docstring).
 FEATURES = ("match", "exact", "coverage", "quoted", "span_words", "span_hits", "after_wh", "follows_mention",
-            "capitalised", "cased_question", "rel_match", "rel_sum", "log_degree", "type_node", "position")
+            "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum", "log_degree", "type_node",
+            "position")
 _WORD = re.compile(r"[\w'.\-&]+")
 
 
@@ -55,7 +58,7 @@ class MentionCandidate:
     id: str
     name: str | None
     match: float
-    method: str  # "id" | "exact" | "normalised" | "partial" | "fulltext"
+    method: str  # "id" | "exact" | "normalised" | "partial" | "fulltext" | "alias"
     coverage: float = 1.0  # the share of the node name's words the span covers
     features: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
@@ -110,6 +113,13 @@ def quoted_spans(question: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def hyphen_parts(words: Sequence[str]) -> list[tuple[tuple[int, int, str], float]]:
+    """The parts of hyphenated words ("Portuguese-speaking" → "Portuguese"), each spanning its whole word, with the
+    share of the word's parts it is (½ here)."""
+    return [((i, i + 1, part), 1 / len(w.split("-"))) for i, w in enumerate(words) if "-" in w
+            for part in w.split("-") if len(part) > 1 and part.lower() not in STOPWORDS]
+
+
 @dataclass
 class NameMatch:
     """How a span names a node: ``match`` the similarity of the span to the (part of the) name it matches,
@@ -155,7 +165,10 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
     part of, the :data:`PARTIAL_PER_SPAN` most connected stay."""
     words = question_words(question)
     grams = spans(words, max_len)
-    grams += [g for g in spans([possessive(w) for w in words], max_len) + quoted_spans(question) if g not in grams]
+    parts = hyphen_parts(words)
+    more = spans([possessive(w) for w in words], max_len) + quoted_spans(question) + [g for g, _ in parts]
+    grams += [g for g in more if g not in grams]
+    part_share = dict(parts)  # a part of a hyphenated word names that share of what the question wrote
     if not grams:
         return []
     texts = sorted({t for _, _, t in grams})
@@ -165,6 +178,7 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
     found: dict[tuple[int, int, str], MentionCandidate] = {}
 
     def add(i: int, j: int, text: str, node_id: str, name: str | None, m: NameMatch) -> None:
+        m = NameMatch(m.match, m.coverage * part_share.get((i, j, text), 1.0), m.method)
         key = (i, j, node_id)
         if key not in found or (found[key].match, found[key].coverage) < (m.match, m.coverage):
             found[key] = MentionCandidate(text, i, j, node_id, name, m.match, m.method, coverage=m.coverage)
@@ -174,7 +188,8 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
             add(i, j, r["t"], r["id"], r["name"], NameMatch(1.0, 1.0, "id"))
     nodes: dict[str, tuple[str, int]] = {}  # id -> (name, degree)
     phrase_hits: dict[str, list[str]] = {}  # span text -> ids its phrase query found
-    rows = [{"t": t, "q": q} for t in texts if (q := lucene_phrase(t))]
+    alias = {t: NAME_ALIASES[t.replace(".", "")] for t in texts if t.replace(".", "") in NAME_ALIASES}
+    rows = [{"t": t, "q": q} for t in texts if (q := lucene_phrase(alias.get(t, t)))]
     for r in _read_or_none(store, "UNWIND $rows AS row CALL db.index.fulltext.queryNodes('entity_name', row.q, "
                            "{limit: $k}) YIELD node WHERE node.name IS NOT NULL RETURN row.t AS t, node.id AS id, "
                            f"node.name AS name, {_DEGREE} AS degree", {"rows": rows, "k": phrase_limit}):
@@ -193,9 +208,11 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
         inner = [i for sub in _sub_spans(t) for i in phrase_hits.get(sub, [])]  # "Stelly McBeam": McBeam's nodes
         for node_id in dict.fromkeys(phrase_hits.get(t, []) + inner + fuzzy_ids):
             name, degree = nodes[node_id]
-            m = name_match(t, name, min_similarity)
+            m = name_match(alias.get(t, t), name, min_similarity)
             if m is None or (m.method == "partial" and node_id not in phrase_hits.get(t, [])):
                 continue
+            if t in alias:
+                m.method = "alias"
             if m.coverage < 1.0:
                 partial.append((degree, node_id, m))
                 continue
@@ -249,16 +266,20 @@ def featurize(question: str, cands: Sequence[MentionCandidate], relation_scores:
     wh_type = set()
     for m in TYPE.finditer(" ".join(words)):  # word offset of the type word after "what/which (kind of)"
         wh_type.add(len(" ".join(words)[:m.start(2)].split()))
-    named_ends = {c.end for c in cands if c.coverage == 1.0 and c.match == 1.0}  # "Vienna, Austria": Austria qualifies
+    named = {(c.start, c.end) for c in cands if c.coverage == 1.0 and c.match == 1.0}  # spans that name a whole node
+    named_ends = {j for _, j in named}  # "Vienna, Austria": Austria qualifies Vienna
+    named_starts = {i for i, _ in named}
     for c in cands:
         span_words = words[c.start:c.end]
         caps = [w[:1].isupper() for k, w in enumerate(span_words) if c.start + k > 0]
         types = c.relation_types
         rel = [relation_scores.get(t, 0.0) for t in types]
         c.features.update({
-            "match": c.match, "exact": float(c.method in ("id", "exact", "normalised")), "coverage": c.coverage,
+            "match": c.match, "exact": float(c.method in ("id", "exact", "normalised", "alias")),
+            "coverage": c.coverage,
             "span_words": float(c.end - c.start), "after_wh": float(c.start in wh_type),
-            "follows_mention": float(c.start in named_ends),
+            "follows_mention": float(c.start in named_ends), "precedes_mention": float(c.end in named_starts),
+            "inside_named": float(any(i <= c.start and c.end <= j and j - i > c.end - c.start for i, j in named)),
             "capitalised": (sum(caps) / len(caps)) if caps and cased else 0.0, "cased_question": float(cased),
             "rel_match": max(rel, default=0.0), "rel_sum": 0.1 * sum(rel), "log_degree": math.log1p(c.degree),
             "position": c.start / n})
