@@ -31,9 +31,10 @@ STOPWORDS = frozenset({
 })
 
 #: Short names a question writes for a node named at length (compared with dots removed and case kept, so the pronoun
-#: "us" is not the country): extra names for topic linking (:func:`sgr.retrieval.mentions.mention_candidates`).
-#: Checked on: CWQ dev ("Which USA timezone …", "the 18th US president", "spoken in Britain": 13 questions whose topic
-#: is the United States or the United Kingdom and whose text names it only so).
+#: "us" is not the country, unless written "the us"): extra names for topic linking
+#: (:func:`sgr.retrieval.mentions.mention_candidates`). Checked on: CWQ dev ("Which USA timezone …", "the 18th US
+#: president", "spoken in Britain": 13 questions whose topic is the United States or the United Kingdom and whose
+#: text names it only so) and WebQSP train ("what is the political system of the us").
 NAME_ALIASES = {"US": "United States of America", "USA": "United States of America", "usa": "United States of America",
                 "UK": "United Kingdom", "uk": "United Kingdom", "Britain": "United Kingdom",
                 "britain": "United Kingdom", "Great Britain": "United Kingdom"}

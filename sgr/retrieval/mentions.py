@@ -167,6 +167,8 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
     grams = spans(words, max_len)
     parts = hyphen_parts(words)
     more = spans([possessive(w) for w in words], max_len) + quoted_spans(question) + [g for g, _ in parts]
+    more += [(i, i + 1, w.upper()) for i, w in enumerate(words[1:], 1)  # "the us": the country, not the pronoun
+             if words[i - 1].lower() == "the" and w.upper() in NAME_ALIASES and w.lower() not in NAME_ALIASES]
     grams += [g for g in more if g not in grams]
     part_share = dict(parts)  # a part of a hyphenated word names that share of what the question wrote
     if not grams:
