@@ -12,8 +12,8 @@ does not depend on one dataset:
 * the span: its length, and how many names hold its words (``span_hits``: "Battle" is in many names, "Vicksburg" in
   one);
 * where the span stands: right after "what/which (kind of)" it is the answer's type, not the topic (``TYPE``);
-  right after another named span ("Vienna, Austria") it qualifies that one (and that one comes right before it); inside a longer span that names a whole
-  node ("Peru" in "the Cabinet of Peru") it is part of that name;
+  right after another named span ("Vienna, Austria") it qualifies that one (and that one comes right before it);
+  inside a longer span that names a whole node ("Peru" in "the Cabinet of Peru") it is part of that name;
 * capitalisation, where the question is cased at all;
 * the graph: how well the node's relationship types match the question (the relation retriever's scores — the
   question's relations as evidence), its degree, and whether it is a *type node* (most of its edges are type
@@ -43,8 +43,8 @@ from sgr.graph.store import EVIDENCE_REL, GraphStore
 ASSET = "linker.json"
 #: The features of one (span, node) pair, in order (module docstring).
 FEATURES = ("match", "exact", "coverage", "quoted", "span_words", "span_hits", "after_wh", "follows_mention",
-            "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum", "log_degree", "type_node",
-            "position")
+            "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum", "log_degree",
+            "type_node", "position")
 _WORD = re.compile(r"[\w'.\-&]+")
 
 
