@@ -5,7 +5,8 @@ Training: CWQ dev on WebQSP *train* bases (``WebQTrn-…``) and ``n_train`` Meta
 CWQ dev on WebQSP *test* bases and ``n_held`` other MetaQA dev questions per hop (seed + hop). Optionally WebQSP
 *train* questions (``webqsp_train_paths.jsonl``: text and gold relation paths, no topics or answers; asked against the
 CWQ dev store, whose graph holds many of their facts), split the same way. Each item is ``(question, kind, held
-out?)`` with kind the CWQ type, ``metaqa-<k>hop`` or ``webqsp-train``.
+out?)`` with kind the CWQ type, ``metaqa-<k>hop`` or ``webqsp-train``. :func:`webqsp_train_topics`: the WebQSP train
+questions CWQ dev builds on, with their topic entities (linking on everyday phrasing).
 """
 
 from __future__ import annotations
@@ -73,3 +74,22 @@ def extract_cached(name: str, extract: Callable[[GraphStore, Sequence[DevItem], 
         cache.write_text(json.dumps(got))
         rows += got
     return rows
+
+
+def webqsp_train_topics() -> list[Question]:
+    """WebQSP *train* questions with topic entities: those that CWQ dev builds on (``WebQTrn-N_…``), each with the
+    topics that every one of its CWQ questions other than compositions keeps (a conjunction adds an entity, a
+    comparative or superlative a literal; a composition replaces the topic by a description). Everyday phrasing
+    ("what countries do people speak portuguese"), for checking linking on dev data; the topics are the CWQ
+    training part's, so this is not a held-out set."""
+    keep: dict[str, set[str]] = {}
+    for q, kind, held in cwq_dev():
+        base = q.id.split("_")[0]
+        if not held and kind != "composition":
+            keep[base] = keep[base] & set(q.topic_entities) if base in keep else set(q.topic_entities)
+    out = []
+    for line in open(shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl", encoding="utf-8"):
+        r = json.loads(line)
+        if keep.get(r["id"]):
+            out.append(Question(id=r["id"], text=r["question"], topic_entities=sorted(keep[r["id"]])))
+    return out

@@ -11,7 +11,8 @@ only, never trained or tuned on. Stores: the WebQSP slice + CWQ dev (NEO4J_URI) 
 
 Writes ``sgr/assets/linker.json`` (unless ``--no-write-model``) and ``bench/results/linking.json`` (summary:
 ``linking/<set>/accuracy`` for cwq-dev, cwq-dev-heldout, metaqa-dev-heldout, webqsp; with the shipped scorer and
-without one, side by side).
+without one, side by side; end to end through the linker, CWQ dev's further entities — every gold topic linked,
+topic recall, linked precision — and the WebQSP train questions CWQ dev builds on, ``webqsp-train-bases``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dev_questions import DevItem, cwq_dev, extract_cached  # noqa: E402
+from dev_questions import DevItem, cwq_dev, extract_cached, webqsp_train_topics  # noqa: E402
 from record import RESULTS, write_result  # noqa: E402
 from sgr.core.logistic import load_scorer  # noqa: E402
 from sgr.datasets import load_dataset  # noqa: E402
@@ -51,7 +52,9 @@ def candidates(store: GraphStore, items: Sequence[DevItem], label: str) -> list[
         cands = mentions.mention_candidates(store, text)
         mentions.featurize(text, cands, scores)
         rows.append({"id": q.id, "set": label, "heldout": held,
-                     "cands": [{"features": c.features, "hit": int(c.id in gold), "span": c.span, "id": c.id}
+                     "topics": [gold_ids[t] for t in dict.fromkeys(q.topic_entities) if gold_ids.get(t)],
+                     "cands": [{"features": c.features, "hit": int(c.id in gold), "span": c.span, "id": c.id,
+                                "start": c.start, "end": c.end}
                                for c in cands]})
         if n % 100 == 0:
             print(f"{label}: {n}/{len(items)}", flush=True)
@@ -61,9 +64,7 @@ def candidates(store: GraphStore, items: Sequence[DevItem], label: str) -> list[
 def top1(rows: list[dict], scorer: mentions.LinkScorer | None) -> float:
     """Share of questions whose best-scored candidate is a gold topic (``scorer`` None: the unlearned fallback)."""
     def score(f: dict) -> float:
-        if scorer is not None:
-            return scorer.score(f)
-        return f["match"] + 0.5 * f["rel_match"] + 0.05 * f["span_words"] - f["after_wh"]
+        return scorer.score(f) if scorer is not None else mentions.fallback_score(f)
 
     hits = [max(r["cands"], key=lambda c: score(c["features"]))["hit"] == 1 for r in rows if r["cands"]]
     hits += [False] * sum(1 for r in rows if not r["cands"])
@@ -85,18 +86,14 @@ def main() -> None:
 
     rows = extract_cached("linking", candidates, cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
                           n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse)
-    train = [r for r in rows if not r["heldout"]]
-    x, y, w = [], [], []
-    for r in train:
-        for c in r["cands"]:
-            x.append(mentions.MentionCandidate(c["span"], 0, 0, c["id"], None, 0.0, "", dict(c["features"])))
-            y.append(c["hit"])
-            w.append(1.0 / len(r["cands"]))
-    scorer = mentions.train_link_scorer(x, y, c=args.c, sample_weight=w, provenance={
-        "trained_by": "python bench/linking.py", "c": args.c,
-        "data": {"cwq-dev (WebQTrn bases)": sum(r["set"] == "cwq-dev" for r in train),
-                 "metaqa-dev": sum(r["set"] == "metaqa-dev" for r in train)},
-        "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"})
+    train = [r for r in rows if not r["heldout"] and r["cands"]]
+    scorer = mentions.train_link_scorer(
+        [[c["features"] for c in r["cands"]] for r in train], [[c["hit"] for c in r["cands"]] for r in train],
+        c=args.c, provenance={
+            "trained_by": "python bench/linking.py", "c": args.c,
+            "data": {"cwq-dev (WebQTrn bases)": sum(r["set"] == "cwq-dev" for r in train),
+                     "metaqa-dev": sum(r["set"] == "metaqa-dev" for r in train)},
+            "heldout": "CWQ dev on WebQTest-* bases; other MetaQA dev questions"})
     sets = {"cwq-dev": [r for r in rows if r["set"] == "cwq-dev"],
             "cwq-dev-heldout": [r for r in rows if r["set"] == "cwq-dev" and r["heldout"]],
             "metaqa-dev-heldout": [r for r in rows if r["set"] == "metaqa-dev" and r["heldout"]]}
@@ -109,20 +106,26 @@ def main() -> None:
         scorer.save(mentions.asset_path())
         load_scorer.cache_clear()
         print(f"wrote {mentions.asset_path()}")
-    misses = []
+    misses: dict[str, list] = {}
     if args.webqsp_sample:  # report only: the shipped scorer, end to end through the linker
         qs = load_dataset("webqsp", sample=args.webqsp_sample, seed=args.seed).questions
         with GraphStore.from_settings() as store:
             retriever = sgr_retriever(store, None) or sgr_retriever(store, "cosine")
             res = linking_accuracy(store, qs, retriever, max_misses=0)
             cwq_res = linking_accuracy(store, [q for q, _, _ in cwq_dev()], retriever)
+            wtrain = linking_accuracy(store, webqsp_train_topics(), retriever)
         summary["linking/webqsp/accuracy"] = round(res.accuracy, 4)
         summary["linking/webqsp/questions"] = res.questions
         summary["linking/cwq-dev/accuracy_end_to_end"] = round(cwq_res.accuracy, 4)
-        summary["linking/cwq-dev/all_topics_found"] = cwq_res.summary()["all_topics_found"]
-        misses = cwq_res.misses
-    write_result(args.out, {"summary": summary, "weights": dict(zip(mentions.FEATURES, scorer.weights.round(4).tolist())),
-                            "cwq_dev_misses": misses,
+        for key in ("all_topics_found", "all_topics_found_multi", "multi_topic_questions", "topic_recall",
+                    "linked_precision"):
+            summary[f"linking/cwq-dev/{key}"] = cwq_res.summary()[key]
+        summary["linking/webqsp-train-bases/accuracy"] = round(wtrain.accuracy, 4)
+        summary["linking/webqsp-train-bases/questions"] = wtrain.questions
+        misses = {"cwq_dev_misses": cwq_res.misses, "webqsp_train_misses": wtrain.misses}
+    weights = dict(zip(mentions.FEATURES, scorer.weights.round(4).tolist()))
+    write_result(args.out, {"summary": summary, "weights": weights,
+                            **misses,
                             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})
     print(json.dumps(summary, indent=1))
 

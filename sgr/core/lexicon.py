@@ -30,6 +30,15 @@ STOPWORDS = frozenset({
     "played", "s", "'s", "type", "kind", "year", "years", "language", "languages", "genre", "genres",
 })
 
+#: Short names a question writes for a node named at length (compared with dots removed and case kept, so the pronoun
+#: "us" is not the country, unless written "the us"): extra names for topic linking
+#: (:func:`sgr.retrieval.mentions.mention_candidates`). Checked on: CWQ dev ("Which USA timezone …", "the 18th US
+#: president", "spoken in Britain": 13 questions whose topic is the United States or the United Kingdom and whose
+#: text names it only so) and WebQSP train ("what is the political system of the us").
+NAME_ALIASES = {"US": "United States of America", "USA": "United States of America", "usa": "United States of America",
+                "UK": "United Kingdom", "uk": "United Kingdom", "Britain": "United Kingdom",
+                "britain": "United Kingdom", "Great Britain": "United Kingdom"}
+
 #: Word-overlap baselines' stop words (:mod:`sgr.methods.baselines`): function words plus the four nouns that are in
 #: nearly every MetaQA question and Freebase relation name and so carry no signal. Checked on: MetaQA dev.
 OVERLAP_STOPWORDS = frozenset("""a an the of in on at to for by from with and or is are was were be been being do does

@@ -32,7 +32,7 @@ from difflib import SequenceMatcher
 
 from neo4j.exceptions import Neo4jError
 
-from sgr.retrieval.mentions import question_words
+from sgr.retrieval.mentions import possessive, question_words
 from sgr.retrieval.mentions import spans as mention_spans
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
 from sgr.core.lexicon import STOPWORDS
@@ -243,14 +243,6 @@ def _dedupe(items: list[LinkedEntity]) -> list[LinkedEntity]:
 # -- a profiled graph (a user's own labels and naming properties) ----------------------------------------------------
 #: A node's name, labels and degree, by element id (what :class:`ProfileLinker` reports for a match).
 _NODE_ROWS = "RETURN row.span AS span, elementId(n) AS id, n[$prop] AS name, labels(n) AS labels, COUNT { (n)--() } AS degree"
-
-
-def possessive(word: str) -> str:
-    """``Hanks's`` → ``Hanks``, ``Wachowskis'`` → ``Wachowskis`` (other words as they are)."""
-    for tail in ("'s", "’s"):
-        if word.lower().endswith(tail) and len(word) > len(tail):
-            return word[:-len(tail)]
-    return word[:-1] if word.endswith("'") and len(word) > 1 else word
 
 
 class ProfileLinker:
