@@ -45,7 +45,7 @@ from typing import Any
 
 from loaders import parallel
 from loaders.spill import EntityFacts, SortedSpill, entity_groups, merge_sorted, unescape
-from loaders.writer import clean_props, entity_count, iter_chunks, write_relation_vocabulary
+from loaders.writer import build_schema, clean_props, entity_count, iter_chunks, write_relation_vocabulary
 from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.bulk import ImportSummary, embedded_server_for, run_import, server_stopped
@@ -458,7 +458,7 @@ def bulk_import(store: GraphStore, parsed: list[tuple[Any, SortedSpill]], folder
     if entity_count(store) != files.entities:
         raise LoadError(f"neo4j-admin import stored {entity_count(store):,} entities, expected {files.entities:,} "
                         f"(log: {summary.log})")
-    store.ensure_schema()  # constraints and the full-text index, built once over the imported nodes
+    build_schema(store)  # constraints and the name indexes, built once over the imported nodes
     write_relation_vocabulary(store, files.relation_types)
     apply_fixups(store, folder / "fixups.jsonl", batch_size)
     for rep, _ in parsed:
