@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple
+from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, line_array
 
 FORMAT = "ntriples"
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -223,12 +223,8 @@ def parse_block(raw: bytes, first: int, keep_all: bool = False) -> Block:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not raw.endswith(b"\n"):
-        raw += b"\n"
-    ends = np.flatnonzero(np.frombuffer(raw, np.uint8) == 10) + 1
-    offsets = np.concatenate([np.zeros(1, np.int64), ends]).astype(np.int32)
-    lines = pa.StringArray.from_buffers(len(ends), pa.py_buffer(offsets), pa.py_buffer(raw))  # each with its "\n"
-    numbers = pa.array(np.arange(first, first + len(ends), dtype=np.int64))
+    lines = line_array(raw)  # each with its "\n"
+    numbers = pa.array(np.arange(first, first + len(lines), dtype=np.int64))
     short = pc.less_equal(pc.binary_length(lines), BLOCK_LINE_MAX_BYTES + 1)
     m = pc.extract_regex(lines, _BLOCK_TRIPLE)
     iri = pc.and_(m.is_valid(), short)

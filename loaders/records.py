@@ -305,6 +305,30 @@ class LineReader:
                              f"from {packed:,} by line {line:,}); text dumps expand about 10×, so it is refused as a "
                              "decompression bomb")
 
+def line_array(raw: bytes) -> Any:
+    """The lines of ``raw`` (whole lines, valid UTF-8) as a pyarrow string array without copying, each value with
+    its line break (one is added to a last line without one)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not raw.endswith(b"\n"):
+        raw += b"\n"
+    ends = np.flatnonzero(np.frombuffer(raw, np.uint8) == 10) + 1
+    offsets = np.concatenate([np.zeros(1, np.int64), ends]).astype(np.int32)
+    return pa.StringArray.from_buffers(len(ends), pa.py_buffer(offsets), pa.py_buffer(raw))
+
+
+def joined_lines(lines: Any) -> Any:
+    """A pyarrow string array of lines (each with its line break) as one bytes buffer, to write."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(lines):
+        return b""
+    whole = pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines)  # a block: far under 2 GiB
+    return pc.binary_join(whole, "")[0].as_buffer()
+
+
 def open_lines(path: Path) -> LineReader:
     """A :class:`LineReader` on ``path`` (see module doc)."""
     return LineReader(path)

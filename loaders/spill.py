@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loaders.records import joined_lines
 from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.store import is_mid
@@ -174,15 +175,12 @@ class Spill:
 
 def _lines(*columns: Any) -> Any:
     """pyarrow string columns (or constant strings) as tab-separated lines, one bytes buffer."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     if not len(columns[0]):
         return b""
     last = pc.binary_join_element_wise(columns[-1], "", "\n")
-    joined = pc.binary_join_element_wise(*columns[:-1], last, "\t")
-    whole = pa.ListArray.from_arrays(pa.array([0, len(joined)], pa.int32()), joined)  # a block: far under 2 GiB
-    return pc.binary_join(whole, "")[0].as_buffer()
+    return joined_lines(pc.binary_join_element_wise(*columns[:-1], last, "\t"))
 
 
 @dataclass
