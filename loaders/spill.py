@@ -281,8 +281,8 @@ def entity_groups(nodes: Path) -> Iterator[EntityFacts]:
                 continue
             rest = rest[:-1] if rest.endswith("\n") else rest
             if kind == "n":
-                if current.name is None:
-                    current.name = loads(rest)
+                if current.name is None:  # JSON text: without a backslash, the characters between the quotes
+                    current.name = rest[1:-1] if "\\" not in rest else loads(rest)
             elif kind == "p":
                 key, value = rest.split("\t", 1)
                 current.add_property(unescape(key), loads(value))
