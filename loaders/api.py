@@ -35,8 +35,8 @@ from neo4j.exceptions import Neo4jError
 from loaders import bulk as bulk_load
 from loaders import ntriples, parallel, rog, triples
 from loaders.detect import detect_format
-from loaders.records import (EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file,
-                             too_long)
+from loaders.records import (UTF8_BOM, EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple,
+                             check_file, too_long)
 from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups, sort_parts
 from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, WriteStats, record_source, write_stream
 from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
@@ -144,46 +144,120 @@ def _printable(text: str, limit: int = 300) -> str:
     return out if len(out) <= limit else out[:limit] + "…"
 
 
-def collect(path: Path, fmt: str, reader: LineReader | None, spill: Spill, keep_all: bool = False,
-            error_budget: int | None = None, progress: LoadProgress | None = None
-            ) -> tuple[FileReport, Counter[str], bool]:
-    """The records of ``path`` (read by ``reader``) appended to ``spill``: the file's report, the skipped
-    relations, and whether it stopped at a malformed line past ``error_budget``."""
-    report = FileReport(path=str(path), format=fmt, sha256="")
-    skipped: Counter[str] = Counter()
-    records = iter_records(path, fmt, keep_all, reader)
-    add_triple, add_name, add_literal, add_type = spill.triple, spill.name, spill.literal, spill.entity_type
-    n = 0
-    for n, rec in enumerate(records, start=1):
+class _Collector:
+    """The record loop of :func:`collect`: each record into the spill and the file's report."""
+
+    def __init__(self, path: Path, spill: Spill, error_budget: int | None) -> None:
+        self.path, self.spill, self.error_budget = path, spill, error_budget
+        self.report = FileReport(path=str(path), format="", sha256="")
+        self.skipped: Counter[str] = Counter()
+
+    def take(self, rec: Record, line: int) -> bool:
+        """Add ``rec`` (read at ``line``); True once the malformed lines pass the error budget."""
         kind = type(rec)
         if kind is not Skipped and kind is not Malformed:
             why = too_long(rec)  # a stated maximum, checked before anything of the file is written
             if why is not None:
-                rec, kind = Malformed(str(path), reader_lines(reader, n), why), Malformed
+                rec, kind = Malformed(str(self.path), line, why), Malformed
+        report, spill = self.report, self.spill
         if kind is Triple:
-            add_triple(rec.head, rec.relation, rec.tail)
+            spill.triple(rec.head, rec.relation, rec.tail)
         elif kind is Name:
             report.names += 1
-            add_name(rec.entity, rec.name)
+            spill.name(rec.entity, rec.name)
         elif kind is Literal:
             report.literals += 1
-            add_literal(rec.entity, rec.key, rec.value)
+            spill.literal(rec.entity, rec.key, rec.value)
         elif kind is EntityType:
             report.types += 1
-            add_type(rec.entity, rec.type)
+            spill.entity_type(rec.entity, rec.type)
         elif kind is Skipped:
-            skipped[rec.what] += 1
+            self.skipped[rec.what] += 1
         elif kind is Malformed:
             report.malformed_count += 1
             if len(report.malformed) < KEEP_MALFORMED:
                 report.malformed.append(str(rec))
-            if error_budget is not None and report.malformed_count > error_budget:
-                report.lines = reader_lines(reader, n)
-                return report, skipped, True
-        if progress is not None and reader is not None and n % 16384 == 0:
+            if self.error_budget is not None and report.malformed_count > self.error_budget:
+                report.lines = line
+                return True
+        return False
+
+    def block(self, block: ntriples.Block, label: str, keep_all: bool) -> bool:
+        """A block of N-Triples lines (:func:`loaders.ntriples.parse_block`): its common lines at once, the
+        others record by record. Names (and types) of one entity keep their input order: when some of the
+        block's are read line by line, all of its names (types) go through the record loop in line order."""
+        rest = [(n, rec) for n, text in block.rest for rec in ntriples.line_records(text, n, label, keep_all)]
+        kinds = {type(rec) for _, rec in rest}
+        merged = []
+        if Name in kinds:
+            merged += block.name_records()
+            block.names = (block.names[0].slice(0, 0),) * 3
+        if EntityType in kinds:
+            merged += block.type_records()
+            block.types = (block.types[0].slice(0, 0),) * 4
+        self.report.names += len(block.names[1])
+        self.report.types += len(block.types[1])
+        self.skipped.update(block.skipped)
+        self.spill.columns(block)
+        if merged:
+            rest = sorted(rest + merged, key=lambda item: item[0])
+        for n, rec in rest:
+            if self.take(rec, n):
+                return True
+        return False
+
+
+def collect(path: Path, fmt: str, reader: LineReader | None, spill: Spill, keep_all: bool = False,
+            error_budget: int | None = None, progress: LoadProgress | None = None
+            ) -> tuple[FileReport, Counter[str], bool]:
+    """The records of ``path`` (read by ``reader``) appended to ``spill``: the file's report, the skipped
+    relations, and whether it stopped at a malformed line past ``error_budget``. N-Triples is read in blocks
+    of lines (:meth:`LineReader.blocks`, :func:`loaders.ntriples.parse_block`), other formats record by record."""
+    c = _Collector(path, spill, error_budget)
+    c.report.format = fmt
+    n = 0
+    if fmt == "ntriples" and reader is not None:
+        stopped = _collect_blocks(c, reader, keep_all, progress)
+    else:
+        stopped = False
+        for n, rec in enumerate(iter_records(path, fmt, keep_all, reader), start=1):
+            if c.take(rec, reader_lines(reader, n)):
+                stopped = True
+                break
+            if progress is not None and reader is not None and n % 16384 == 0:
+                progress.parsed_bytes(reader.position)
+    if not stopped:
+        c.report.lines = reader_lines(reader, n)
+    return c.report, c.skipped, stopped
+
+
+def _collect_blocks(c: _Collector, reader: LineReader, keep_all: bool, progress: LoadProgress | None) -> bool:
+    """:func:`collect` for N-Triples: True when it stopped past the error budget."""
+    label = reader.label
+    for item in reader.blocks():
+        if type(item) is Malformed:
+            if c.take(item, item.line):
+                return True
+            continue
+        first, raw = item
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:  # line by line, so only the bad lines are lost
+            for k, line in enumerate(raw.split(b"\n")[:raw.count(b"\n") + (not raw.endswith(b"\n"))]):
+                decoded = reader.decoded(line, first + k)
+                records = ((decoded,) if type(decoded) is Malformed
+                           else ntriples.line_records(decoded, first + k, label, keep_all))
+                for rec in records:
+                    if c.take(rec, first + k):
+                        return True
+            continue
+        if first == 1 and raw.startswith(UTF8_BOM.encode()):
+            raw = raw[3:]
+        if c.block(ntriples.parse_block(raw, first, keep_all), label, keep_all):
+            return True
+        if progress is not None:
             progress.parsed_bytes(reader.position)
-    report.lines = reader_lines(reader, n)
-    return report, skipped, False
+    return False
 
 
 def over_budget(path: Path, fmt: str, count: int, first: str) -> LoadError:

@@ -12,8 +12,8 @@ memory:
   file holds the rows with one set of literal columns (:class:`NodeFiles`). Past
   :data:`ACTUAL_IDS_MAX_ENTITIES` entities the entity id itself is the key (``id:ID``, ``--id-type=string``).
 * ``rels.header.csv`` + ``rels.csv``: ``:START_ID,:END_ID,:TYPE``, one line per distinct triple, the end
-  nodes as numbers (:func:`write_relationship_csv` looks the ranks up by a 64-bit hash of the id, collisions
-  resolved exactly), **the most frequent relation types first**: the importer links the relationships of a
+  nodes as numbers (:func:`write_relationship_csv` finds the ranks by binary search in the sorted entity ids,
+  pyarrow column batches), **the most frequent relation types first**: the importer links the relationships of a
   dense node (50 or more) through a list of its types that it walks from the type seen first at that node,
   so with thousands of types (Freebase) input grouped by type name walked the whole list for every
   relationship of a hub (see ``bench/experiments/loading-profile.md``: linking 6× faster in this order).
@@ -36,7 +36,6 @@ import json
 import math
 import os
 import time
-from array import array
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -44,8 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from loaders import parallel
+from loaders.records import LineReader, joined_lines, line_array
 from loaders.spill import EntityFacts, SortedSpill, entity_groups, merge_sorted, unescape
-from loaders.writer import clean_props, entity_count, iter_chunks, write_relation_vocabulary
+from loaders.writer import build_schema, clean_props, entity_count, iter_chunks, write_relation_vocabulary
 from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.bulk import ImportSummary, embedded_server_for, run_import, server_stopped
@@ -59,19 +59,15 @@ NODE_COLUMNS = (":ID", "id", "name", ":LABEL", "types:string[]")
 STRING_ID_NODE_COLUMNS = ("id:ID", "name", ":LABEL", "types:string[]")
 #: Node files with their own literal columns (:class:`NodeFiles`); rows with further column sets share one.
 MAX_NODE_FILES = 500
-#: Most entities imported with node numbers: the relationship writer holds 16 bytes per entity (a helper
-#: process, about 400 MB at this size); above it the entity ids are the importer's keys.
+#: Most entities imported with node numbers: the relationship writer holds every entity id (a helper process,
+#: the id's bytes and 4 more per entity: about 400 MB of Freebase MIDs at this size); above it the entity ids
+#: are the importer's keys.
 ACTUAL_IDS_MAX_ENTITIES = 25_000_000
 #: From this many triples the relationship file is written by a helper process while the node files are written.
 HELPER_MIN_TRIPLES = 200_000
-#: Spill lines per step of the relationship writer.
-REL_CHUNK_LINES = 65_536
+#: Bytes of the ``edges`` spill read per step of the relationship writer.
+REL_BLOCK_BYTES = 16 * 2**20
 FIXUP_QUERY = "UNWIND $rows AS row MATCH (e:Entity {id: row.id}) SET e += row.props"
-
-
-def entity_key(escaped_id: str) -> int:
-    """The 64-bit key of an entity id in the relationship writer's lookup (equal keys are resolved by id)."""
-    return hash(escaped_id)
 
 
 @dataclass
@@ -88,9 +84,9 @@ class BulkResult:
     finish_seconds: float
     summary: str
     id_type: str = "actual"  # the importer's --id-type
-    key_collisions: int = 0  # entity ids whose 64-bit key another id shares (resolved by id)
     merge_seconds: float = 0.0  # several files' spills merged into one
     restart_seconds: float = 0.0  # the server's start after the import (part of finish_seconds)
+    schema_seconds: float = 0.0  # constraints and indexes built over the imported nodes (part of finish_seconds)
 
 
 def bulk_unavailable(store: GraphStore) -> str | None:
@@ -237,58 +233,28 @@ class RelCsvStats:
 
     types: list[str]  # relation types, the most frequent first
     multiline: bool  # a field spans lines
-    key_collisions: int = 0
     seconds: float = 0.0
 
 
-class EntityNumbers:
-    """Entity id → node number (its rank in the sorted ``nodes`` spill) in 16 bytes per entity: the
-    sorted 64-bit keys (:func:`entity_key`) and their ranks; ids whose key another id shares are kept
-    by id in a dict (a collision of 64-bit keys: about one in 10⁶ inputs of 5M entities)."""
+def entity_ids(nodes: Path) -> Any:
+    """The distinct (escaped) entity ids of a sorted ``nodes`` spill in its order, as one pyarrow string array: an
+    entity's node number is its position (:func:`write_node_csv` numbers the entity groups the same way)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    def __init__(self, nodes: Path) -> None:
-        import numpy as np
-
-        keys = array("q")
-        add = keys.append
-        previous = None
-        with open(nodes, encoding="utf-8") as fh:
-            for line in fh:
-                eid = line[:line.index("\t")]
-                if eid != previous:
-                    add(entity_key(eid))
-                    previous = eid
-        self.count = len(keys)
-        flat = np.frombuffer(keys, dtype=np.int64) if keys else np.zeros(0, dtype=np.int64)
-        self.ranks = np.argsort(flat, kind="stable")
-        self.keys = flat[self.ranks]
-        del flat, keys
-        same = self.keys[1:] == self.keys[:-1]
-        self.shared = np.unique(self.keys[1:][same])
-        self.by_id: dict[str, int] = {}
-        if len(self.shared):
-            wanted = set(self.shared.tolist())
-            rank = -1
-            previous = None
-            with open(nodes, encoding="utf-8") as fh:
-                for line in fh:
-                    eid = line[:line.index("\t")]
-                    if eid != previous:
-                        rank += 1
-                        previous = eid
-                        if entity_key(eid) in wanted:
-                            self.by_id[eid] = rank
-
-    def numbers(self, escaped_ids: list[str]) -> list[int]:
-        """The node numbers of ``escaped_ids`` (each must be an entity of the spill)."""
-        import numpy as np
-
-        keys = np.fromiter(map(entity_key, escaped_ids), dtype=np.int64, count=len(escaped_ids))
-        out = self.ranks[np.searchsorted(self.keys, keys)]
-        if len(self.shared):
-            for i in np.flatnonzero(np.isin(keys, self.shared)).tolist():
-                out[i] = self.by_id[escaped_ids[i]]
-        return out.tolist()
+    chunks = []
+    last = None
+    for item in LineReader(nodes).blocks():
+        if not isinstance(item, tuple):
+            raise LoadError(f"the spill file {nodes} has a line over the limit ({item.reason})")
+        ids = pc.extract_regex(line_array(item[1]), r"^(?P<id>[^\t]*)\t").field("id")
+        if not len(ids):
+            continue
+        new = pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
+        first = pa.array([last is None or ids[0].as_py() != last])
+        chunks.append(ids.filter(pa.concat_arrays([first, new])))
+        last = ids[-1].as_py()
+    return pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
 
 
 def _csv_field(text: str) -> str:
@@ -298,46 +264,97 @@ def _csv_field(text: str) -> str:
     return text
 
 
-def write_relationship_csv(edges: Path, nodes: Path, folder: Path, actual_ids: bool = True) -> RelCsvStats:
-    """``rels.header.csv`` and ``rels.csv`` from the sorted spill (module doc): one line per distinct triple,
-    the end nodes as node numbers (``actual_ids``) or entity ids, the relation types by descending count.
+class _TypeBlocks:
+    """The line count and byte range of each relation's lines in ``rels.by-name.csv``, which follows the spill's
+    grouping by relation: ``(count, type, start, end)``."""
 
-    The spill is grouped by relation, so each type's lines are written as one block of ``rels.by-name.csv``;
-    the blocks are then copied into ``rels.csv`` most frequent first."""
-    t0 = time.perf_counter()
-    numbers = EntityNumbers(nodes) if actual_ids else None
-    collisions = len(numbers.by_id) if numbers is not None else 0
-    blocks: list[tuple[int, str, int, int]] = []  # (count, type, start, end) of each type's block
+    def __init__(self) -> None:
+        self.blocks: list[tuple[int, str, int, int]] = []
+        self.current: str | None = None
+        self.start = self.count = self.position = 0
+
+    def add(self, escaped_relation: str, lines: int, size: int) -> None:
+        """``lines`` lines of ``size`` bytes of one relation, appended."""
+        if escaped_relation != self.current:
+            self._close()
+            self.current, self.start, self.count = escaped_relation, self.position, 0
+        self.count += lines
+        self.position += size
+
+    def _close(self) -> None:
+        if self.current is not None:
+            self.blocks.append((self.count, unescape(self.current), self.start, self.position))
+
+    def done(self) -> list[tuple[int, str, int, int]]:
+        self._close()
+        self.current = None
+        return self.blocks
+
+
+def _numbered_relationships(edges: Path, nodes: Path, out: Any, blocks: _TypeBlocks) -> bool:
+    """The ``edges`` spill as ``start,end,TYPE`` lines with node numbers (positions in :func:`entity_ids`), read
+    and written a column batch at a time (pyarrow: the ends found by binary search in the sorted ids); returns
+    whether a type spans lines."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    ids = entity_ids(nodes)
+    fields: dict[str, str] = {}  # escaped relation -> its CSV field and the line break
+    reader = pcsv.open_csv(edges, read_options=pcsv.ReadOptions(column_names=["r", "h", "t"],
+                                                                block_size=REL_BLOCK_BYTES),
+                           parse_options=pcsv.ParseOptions(delimiter="\t", quote_char=False),
+                           convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys("rht", pa.string())))
+    for batch in reader:
+        if not batch.num_rows:
+            continue
+        ends = []
+        for column in (batch.column("h"), batch.column("t")):
+            at = pc.search_sorted(ids, column)
+            found = ids.take(pc.min_element_wise(at, max(len(ids) - 1, 0))) if len(ids) else column
+            if not len(ids) or not pc.all(pc.equal(found, column)).as_py():
+                raise LoadError(f"a relationship end is missing from the entity spill {nodes} (the spill files "
+                                "do not match)")
+            ends.append(pc.cast(at, pa.string()))
+        rel = batch.column("r").dictionary_encode()
+        names = rel.dictionary.to_pylist()
+        for name in names:
+            if name not in fields:
+                fields[name] = _csv_field(unescape(name)) + "\n"
+        typed = pa.array([fields[name] for name in names], pa.string()).take(rel.indices)
+        lines = pc.binary_join_element_wise(ends[0], ends[1], typed, ",")
+        out.write(joined_lines(lines))
+        offsets = np.concatenate([[0], np.cumsum(pc.binary_length(lines).to_numpy())])
+        codes = rel.indices.to_numpy()
+        starts = np.concatenate([[0], np.flatnonzero(codes[1:] != codes[:-1]) + 1, [len(codes)]])
+        for i, j in zip(starts[:-1].tolist(), starts[1:].tolist()):  # one run of a relation at a time
+            blocks.add(names[codes[i]], j - i, int(offsets[j] - offsets[i]))
+    return any("\n" in f[:-1] or "\r" in f[:-1] for f in fields.values())
+
+
+def _keyed_relationships(edges: Path, out: Any, blocks: _TypeBlocks) -> bool:
+    """The ``edges`` spill as ``start,end,TYPE`` lines with the entity ids as keys (``--id-type=string``);
+    returns whether a field spans lines."""
     multiline = False
     fields: dict[str, str] = {}  # escaped relation -> its CSV field
-    by_name = folder / "rels.by-name.csv"
-    with open(edges, encoding="utf-8") as src, open(by_name, "wb") as out:
-        position = 0
-        current, start, count = None, 0, 0
+    with open(edges, encoding="utf-8") as src:
         while True:
-            lines = src.readlines(REL_CHUNK_LINES * 64)
+            lines = src.readlines(REL_BLOCK_BYTES)
             if not lines:
                 break
             rows = [line[:-1].split("\t") for line in lines]
             rels = [r[0] for r in rows]
-            if numbers is not None:
-                heads = numbers.numbers([r[1] for r in rows])
-                tails = numbers.numbers([r[2] for r in rows])
-            else:
-                ends = [(unescape(r[1]), unescape(r[2])) for r in rows]
-                multiline = multiline or _spans_lines(x for pair in ends for x in pair)
-                heads = [_csv_field(h) for h, _ in ends]
-                tails = [_csv_field(t) for _, t in ends]
+            ends = [(unescape(r[1]), unescape(r[2])) for r in rows]
+            multiline = multiline or _spans_lines(x for pair in ends for x in pair)
+            heads = [_csv_field(h) for h, _ in ends]
+            tails = [_csv_field(t) for _, t in ends]
             i, n = 0, len(rows)
             while i < n:  # one run of a relation at a time
                 rel = rels[i]
                 j = i + 1
                 while j < n and rels[j] == rel:
                     j += 1
-                if rel != current:
-                    if current is not None:
-                        blocks.append((count, unescape(current), start, position))
-                    current, start, count = rel, position, 0
                 field_ = fields.get(rel)
                 if field_ is None:
                     text = unescape(rel)
@@ -345,19 +362,32 @@ def write_relationship_csv(edges: Path, nodes: Path, folder: Path, actual_ids: b
                     field_ = fields[rel] = _csv_field(text)
                 data = "".join([f"{h},{t},{field_}\n" for h, t in zip(heads[i:j], tails[i:j])]).encode("utf-8")
                 out.write(data)
-                position += len(data)
-                count += j - i
+                blocks.add(rel, j - i, len(data))
                 i = j
-        if current is not None:
-            blocks.append((count, unescape(current), start, position))
-    blocks.sort(key=lambda b: (-b[0], b[1]))
+    return multiline
+
+
+def write_relationship_csv(edges: Path, nodes: Path, folder: Path, actual_ids: bool = True) -> RelCsvStats:
+    """``rels.header.csv`` and ``rels.csv`` from the sorted spill (module doc): one line per distinct triple,
+    the end nodes as node numbers (``actual_ids``) or entity ids, the relation types by descending count.
+
+    The spill is grouped by relation, so each type's lines are written as one block of ``rels.by-name.csv``;
+    the blocks are then copied into ``rels.csv`` most frequent first."""
+    t0 = time.perf_counter()
+    by_name = folder / "rels.by-name.csv"
+    blocks = _TypeBlocks()
+    with open(by_name, "wb") as out:
+        if actual_ids:
+            multiline = _numbered_relationships(edges, nodes, out, blocks)
+        else:
+            multiline = _keyed_relationships(edges, out, blocks)
+    ordered = sorted(blocks.done(), key=lambda b: (-b[0], b[1]))
     with open(by_name, "rb") as src, open(folder / "rels.csv", "wb") as out:
-        for _, _, start, end in blocks:
+        for _, _, start, end in ordered:
             _copy_range(src, out, start, end - start)
     by_name.unlink()
     (folder / "rels.header.csv").write_text(":START_ID,:END_ID,:TYPE\n")
-    return RelCsvStats(types=[b[1] for b in blocks], multiline=multiline, key_collisions=collisions,
-                       seconds=time.perf_counter() - t0)
+    return RelCsvStats(types=[b[1] for b in ordered], multiline=multiline, seconds=time.perf_counter() - t0)
 
 
 def _copy_range(src: Any, out: Any, offset: int, length: int) -> None:
@@ -396,7 +426,6 @@ class ImportCsv:
     triples: int
     relation_types: list[str]
     fixups: int
-    key_collisions: int
 
     def save(self) -> None:
         """``import.json``: what :func:`sgr.graph.bulk.run_import` needs to import this CSV again."""
@@ -425,7 +454,7 @@ def write_import_csv(spill: SortedSpill, folder: Path, entities_hint: int) -> Im
                      relationships=[f"{folder / 'rels.header.csv'},{folder / 'rels.csv'}"],
                      id_type="actual" if actual else "string", multiline=nodes.multiline or rels.multiline,
                      entities=nodes.entities, cvts=nodes.cvts, triples=spill.triples, relation_types=rels.types,
-                     fixups=nodes.fixups, key_collisions=rels.key_collisions)
+                     fixups=nodes.fixups)
 
 
 def bulk_import(store: GraphStore, parsed: list[tuple[Any, SortedSpill]], folder: Path, batch_size: int,
@@ -458,7 +487,9 @@ def bulk_import(store: GraphStore, parsed: list[tuple[Any, SortedSpill]], folder
     if entity_count(store) != files.entities:
         raise LoadError(f"neo4j-admin import stored {entity_count(store):,} entities, expected {files.entities:,} "
                         f"(log: {summary.log})")
-    store.ensure_schema()  # constraints and the full-text index, built once over the imported nodes
+    t_schema = time.perf_counter()
+    build_schema(store)  # constraints and the name indexes, built once over the imported nodes
+    t_schema = time.perf_counter() - t_schema
     write_relation_vocabulary(store, files.relation_types)
     apply_fixups(store, folder / "fixups.jsonl", batch_size)
     for rep, _ in parsed:
@@ -467,5 +498,5 @@ def bulk_import(store: GraphStore, parsed: list[tuple[Any, SortedSpill]], folder
     return BulkResult(entities=files.entities, cvts=files.cvts, triples=files.triples,
                       relation_types=len(files.relation_types), fixups=files.fixups, csv_seconds=t1 - t0,
                       import_seconds=t_restart - t1, finish_seconds=time.perf_counter() - t_restart,
-                      summary=summary.line(), id_type=files.id_type, key_collisions=files.key_collisions,
-                      merge_seconds=t_merge, restart_seconds=t2 - t_restart)
+                      summary=summary.line(), id_type=files.id_type,
+                      merge_seconds=t_merge, restart_seconds=t2 - t_restart, schema_seconds=t_schema)

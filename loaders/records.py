@@ -43,6 +43,8 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 UTF8_BOM = "\ufeff"
 #: Longest line read (bytes): a RoG record of thousands of triples takes a few MB.
 MAX_LINE_BYTES = 64 * 2**20
+#: Bytes read at a time by :meth:`LineReader.blocks` (whole lines, parsed together by vectorised kernels).
+BLOCK_BYTES = 8 * 2**20
 #: Most a gzip input may expand (decompressed bytes per compressed byte), checked from 1 MiB read on, every
 #: 4,096 lines and every MiB of an over-long line.
 MAX_GZIP_RATIO = 200
@@ -218,15 +220,67 @@ class LineReader:
                     continue
                 if self.compressed and not n & 4095 and inflated > _RATIO_CHECK_BYTES:
                     self._check_ratio(inflated, n)
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    yield n, Malformed(self.label, n, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
-                                                      f"{exc.start + 1}); re-encode the file as UTF-8")
+                yield n, self.decoded(raw, n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{self.path}: corrupt or truncated gzip data after line {n} ({exc})") from exc
+        finally:
+            self.close()
+
+    def decoded(self, raw: bytes, n: int) -> str | Malformed:
+        """Line ``n`` as text without its line break (a :class:`Malformed` record when it is not UTF-8)."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Malformed(self.label, n, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                                            f"{exc.start + 1}); re-encode the file as UTF-8")
+        if n == 1 and text.startswith(UTF8_BOM):
+            text = text[1:]
+        return text.rstrip("\r\n")
+
+    def blocks(self, size: int | None = None) -> Iterator[tuple[int, bytes] | Malformed]:
+        """The file as blocks of whole lines, about ``size`` bytes each: ``(number of its first line, bytes)``,
+        each block ending with a line break (the last one perhaps not). A line over :data:`MAX_LINE_BYTES` is a
+        :class:`Malformed` record in its place and skipped in bounded memory, as in line-by-line reading; gzip
+        input is held to :data:`MAX_GZIP_RATIO` the same way. ``lines`` counts the lines handed out."""
+        limit = self.max_line_bytes
+        size = size or BLOCK_BYTES
+        read = self._stream.read
+        carry = b""
+        inflated = 0
+        n = 0
+        try:
+            while True:
+                data = read(size)
+                inflated += len(data)
+                if self.compressed and inflated > _RATIO_CHECK_BYTES:
+                    self._check_ratio(inflated, n)
+                buf = carry + data if carry else data
+                carry = b""
+                if not data:
+                    if buf:
+                        n += 1
+                        self.lines = n
+                        yield n, buf
+                    break
+                first = buf.find(b"\n")
+                if (first if first >= 0 else len(buf)) > limit:  # the next line is over-long: skip it whole
+                    n += 1
+                    self.lines = n
+                    yield Malformed(self.label, n, f"the line is longer than {limit:,} bytes (the limit); skipped")
+                    if first < 0:
+                        inflated += self._skip_rest_of_line(inflated)
+                    else:
+                        carry = buf[first + 1:]
                     continue
-                if n == 1 and text.startswith(UTF8_BOM):
-                    text = text[1:]
-                yield n, text.rstrip("\r\n")
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:
+                    carry = buf
+                    continue
+                block, carry = buf[:cut], buf[cut:]
+                start = n + 1
+                n += block.count(b"\n")
+                self.lines = n
+                yield start, block
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{self.path}: corrupt or truncated gzip data after line {n} ({exc})") from exc
         finally:
@@ -250,6 +304,30 @@ class LineReader:
             raise InputError(f"{self.path}: the gzip data expands more than {MAX_GZIP_RATIO}× ({inflated:,} bytes "
                              f"from {packed:,} by line {line:,}); text dumps expand about 10×, so it is refused as a "
                              "decompression bomb")
+
+def line_array(raw: bytes) -> Any:
+    """The lines of ``raw`` (whole lines, valid UTF-8) as a pyarrow string array without copying, each value with
+    its line break (one is added to a last line without one)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not raw.endswith(b"\n"):
+        raw += b"\n"
+    ends = np.flatnonzero(np.frombuffer(raw, np.uint8) == 10) + 1
+    offsets = np.concatenate([np.zeros(1, np.int64), ends]).astype(np.int32)
+    return pa.StringArray.from_buffers(len(ends), pa.py_buffer(offsets), pa.py_buffer(raw))
+
+
+def joined_lines(lines: Any) -> Any:
+    """A pyarrow string array of lines (each with its line break) as one bytes buffer, to write."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(lines):
+        return b""
+    whole = pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines)  # a block: far under 2 GiB
+    return pc.binary_join(whole, "")[0].as_buffer()
+
 
 def open_lines(path: Path) -> LineReader:
     """A :class:`LineReader` on ``path`` (see module doc)."""

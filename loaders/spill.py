@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loaders.records import joined_lines
 from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.store import is_mid
@@ -140,6 +141,25 @@ class Spill:
         self.wrote_anything = True
         self._nodes.write(f"{escape(entity)}\tt\t{escape(type_)}\n")
 
+    def columns(self, ntriples_block: Any) -> None:
+        """A block's common lines at once (:class:`loaders.ntriples.Block`, whose ids and names need no
+        escaping): its triples, an ``a`` line per entity they name, its names and its types."""
+        rel, head, tail = ntriples_block.edges
+        _, named, names = ntriples_block.names
+        _, typed, types, _ = ntriples_block.types
+        if len(rel) or len(named) or len(typed):
+            self.wrote_anything = True
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self._edges.flush()
+        self._edges.buffer.write(_lines(rel, head, tail))
+        self._nodes.flush()
+        seen = pc.unique(pa.concat_arrays([head, tail])) if len(rel) else head
+        self._nodes.buffer.write(_lines(seen, "a", ""))
+        self._nodes.buffer.write(_lines(named, "n", names))
+        self._nodes.buffer.write(_lines(typed, "t", types))
+
     def close(self) -> None:
         self._edges.close()
         self._nodes.close()
@@ -151,6 +171,16 @@ class Spill:
         run_sorts([(["-u"], [self.edges_path], self.edges_path),
                    (["-s", "-t", "\t", "-k1,1"], [self.nodes_path], self.nodes_path)], self.folder)
         return SortedSpill(self.edges_path, self.nodes_path, count_lines(self.edges_path), dict(self.prop_kinds))
+
+
+def _lines(*columns: Any) -> Any:
+    """pyarrow string columns (or constant strings) as tab-separated lines, one bytes buffer."""
+    import pyarrow.compute as pc
+
+    if not len(columns[0]):
+        return b""
+    last = pc.binary_join_element_wise(columns[-1], "", "\n")
+    return joined_lines(pc.binary_join_element_wise(*columns[:-1], last, "\t"))
 
 
 @dataclass
@@ -251,8 +281,8 @@ def entity_groups(nodes: Path) -> Iterator[EntityFacts]:
                 continue
             rest = rest[:-1] if rest.endswith("\n") else rest
             if kind == "n":
-                if current.name is None:
-                    current.name = loads(rest)
+                if current.name is None:  # JSON text: without a backslash, the characters between the quotes
+                    current.name = rest[1:-1] if "\\" not in rest else loads(rest)
             elif kind == "p":
                 key, value = rest.split("\t", 1)
                 current.add_property(unescape(key), loads(value))

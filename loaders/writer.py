@@ -53,7 +53,7 @@ from neo4j.exceptions import ConstraintError
 
 from loaders.schedule import partition_rounds
 from loaders.spill import EntityFacts
-from sgr.graph.store import GraphStore, is_mid, relation_text
+from sgr.graph.store import SCHEMA_STATEMENTS, GraphStore, is_mid, relation_text
 
 ProgressFn = Callable[[int], None]
 
@@ -323,6 +323,17 @@ def write_relationships(store: GraphStore, rows: Iterable[tuple[str, str, str]],
     return stats
 
 
+def build_schema(store: GraphStore) -> None:
+    """``store.ensure_schema()`` over a graph loaded without its indexes, with the populations overlapped: the
+    indexes are created first (Neo4j populates them in the background), then the constraints, whose creation
+    waits for its own index; then everything is awaited. In the order of ``SCHEMA_STATEMENTS`` (constraints
+    first) each constraint's population ran alone before the indexes started (2M lines: 8 s, then 13 s)."""
+    for stmt in SCHEMA_STATEMENTS:
+        if stmt.startswith(("CREATE INDEX", "CREATE FULLTEXT INDEX")):
+            store.write(stmt)
+    store.ensure_schema()
+
+
 def write_relation_vocabulary(store: GraphStore, relations: Iterable[str]) -> None:
     """Merge ``(:Relation {name, text})`` for each relation name."""
     rows = [{"name": r, "text": relation_text(r)} for r in sorted(set(relations))]
@@ -352,7 +363,7 @@ def write_stream(store: GraphStore, entities: Iterable[EntityFacts], rows: Itera
         write_relation_vocabulary(store, rel.created_with)
     finally:
         if defer:
-            store.ensure_schema()  # re-creates what was dropped and waits until it is online
+            build_schema(store)  # re-creates what was dropped and waits until it is online
     return WriteStats(entities=ent.entities, new_entities=ent.new_entities, cvts=ent.cvts, triples=rel.triples,
                       relation_types=rel.relation_types, seconds=time.perf_counter() - t0,
                       created_with=rel.created_with)

@@ -66,11 +66,13 @@ def test_node_numbers_are_the_ranks_the_relationship_file_uses(tmp_path, monkeyp
     assert next(csv.reader(open(header_path)))[:2] == [":ID", "id"]
     number = {row[1]: int(row[0]) for row in csv.reader(open(body_path, encoding="utf-8"))}
     assert sorted(number.values()) == list(range(4))
-    for keys, shared in ((bulk.entity_key, 0), (len, 3)):  # len: ids of one length share a key (resolved by id)
-        monkeypatch.setattr(bulk, "entity_key", keys)
+    from loaders import records
+
+    for block_bytes in (bulk.REL_BLOCK_BYTES, 40):  # 40: column batches and id blocks of one or two lines
+        monkeypatch.setattr(bulk, "REL_BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(records, "BLOCK_BYTES", min(block_bytes, records.BLOCK_BYTES))
         rels = bulk.write_relationship_csv(done.edges, done.nodes, tmp_path)
         assert rels.types == ["r.y", "r.z"]  # the most frequent type first
-        assert rels.key_collisions == shared  # m.a, m.b, m.c (x\tz is the only id of its length)
         lines = [row for row in csv.reader(open(tmp_path / "rels.csv", encoding="utf-8"))]
         names = {v: k for k, v in number.items()}
         assert sorted((names[int(h)], r, names[int(t)]) for h, t, r in lines) == sorted(

@@ -351,3 +351,94 @@ def test_rog_graph_entry_as_an_object_is_not_a_triple(tmp_path):
     recs = kinds(rog.parse(path))
     assert [(t.head, t.relation, t.tail) for t in recs[Triple]] == [("c", "r", "d")]
     assert len(recs[Malformed]) == 2
+
+
+# -- N-Triples read in blocks (pyarrow kernels for the common lines) ------------------------------------
+def _spilled(path: Path, blocks: bool, keep_all: bool = False):
+    """(report fields, skipped, edges lines sorted, nodes facts in order without 'a' lines, entities) of ``path``
+    read in blocks (``api.collect``) or record by record (``ntriples.parse``)."""
+    import tempfile
+
+    from loaders.records import LineReader
+    from loaders.spill import Spill
+
+    with tempfile.TemporaryDirectory() as tmp:
+        spill = Spill(Path(tmp))
+        if blocks:
+            rep, skipped, _ = api.collect(path, "ntriples", LineReader(path), spill, keep_all)
+        else:
+            c = api._Collector(path, spill, None)
+            reader = LineReader(path)
+            for rec in ntriples.parse(path, keep_all, reader):
+                c.take(rec, rec.line if isinstance(rec, Malformed) else reader.lines)
+            rep, skipped = c.report, c.skipped
+            rep.lines = reader.lines
+        spill.close()
+        edges = sorted(spill.edges_path.read_text(encoding="utf-8").splitlines())
+        nodes = spill.nodes_path.read_text(encoding="utf-8").splitlines()
+    facts = [line for line in nodes if line.split("\t")[1] != "a"]
+    entities = {line.split("\t")[0] for line in nodes}
+    counts = (rep.lines, rep.names, rep.types, rep.literals, rep.malformed_count, rep.malformed)
+    return counts, dict(skipped), edges, facts, entities, dict(spill.prop_kinds)
+
+
+BLOCK_LINES = [
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .",
+    f'<{NS}m.1> <{NS}type.object.name> "Éric First"@en .',  # read line by line (non-ASCII first letter) ...
+    f'<{NS}m.1> <{NS}type.object.name> "Eric Second"@en .',  # ... so the block's names keep their order
+    f'<{NS}m.2> <{NS}type.object.name> " padded "@en .',
+    f'<{NS}m.3> <{NS}type.object.name> "Quote \\" inside"@en .',
+    f'<{NS}m.4> <{NS}type.object.name> "Français"@fr .',
+    f'<{NS}m.5> <{NS}type.object.name> "Tagged"@en-GB .',
+    f'<{NS}m.6> <{NS}type.object.name> "Untagged" .',
+    f'<{NS}m.7> <{NS}type.object.name> ""@en .',
+    f'<{NS}m.8> <{NS}type.object.name> "Plain, name (with) punctuation!"@en .',
+    f"<{NS}m.8> <{NS}type.object.type> <{NS}film.actor> .",
+    f"<{NS}m.8> <{NS}common.topic.notable_types> <{NS}m.0t> .",
+    f"<{NS}m.8> <{NS}type.object.key> <{NS}m.3> .",
+    f"<{NS}m.8> <{NS}kg.x.y> <{NS}m.3> .",
+    f"<{NS}m.8> <{NS}type.object.name> <{NS}m.4> .",
+    f'<{NS}m.8> <{NS}people.person.height> "1.85"^^<http://www.w3.org/2001/XMLSchema#double> .',
+    f"<{NS}m.é> <{NS}type.object.type> <{NS}film.film> .",  # a type read line by line ...
+    f"<{NS}m.é> <{NS}type.object.type> <{NS}film.actor> .",  # ... and one in the block: order kept
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .  ",
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .\r",
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2 x> .",
+    f"<{NS}m.{'x' * 2001}> <{NS}film.actor.film> <{NS}m.2> .",  # over the id limit: malformed
+    "",
+    "# a comment",
+    f"<{NS}m.9> <{NS}film.actor.film> <{NS}m.1> . # comment",
+    f"<{NS}m.9> <{NS}film.actor.film> <{NS}m.1> .",  # a repeat
+]
+
+
+@pytest.mark.parametrize("keep_all", [False, True])
+@pytest.mark.parametrize("block_bytes", [64, 8 * 2**20])
+def test_ntriples_blocks_read_like_the_record_parser(tmp_path, monkeypatch, keep_all, block_bytes):
+    from loaders import records
+
+    monkeypatch.setattr(records, "BLOCK_BYTES", block_bytes)
+    path = tmp_path / "fb.nt"
+    body = ("\ufeff" + "\n".join(BLOCK_LINES * 3)).encode("utf-8")
+    cut = body.index(b"\n", 200) + 1
+    path.write_bytes(body[:cut] + b"<bad \xff utf8> .\n" + body[cut:])  # and no line break at the end
+    assert _spilled(path, blocks=True, keep_all=keep_all) == _spilled(path, blocks=False, keep_all=keep_all)
+    counts, skipped, edges, facts, _, _ = _spilled(path, blocks=True, keep_all=keep_all)
+    assert counts[0] == 3 * len(BLOCK_LINES) + 1 and counts[4] == 10  # 3 x 3 bad lines + the bad UTF-8 one
+    names = [f for f in facts if f.startswith("m.1\tn\t")]
+    assert names[:2] == ['m.1\tn\t"Éric First"', 'm.1\tn\t"Eric Second"']
+    assert [f for f in facts if f.startswith("m.é\tt\t")][:2] == ["m.é\tt\tfilm.film", "m.é\tt\tfilm.actor"]
+    assert ("type.object.key" in skipped) != keep_all
+
+
+def test_ntriples_blocks_skip_a_line_over_the_limit(tmp_path, monkeypatch):
+    from loaders import records
+
+    monkeypatch.setattr(records, "MAX_LINE_BYTES", 2**20)
+    monkeypatch.setattr(records, "BLOCK_BYTES", 2**16)
+    path = tmp_path / "long.nt"
+    edge = f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .\n".encode()
+    path.write_bytes(edge + b"<" + b"x" * (3 * 2**20) + b"> .\n" + edge * 3)
+    counts, _, edges, _, _, _ = _spilled(path, blocks=True)
+    assert counts[0] == 5 and counts[4] == 1 and ":2: the line is longer than 1,048,576 bytes" in counts[5][0]
+    assert len(edges) == 4
