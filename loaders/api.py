@@ -151,6 +151,7 @@ class _Collector:
         self.path, self.spill, self.error_budget = path, spill, error_budget
         self.report = FileReport(path=str(path), format="", sha256="")
         self.skipped: Counter[str] = Counter()
+        self.records = 0  # records read by the record loop
 
     def take(self, rec: Record, line: int) -> bool:
         """Add ``rec`` (read at ``line``); True once the malformed lines pass the error budget."""
@@ -219,16 +220,31 @@ def collect(path: Path, fmt: str, reader: LineReader | None, spill: Spill, keep_
     if fmt == "ntriples" and reader is not None:
         stopped = _collect_blocks(c, reader, keep_all, progress)
     else:
-        stopped = False
-        for n, rec in enumerate(iter_records(path, fmt, keep_all, reader), start=1):
-            if c.take(rec, reader_lines(reader, n)):
-                stopped = True
-                break
-            if progress is not None and reader is not None and n % 16384 == 0:
-                progress.parsed_bytes(reader.position)
+        stopped = _collect_records(c, iter_records(path, fmt, keep_all, reader), reader, progress)
+        n = c.records
     if not stopped:
         c.report.lines = reader_lines(reader, n)
     return c.report, c.skipped, stopped
+
+
+def _collect_records(c: _Collector, records: Iterator[Record], reader: LineReader | None,
+                     progress: LoadProgress | None) -> bool:
+    """:func:`collect` record by record (plain triples, RoG): True when it stopped past the error budget. A
+    triple within the stated maximums goes straight to the spill (the loop a small file spends its parse in);
+    every other record through :meth:`_Collector.take`."""
+    add_triple, take = c.spill.triple, c.take
+    report_every = 16384 if progress is not None and reader is not None else 0
+    n = 0
+    for n, rec in enumerate(records, start=1):
+        if type(rec) is Triple and too_long(rec) is None:
+            add_triple(rec.head, rec.relation, rec.tail)
+        elif take(rec, reader_lines(reader, n)):
+            c.records = n
+            return True
+        if report_every and not n % report_every:
+            progress.parsed_bytes(reader.position)
+    c.records = n
+    return False
 
 
 def _collect_blocks(c: _Collector, reader: LineReader, keep_all: bool, progress: LoadProgress | None) -> bool:
