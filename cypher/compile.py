@@ -289,7 +289,8 @@ class PropertyQuery:
 
     def compile(self, limit: int = 200) -> CompiledQuery:
         """The read query: rows ``answer`` and ``id`` (the answer node's element id; ``key`` too when ordered),
-        distinct, at most ``limit``; a count is one row ``answer``."""
+        distinct, by name (after the key when ordered), as sgr's own compiled queries order theirs, at most ``limit``;
+        a count is one row ``answer``."""
         params: dict[str, Any] = {"limit": limit}
         lines, where, x = self._match(params)
         if where:
@@ -301,9 +302,9 @@ class PropertyQuery:
             on, prop, desc = self.order
             key = f"{on if self.steps else x}.{quote_identifier(prop)}"
             lines.append(f"WITH DISTINCT {shown} AS answer, elementId({x}) AS id, {key} AS key WHERE key IS NOT NULL")
-            lines.append(f"RETURN answer, id, key ORDER BY key {'DESC' if desc else 'ASC'} LIMIT $limit")
+            lines.append(f"RETURN answer, id, key ORDER BY key {'DESC' if desc else 'ASC'}, answer LIMIT $limit")
         else:
-            lines.append(f"RETURN DISTINCT {shown} AS answer, elementId({x}) AS id LIMIT $limit")
+            lines.append(f"RETURN DISTINCT {shown} AS answer, elementId({x}) AS id ORDER BY answer LIMIT $limit")
         return CompiledQuery("\n".join(lines), params)
 
     def redraw(self, answer_ids: Sequence[str], limit: int = 100) -> CompiledQuery:
