@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from cypher.compile import CompiledQuery, PropertyQuery, PropertyStep
@@ -126,7 +127,11 @@ class ProfiledAnswerer:
         self.meter = UsageMeter(store, llm)
         self.max_answers = max_answers
         self._years: dict[str, list[str]] = {}
-        self.person_label = self.aligner.label_for("person")  # what "who" asks for
+
+    @cached_property
+    def person_label(self) -> str | None:
+        """The label "who" asks for: the one most like "person" (the encoder's first use, on the first question)."""
+        return self.aligner.label_for("person")
 
     # -- Answerer ---------------------------------------------------------------------------------------------------
     def answer(self, question: Question) -> Prediction:
@@ -407,18 +412,27 @@ class ProfiledAnswerer:
             if rows:
                 result.query, result.rows = compiled, rows
                 pred.route = "direct"
-                seed = result.schema.entities[0] if result.schema else None
-                rels = [" | ".join(st.types) for st in plan.steps]
+                ids = [r["id"] for r in rows if r.get("id")][:50]
+                walks = self.walk_paths(plan, [] if plan.count else ids)
+                ending: dict[str, list[ReasoningPath]] = {}
+                for w in walks:
+                    ending.setdefault(w.nodes[-1], []).append(w)
                 for r in rows:
                     text, node = str(r["answer"]), r.get("id")
-                    path = ReasoningPath([seed.id if seed else "", node or text], rels, 1.0,
-                                         [seed.name if seed else None, text], [st.direction for st in plan.steps],
-                                         source="profiled")
-                    pred.answers.append(Answer(text, node if plan.project is None else None, 1.0, [path]))
-                pred.paths = [a.paths[0] for a in pred.answers[:10]]
+                    paths = ending.get(node, []) if node and not plan.count else []
+                    pred.answers.append(Answer(text, node if plan.project is None else None, 1.0, paths[:3]))
+                pred.paths = walks[:10] if not plan.count else walks
                 pred.extra["redraw"] = plan.redraw([r["id"] for r in rows if r.get("id")][:50]).inline()
                 return
         pred.extra["unanswered"] = "no plan's query returned rows"
+
+    def walk_paths(self, plan: PropertyQuery, answer_ids: list[str]) -> list[ReasoningPath]:
+        """The walks of ``plan`` to ``answer_ids`` (every walk when empty), named by the profile's naming properties:
+        the evidence (:meth:`cypher.compile.PropertyQuery.walks`)."""
+        names = {lb: lp.name_property for lb, lp in self.profile.labels.items() if lp.name_property}
+        compiled = plan.walks(answer_ids, names)
+        return [ReasoningPath(r["ids"], r["types"], 1.0, r["names"], r["dirs"], source="profiled")
+                for r in self.store.read(compiled.cypher, compiled.params)]
 
 
 def for_profiled_graph(store: GraphStore, name: str, max_answers: int = 200) -> ProfiledAnswerer | None:
