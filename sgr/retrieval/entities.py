@@ -288,7 +288,7 @@ class ProfileLinker:
                     if not any(w.lower() not in STOPWORDS for w in gram):
                         continue
                     written = text[cuts[i][0]:cuts[i + n - 1][1]] if words is raw else ""
-                    for t in [" ".join(gram)] + ([written] if written.split() != gram else []):
+                    for t in [" ".join(gram)] + ([written] if written and written.split() != gram else []):
                         if (i, i + n, t) not in out:
                             out.append((i, i + n, t))
         return sorted(out, key=lambda sp: sp[0] - sp[1])  # longest first (stable: as written before possessives)

@@ -27,7 +27,7 @@ from functools import cached_property
 from typing import Any
 
 from cypher.compile import CompiledQuery, PropertyQuery, PropertyStep
-from sgr.core.errors import CypherError, EntityNotFound
+from sgr.core.errors import ConfigError, CypherError, EntityNotFound
 from sgr.core.lexicon import (ASKED, BINDING_WORDS, CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES,
                               LATEST, WHEN, WHO, WHO_LAST, WORKED_WITH)
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
@@ -440,3 +440,19 @@ def for_profiled_graph(store: GraphStore, name: str, max_answers: int = 200) -> 
     profile = profile_for(store)
     return None if profile.is_entity_shape else ProfiledAnswerer(store, name=name, profile=profile,
                                                                  max_answers=max_answers)
+
+
+def check_runs_on(store: GraphStore, method: str) -> None:
+    """ConfigError, one line, when ``method`` cannot answer on ``store``'s graph: on a profiled graph only SGR's
+    variants (this route) and ``llm-only`` (no graph) run; SCR, RCR and the baselines read sgr's own ``:Entity`` shape
+    (SCR's network is trained on it)."""
+    from sgr.methods.sgr.config import VARIANTS
+
+    if method in VARIANTS or method == "llm-only":
+        return
+    profile = profile_for(store)
+    if not profile.is_entity_shape:
+        labels = ", ".join(sorted(profile.labels)[:4])
+        raise ConfigError(f"{method} runs on sgr's own :Entity graphs only (it reads that shape; SCR's network is "
+                          f"trained on it), and this graph has its own labels ({labels}): ask with an SGR variant "
+                          "(sgr, sgr-compiled, …)")

@@ -109,3 +109,43 @@ def test_a_label_word_before_a_relation_noun_is_not_what_is_asked(question: str,
     relation = KeyMention(at + 1, words[at + 1], "relationship", "HAS_GENRE", "HAS_GENRE", 0.9)
     s = Schema(words, [], [label, relation] if words[at + 1] not in ("did",) else [label])
     assert ProfiledAnswerer.asked_noun(s, label) is asked
+
+
+def test_walks_name_each_node_by_its_label_and_stay_reads() -> None:
+    q = PropertyQuery(["a", "b"], [ACTED], "title", join=[ACTED]).walks(["m1"], {"Movie": "title", "Person": "name"})
+    check_read_query(q.cypher)
+    assert q.params["names"] == {"Movie": "title", "Person": "name"} and q.params["answers"] == ["m1"]
+    assert "WITH [p, q] AS walks" in q.cypher and "n[$names[l]]" in q.cypher  # the second seed's walk too
+    lookup = PropertyQuery(["a"], [], "name", project="born").walks([], {"Person": "name"})
+    assert "MATCH p = (s0)" in lookup.cypher and "answers" not in lookup.params
+
+
+def test_compare_words_are_the_number_words_and_the_year_words() -> None:
+    from sgr.core.lexicon import COMPARE_OPS, NUMBER_OPS
+
+    assert COMPARE_OPS.items() >= NUMBER_OPS.items()
+    assert (COMPARE_OPS["after"], COMPARE_OPS["since"], COMPARE_OPS["before"], COMPARE_OPS["until"]) == \
+        (">", ">=", "<", "<=")
+
+
+def test_a_span_is_also_tried_as_written() -> None:
+    from sgr.retrieval.entities import ProfileLinker
+
+    linker = ProfileLinker.__new__(ProfileLinker)  # spans need no store
+    linker.max_len = 8
+    texts = {(i, j): [t for a, b, t in linker.spans("What year is Frost/Nixon from?") if (a, b) == (i, j)]
+             for i, j in [(3, 5), (0, 1)]}
+    assert texts[(3, 5)] == ["Frost Nixon", "Frost/Nixon"] and texts[(0, 1)] == []  # "what": a stop word
+    bracketed = {t for _, _, t in linker.spans("who directed [50/50]")}
+    assert "50/50" in bracketed
+
+
+def test_profiled_evidence_is_drawn_by_element_id() -> None:
+    from sgr.evidence.graph import redraw_query
+
+    q = redraw_query(triples=[("4:x:1", "ACTED_IN", "4:x:2")], node_ids=["4:x:3"], profiled=True)
+    assert ":Entity" not in q and "elementId(h) = t[0] AND elementId(x) = t[2]" in q
+    assert 'elementId(e) IN [\n  "4:x:3"\n]' in q
+    saved = redraw_query(question_id="abc", profiled=True)
+    assert ":Entity" not in saved and "SGR_EVIDENCE" in saved
+    assert ":Entity" in redraw_query(triples=[("a", "r", "b")])  # sgr's own graphs as before
