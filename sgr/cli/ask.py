@@ -51,13 +51,6 @@ def register(app: typer.Typer) -> None:
         if scr_checkpoint is not None:
             options["scr_checkpoint"] = str(scr_checkpoint)
         with connect() as store:
-            from sgr.core.errors import Neo4jUnavailable
-            from sgr.methods.sgr.profiled import check_runs_on
-
-            try:
-                check_runs_on(store, method)  # SCR, RCR and the baselines: sgr's own :Entity graphs only
-            except Neo4jUnavailable:
-                pass  # ask() says what is wrong, its inputs first
             result = ask(question, store=store, topics=topic or [], method=method, hops=hops,
                          max_repairs=max_repairs, options=options, save=save, html=html,
                          min_confidence=min_confidence)

@@ -94,7 +94,7 @@ def test_the_encoder_waits_for_the_first_question(movies, monkeypatch) -> None: 
         answerer.person_label  # noqa: B018 - the first use embeds
 
 
-def test_cli_html_view_and_methods_that_need_sgr_own_shape(movies, tmp_path) -> None:  # noqa: F811
+def test_cli_html_view(movies, tmp_path) -> None:  # noqa: F811
     from typer.testing import CliRunner
 
     from cli import app
@@ -106,6 +106,15 @@ def test_cli_html_view_and_methods_that_need_sgr_own_shape(movies, tmp_path) -> 
     directors = gold(movies, "MATCH (:Movie {title: 'The Matrix'})<-[:DIRECTED]-(p) RETURN p.name AS a")
     text = page.read_text(encoding="utf-8")
     assert all(d in text for d in directors) and "The Matrix" in text
-    refused = runner.invoke(app, ["ask", "Who directed The Matrix?", "-m", "scr"])
-    assert refused.exit_code != 0 and "sgr's own :Entity graphs only" in refused.output
-    assert "Movie" in refused.output and "Traceback" not in refused.output
+
+
+def test_methods_that_read_sgr_own_shape_are_refused_in_one_line(movies) -> None:  # noqa: F811
+    from sgr.core.errors import ConfigError
+    from sgr.methods.sgr.profiled import check_runs_on
+
+    for method in ("scr", "rcr", "neighbors"):
+        with pytest.raises(ConfigError, match=f"^{method} runs on sgr's own :Entity graphs only.*Movie") as err:
+            check_runs_on(movies, method)
+        assert "\n" not in str(err.value)
+    check_runs_on(movies, "sgr-compiled")  # SGR's variants run here
+    check_runs_on(movies, "llm-only")
