@@ -26,7 +26,7 @@ model's own Cypher, collaborative votes), so both routes share one implementatio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,7 +289,8 @@ class PropertyQuery:
 
     def compile(self, limit: int = 200) -> CompiledQuery:
         """The read query: rows ``answer`` and ``id`` (the answer node's element id; ``key`` too when ordered),
-        distinct, at most ``limit``; a count is one row ``answer``."""
+        distinct, by name (after the key when ordered), as sgr's own compiled queries order theirs, at most ``limit``;
+        a count is one row ``answer``."""
         params: dict[str, Any] = {"limit": limit}
         lines, where, x = self._match(params)
         if where:
@@ -301,9 +302,9 @@ class PropertyQuery:
             on, prop, desc = self.order
             key = f"{on if self.steps else x}.{quote_identifier(prop)}"
             lines.append(f"WITH DISTINCT {shown} AS answer, elementId({x}) AS id, {key} AS key WHERE key IS NOT NULL")
-            lines.append(f"RETURN answer, id, key ORDER BY key {'DESC' if desc else 'ASC'} LIMIT $limit")
+            lines.append(f"RETURN answer, id, key ORDER BY key {'DESC' if desc else 'ASC'}, answer LIMIT $limit")
         else:
-            lines.append(f"RETURN DISTINCT {shown} AS answer, elementId({x}) AS id LIMIT $limit")
+            lines.append(f"RETURN DISTINCT {shown} AS answer, elementId({x}) AS id ORDER BY answer LIMIT $limit")
         return CompiledQuery("\n".join(lines), params)
 
     def redraw(self, answer_ids: Sequence[str], limit: int = 100) -> CompiledQuery:
@@ -317,4 +318,27 @@ class PropertyQuery:
             lines.append("WHERE " + " AND ".join(where))
         shown = ", ".join(v for v, used in (("p", bool(self.steps)), ("q", "s1" in params)) if used) or "s0"
         lines.append(f"RETURN {shown} LIMIT {int(limit)}")
+        return CompiledQuery("\n".join(lines), params)
+
+    def walks(self, answer_ids: Sequence[str], names: Mapping[str, str], limit: int = 50) -> CompiledQuery:
+        """The walks to the answer nodes ``answer_ids`` (all walks when empty: a count's, a lookup's seed), one row
+        per walk: ``ids`` (element ids), ``names`` (each node's naming property, ``names`` label → property; null
+        for a compound-value node), ``types`` and ``dirs`` (``out``/``in`` as walked) of its relationships; the
+        second seed's walk (``join``) is a row of its own."""
+        params: dict[str, Any] = {"names": dict(names), "limit": int(limit)}
+        lines, where, x = self._match(params, path=True)
+        if not self.steps:
+            lines.append("WITH s0 MATCH p = (s0)")
+        if self.steps and answer_ids:
+            params["answers"] = list(answer_ids)
+            where.append(f"elementId({x}) IN $answers")
+        if where:
+            lines.append("WHERE " + " AND ".join(where))
+        variables = ["p"] + (["q"] if "s1" in params else [])
+        lines.append(f"WITH [{', '.join(variables)}] AS walks LIMIT $limit UNWIND walks AS w")
+        lines.append("RETURN DISTINCT [n IN nodes(w) | elementId(n)] AS ids, "
+                     "[n IN nodes(w) | head([l IN labels(n) WHERE $names[l] IS NOT NULL | n[$names[l]]])] AS names, "
+                     "[r IN relationships(w) | type(r)] AS types, "
+                     "[i IN range(0, size(relationships(w)) - 1) | "
+                     "CASE WHEN startNode(relationships(w)[i]) = nodes(w)[i] THEN 'out' ELSE 'in' END] AS dirs")
         return CompiledQuery("\n".join(lines), params)

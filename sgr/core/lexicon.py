@@ -176,10 +176,10 @@ BINDING_WORDS = frozenset({"by", "of", "with"})
 WORKED_WITH = re.compile(r"\b(worked|collaborated|work|collaborate)\s+with\b", re.I)
 #: Superlatives of a number a question names ("highest rated", "rate lowest"): True asks for the largest.
 EXTREMES = {"highest": True, "best": True, "top": True, "most": True, "lowest": False, "worst": False, "least": False}
-#: Comparison words before a number → Cypher operator (the year words of BEFORE/AFTER, and NUMBER_OPS' words).
-COMPARE_OPS = {"after": ">", "since": ">=", "before": "<", "until": "<=", "above": ">", "over": ">", "below": "<",
-               "under": "<", "more than": ">", "less than": "<", "greater than": ">", "at least": ">=",
-               "at most": "<=", "later than": ">", "earlier than": "<"}
+#: Comparison words before a number → Cypher operator: NUMBER_OPS' words, and the words of a year (BEFORE, AFTER;
+#: "since" and "until" keep the year itself).
+COMPARE_OPS = {**NUMBER_OPS, "after": ">", "since": ">=", "before": "<", "until": "<=", "later than": ">",
+               "earlier than": "<"}
 COMPARE = re.compile(r"\b(" + "|".join(sorted(COMPARE_OPS, key=len, reverse=True)) + r")\s+(-?\d+(?:\.\d+)?)\b",
                      re.I)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -234,10 +235,32 @@ def save_profile(profile: GraphProfile, path: Path) -> Path:
     return Path(path)
 
 
+#: What a derived profile is read from, in one cheap query: labels, relationship types, node and relationship counts.
+FINGERPRINT = ("CALL db.labels() YIELD label WITH collect(label) AS labels "
+               "CALL db.relationshipTypes() YIELD relationshipType WITH labels, collect(relationshipType) AS types "
+               "CALL { MATCH (n) RETURN count(n) AS nodes } CALL { MATCH ()-[r]->() RETURN count(r) AS rels } "
+               "RETURN labels, types, nodes, rels")
+_DERIVED: "weakref.WeakKeyDictionary[GraphStore, tuple[tuple, GraphProfile]]" = weakref.WeakKeyDictionary()
+
+
+def schema_fingerprint(store: GraphStore) -> tuple:
+    """The labels, relationship types and node and relationship counts of ``store``'s database (a load, a deletion or
+    a new label changes it)."""
+    row = store.read(FINGERPRINT)[0]
+    return tuple(sorted(row["labels"])), tuple(sorted(row["types"])), row["nodes"], row["rels"]
+
+
 def profile_for(store: GraphStore) -> GraphProfile:
-    """The profile sgr uses for ``store``: the file ``SGR_PROFILE`` names, else :func:`read_profile`."""
+    """The profile sgr uses for ``store``: the file ``SGR_PROFILE`` names, else :func:`read_profile`, read again only
+    when :func:`schema_fingerprint` changed since the last read on this store."""
     path = profile_file()
-    return load_profile(path) if path is not None else read_profile(store)
+    if path is not None:
+        return load_profile(path)
+    key = schema_fingerprint(store)
+    cached = _DERIVED.get(store)
+    if cached is None or cached[0] != key:
+        cached = _DERIVED[store] = (key, read_profile(store))
+    return cached[1]
 
 
 # -- full-text indexes on the naming properties (written only with the user's consent) -------------------------------

@@ -263,15 +263,26 @@ class ProfileLinker:
         self.indexes = fulltext_indexes(store)
 
     def spans(self, question: str) -> list[tuple[int, int, str]]:
-        """(start, end, text) of every word n-gram with a word outside the stop words, longest first."""
+        """(start, end, text) of every word n-gram with a word outside the stop words, longest first; a span whose
+        words the question joins by other characters than spaces ("Face/Off", "50/50") also as written."""
         raw = question_words(question)
+        text = question.replace("[", " ").replace("]", " ")
+        cuts, at = [], 0
+        for w in raw:
+            at = text.index(w, at)
+            cuts.append((at, at + len(w)))
+            at += len(w)
         out = []
         for words in (raw, [possessive(w) for w in raw]):  # "The Slugger's Wife", and "Tom Hanks's" → "Tom Hanks"
             for n in range(min(self.max_len, len(words)), 0, -1):
                 for i in range(len(words) - n + 1):
                     gram = words[i:i + n]
-                    if any(w.lower() not in STOPWORDS for w in gram) and (i, i + n, " ".join(gram)) not in out:
-                        out.append((i, i + n, " ".join(gram)))
+                    if not any(w.lower() not in STOPWORDS for w in gram):
+                        continue
+                    written = text[cuts[i][0]:cuts[i + n - 1][1]] if words is raw else ""
+                    for t in [" ".join(gram)] + ([written] if written and written.split() != gram else []):
+                        if (i, i + n, t) not in out:
+                            out.append((i, i + n, t))
         return sorted(out, key=lambda sp: sp[0] - sp[1])  # longest first (stable: as written before possessives)
 
     def matches(self, texts: Sequence[str]) -> list[dict]:
