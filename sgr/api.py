@@ -139,16 +139,16 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     from sgr.methods.base import MethodContext
     from sgr.methods.registry import create_method, method_options
     from sgr.methods.sgr.answerer import SGRAnswerer
+    from sgr.methods.sgr.profiled import ProfiledAnswerer, check_runs_on
 
     hops = _count(hops, "hops (--hops)", minimum=1)
     max_repairs = _count(max_repairs, "max_repairs (--max-repairs)", minimum=0)
     store.verify()
+    check_runs_on(store, method)  # SCR, RCR and the baselines read sgr's own :Entity shape only
     accepted = method_options(method)  # hops and max_repairs go only to a method that declares them
     opts = {**{k: v for k, v in (("hops", hops), ("max_repairs", max_repairs)) if k in accepted}, **(options or {})}
     answerer = create_method(method, MethodContext(store=store, options=opts, llm=llm))
     question = Question(id="ask", text=text.strip(), topic_entities=list(topics))
-    from sgr.methods.sgr.profiled import ProfiledAnswerer
-
     if isinstance(answerer, ProfiledAnswerer):  # a user's own graph: the prediction is the trace
         result = AskResult(question=question, method=method, prediction=answerer.answer(question))
     elif isinstance(answerer, SGRAnswerer):  # SGR variants give their full trace

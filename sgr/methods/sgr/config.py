@@ -72,11 +72,14 @@ class SGRConfig(ExpansionConfig):
       path score (the order term); off, G_q is the graph's own judgement and the model's paths are validated
       against it (v = μ·ρ + (1−μ)·γ on the path's own walk) before the compiled best path is tried.
     * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
-    * ``mu = 0.9`` (μ, eq. 12), ``epsilon = 0.6`` (ε, eq. 13), ``lam = 0.1`` (λ, eq. 17) — chosen by
-      ``bench/sgr_grid.py`` on validation questions only (MetaQA dev 20 per hop, WebQSP train; with the schema
-      prompt's worked examples; ``bench/results/sgr_grid.json``): the model's path probability weighs most in
-      validation (a model path with ρ ≳ 0.6 is valid on its own; G_q's compiled path needs the model's
-      confidence too), the graph's consistency weighs most in the vote. Before the search: 0.3 / 0.7 / 0.3.
+    * ``mu = 0.5`` (μ, eq. 12), ``epsilon = 0.5`` (ε, eq. 13), ``lam = 0.3`` (λ, eq. 17) — chosen by
+      ``bench/sgr_grid.py`` on validation questions only. First (``bench/results/sgr_grid.json``, MetaQA dev 20 per
+      hop and WebQSP train, the hand-set G_q score): μ 0.9, ε 0.6, λ 0.1, the model's path probability weighing
+      most. Again with the learned G_q ranker and CWQ dev (``--cwq 100``, ``bench/results/sgr_grid_cwq.json``, ties
+      broken as the script does): μ 0.5, ε 0.5, λ 0.3, ``gamma_min`` 0.3 —
+      the model's path and G_q's compiled path weigh alike (a compiled path the graph holds, γ ≈ 1, is valid with
+      the prior δ), which the packaged model's compositional paths need (CWQ dev 0.35 → 0.44, MetaQA dev the same).
+      The graph's consistency weighs most in the vote. Before both searches: 0.3 / 0.7 / 0.3.
     * ``beta = 0.5`` — weight of the model's relation choice against embedding similarity in s(r).
     * ``answer_ratio = 0.5`` — voted answers kept relative to â's support.
     * ``integrate = False`` — how A_v and the vote combine (:mod:`sgr.methods.sgr.decision`): off, the first source
@@ -101,7 +104,7 @@ class SGRConfig(ExpansionConfig):
       ``plan_trust = 0.95`` — the cosine at which a plan is trusted before the model's paths (below it the plan
       is recorded and takes no part; 1.01: never), chosen on validation questions (``bench/sgr_grid.py``: every
       value of 0.8–0.95 gained the same there, the one closest to "never" is kept).
-    * ``gamma_min = 0`` — the least graph consistency γ a candidate needs when its δ is the model's own confidence
+    * ``gamma_min = 0.3`` — the least graph consistency γ a candidate needs when its δ is the model's own confidence
       (:mod:`sgr.methods.sgr.decision`): G_q's veto on a confident model path it does not hold; a tuned model's
       provenance sets it with the other decision parameters (``bench/sgr_grid.py --held-out``).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
@@ -122,9 +125,9 @@ class SGRConfig(ExpansionConfig):
     schema_max_tokens: int = 120
     model_path_order: bool = False
     M: int = 100
-    lam: float = 0.1
-    mu: float = 0.9
-    epsilon: float = 0.6
+    lam: float = 0.3
+    mu: float = 0.5
+    epsilon: float = 0.5
     beta: float = 0.5
     answer_ratio: float = 0.5
     integrate: bool = False
@@ -148,7 +151,7 @@ class SGRConfig(ExpansionConfig):
     n_examples: int = 1
     plans: int = 1
     plan_trust: float = 0.95
-    gamma_min: float = 0.0
+    gamma_min: float = 0.3
     path_retriever: str = "schema"
     scr_beam: int = 10
     scr_checkpoint: str = ""
