@@ -2,7 +2,8 @@
 questions, never on test.
 
     SGR_HOME=… .venv/bin/python bench/sgr_grid.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
-        [--per-hop 15 --webqsp 30 --seed 0] [--path-grammar-pass] [--set-defaults]
+        [--per-hop 15 --webqsp 30 --cwq 0 --seed 0] [--path-grammar-pass] \
+        [--values mu=0.5,0.9 …]   # search only these values of a parameter (a narrower, faster grid)
 
 1. **Record.** ``sgr`` (the configured LLM — the packaged base model under ``sgr llm serve`` — with its call cache
    on) answers each validation question once; the decision inputs of every round
@@ -12,6 +13,8 @@ questions, never on test.
    graph = the MetaQA KB) and WebQSP **train** (``webqsp_train_paths.jsonl``: question + gold relation paths, no
    answers, no topic: the topic is linked from the text; graph = the WebQSP slice). A WebQSP train question is
    skipped (and counted) when nothing links or when none of its gold paths exists from the linked entities.
+   ``--cwq N`` adds a seeded sample of CWQ **dev** (given topics, strict Hits@1; graph = the WebQSP store, which
+   holds the CWQ dev graph beside the slice's).
 2. **Replay.** :func:`sgr.methods.sgr.decision.decide` is replayed over the recorded rounds (the first round whose
    decision answers wins, as in the answerer) for every point of the grid. Score: MetaQA — strict Hits@1 (the top
    answer is gold; F1 of the kept answer set as the tie-break); WebQSP train — a path-level proxy: the relation
