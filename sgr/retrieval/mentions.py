@@ -35,6 +35,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
+from neo4j.exceptions import Neo4jError
+
 from sgr.core.lexicon import NAME_ALIASES, STOPWORDS, TYPE, TYPE_RELATIONS
 from sgr.core.logistic import LogisticScorer, asset_file, fit_listwise, load_scorer
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
@@ -253,10 +255,11 @@ _DEGREE = f"COUNT {{ (node)--() }} - COUNT {{ (node)-[:{EVIDENCE_REL}]-() }}"
 
 
 def _read_or_none(store: GraphStore, query: str, params: dict[str, Any]) -> list[dict]:
-    """The rows of a full-text query, or none when Lucene cannot parse it."""
+    """The rows of a full-text query, or none when Lucene cannot parse it (a lost server or a refused login still
+    raises, as everywhere else: it is not "no candidate")."""
     try:
         return store.read(query, params)
-    except Exception:  # noqa: BLE001 - a query Lucene cannot parse finds nothing
+    except Neo4jError:  # a query Lucene cannot parse finds nothing, as EntityLinker's full-text reads do
         return []
 
 
