@@ -272,8 +272,8 @@ def graph_context(store: GraphStore, cands: Sequence[MentionCandidate]) -> None:
       part of the place's written name (Freebase names *Pine Hills, Atlanta*); :func:`featurize` counts it as
       ``inside_named``, like "Peru" in "the Cabinet of Peru";
     * ``coherence``: how many of the question's other spans (not overlapping this one) name a whole node (a near
-      spelling too: "super bowls") within two edges of this node — the New York, not the San Francisco, *Giants* are linked to the *Super Bowl* the
-      question also names (entity coherence; at most 3)."""
+      spelling too: "super bowls") within two edges of this node — the New York, not the San Francisco, *Giants*
+      are linked to the *Super Bowl* the question also names (entity coherence; at most 3)."""
     anchors = [o for o in cands if o.coverage == 1.0 and o.match >= ANCHOR_MATCH]
     pairs = {tuple(sorted((c.id, o.id))) for c in cands for o in anchors if c.id != o.id and not c.overlaps(o)}
     hops = connections(store, sorted(pairs), {c.id: c.degree for c in cands})
