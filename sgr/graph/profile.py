@@ -42,6 +42,11 @@ PROFILE_VERSION = 1
 SHAPES = ("entity", "property")
 
 
+def identifier(name: str) -> str:
+    """A label, type or property name as Cypher writes it: back-quoted only where it must be."""
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else quote_identifier(name)
+
+
 @dataclass
 class LabelProfile:
     """One label: its naming property (None: compound-value nodes), its literal properties → Neo4j type, its size."""
@@ -117,15 +122,14 @@ class GraphProfile:
         in ``first_keys`` lead (a question's linked nodes and the keys it names), the rest in profile order."""
         def props(properties: Mapping[str, str], first: str | None = None) -> str:
             names = sorted(properties, key=lambda p: p != first)
-            return " {" + ", ".join(f"{quote_identifier(p)}: {properties[p]}" for p in names) + "}" if names else ""
+            return " {" + ", ".join(f"{identifier(p)}: {properties[p]}" for p in names) + "}" if names else ""
 
         labels = sorted(self.labels.values(), key=lambda lp: lp.label not in first_labels)
         named = set(first_keys)
         rels = sorted(self.relationships, key=lambda r: (r.type not in named and not named & set(r.properties),
                                                          r.start not in first_labels and r.end not in first_labels))
-        return ([f"(:{quote_identifier(lp.label)}{props(lp.properties, lp.name_property)})" for lp in labels]
-                + [f"(:{quote_identifier(r.start)})-[:{quote_identifier(r.type)}{props(r.properties)}]->"
-                   f"(:{quote_identifier(r.end)})" for r in rels])
+        return ([f"(:{identifier(lp.label)}{props(lp.properties, lp.name_property)})" for lp in labels]
+                + [f"(:{identifier(r.start)})-[:{identifier(r.type)}{props(r.properties)}]->(:{identifier(r.end)})" for r in rels])
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": PROFILE_VERSION, "shape": self.shape,

@@ -29,12 +29,11 @@ from cypher.compile import compile_schema_path
 from cypher.repair import CypherGeneration, generate_cypher
 from cypher.grammar import longest_query, token_budget
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
-from sgr.core.errors import EntityNotFound, LLMError, SgrError
+from sgr.core.errors import EntityNotFound, SgrError
 from sgr.core.lexicon import COUNT
 from sgr.core.text import normalize, parse_answer_lines
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.inverses import NO_INVERSES, InverseRelations, inverse_relations
-from sgr.graph.profile import profile_for
 from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
@@ -579,8 +578,8 @@ def create(variant: str, ctx: Any) -> Any:
     if variant == "llm-only":  # no settings of its own: refuse any option but the common ones
         parse_options(NoOptions, options, method=variant)
     cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
-    if cfg is not None and ctx.store is not None and not profile_for(ctx.store).is_entity_shape:
-        return for_profiled_graph(ctx.store, variant, *profiled_model(variant, cfg, ctx, options))
+    if cfg is not None and ctx.store is not None and (p := for_profiled_graph(ctx, variant, cfg, options)):
+        return p
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:
         llm = shared_llm(cache=llm_cache_option(options, "sgr"))
@@ -589,20 +588,6 @@ def create(variant: str, ctx: Any) -> Any:
     cfg = config_for_model(cfg, options, getattr(llm, "name", None))
     retriever = sgr_retriever(ctx.store, options.get("relation_retriever"))
     return SGRAnswerer(ctx.store, llm if variant in NEEDS_LLM else None, cfg, name=variant, retriever=retriever)
-
-
-def profiled_model(variant: str, cfg: SGRConfig, ctx: Any, options: dict[str, Any]) -> tuple[SGRConfig, Any]:
-    """The config and chat model of ``variant`` on a profiled graph: the model writes Cypher there (no schema stage),
-    so only variants with ``use_llm_cypher`` get one — ctx's, else the configured one, else none (the compiled plans
-    answer alone, as without a model configured at all)."""
-    llm = getattr(ctx, "llm", None)
-    if llm is None and variant in NEEDS_LLM and cfg.use_llm_cypher:
-        try:
-            llm = shared_llm(cache=llm_cache_option(options, "sgr"))
-        except LLMError:
-            llm = None
-    cfg = config_for_model(cfg, options, getattr(llm, "name", None))
-    return cfg, llm if cfg.use_llm_cypher else None
 
 
 #: the registry's factories, one per variant: ``factory(ctx)``, each declaring the options it accepts

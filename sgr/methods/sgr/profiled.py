@@ -19,7 +19,7 @@ The stages are SGR's (§3.1–3.4) with the profile in place of sgr's fixed shap
    labels with their properties, relationship patterns, the question's linked labels and aligned keys first
    (:meth:`GraphProfile.schema_lines`) — and the linked nodes go to the model (:func:`cypher.translate.
    profile_messages`); its query is checked (read-only, one statement, known relationship types; Neo4j's EXPLAIN)
-   and repaired once on an error (:func:`cypher.repair.generate_cypher`), then runs read-only. Its values are
+   and repaired once on an error (:mod:`sgr.methods.sgr.profiled_model`), then runs read-only. Its values are
    grounded on the graph: a name is a node by the profile's naming properties and needs a walk of at most
    :data:`MAX_STEPS` hops from a linked node (its evidence); a literal needs a query that names a linked node.
    With ``lazy_verification`` (the default) the model is asked only when no plan returned rows: a compiled
@@ -44,20 +44,20 @@ from functools import cached_property
 from typing import Any
 
 from cypher.compile import CompiledQuery, PropertyQuery, PropertyStep
-from cypher.repair import CypherGeneration, generate_cypher
-from cypher.translate import profile_messages
+from cypher.repair import CypherGeneration
 from cypher.validate import relationship_types_in
-from sgr.core.errors import ConfigError, CypherError, EntityNotFound
+from sgr.core.errors import ConfigError, CypherError, EntityNotFound, LLMError
 from sgr.core.lexicon import (ASKED, BINDING_WORDS, CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES,
                               LATEST, WHEN, WHO, WHO_LAST, WORKED_WITH)
-from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.profile import NUMBER_TYPES, GraphProfile, profile_for
 from sgr.graph.store import GraphStore, quote_identifier
-from sgr.methods.base import UsageMeter
-from sgr.methods.sgr.config import SGRConfig
-from sgr.methods.sgr.decision import CandidateIn, Decision, DecisionInputs, DecisionParams, VoteIn, decide
-from sgr.methods.sgr.grounding import NodeKeys, ground_by_shortest_path, row_values
+from sgr.llm.client import shared_llm
+from sgr.methods.base import UsageMeter, llm_cache_option
+from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_for_model
+from sgr.methods.sgr.decision import Decision, DecisionInputs, DecisionParams, decide
+from sgr.methods.sgr.grounding import NodeKeys, row_values
+from sgr.methods.sgr.profiled_model import answer_key, decision_inputs, ground_model_values, model_query
 from sgr.retrieval.entities import LinkedEntity, ProfileLinker
 from sgr.retrieval.keys import KeyAligner, KeyMention
 from sgr.retrieval.mentions import question_words
@@ -69,8 +69,6 @@ MAX_STEPS = 3
 MODIFIED_BEFORE = frozenset({"is", "are", "was", "were", "of", "for"})
 #: A year property's values lie in this range (a numeric property whose every value does is a year).
 YEAR_RANGE = (1000, 2200)
-#: Repair rounds of the model's Cypher at most (``max_repairs`` may say fewer): one, each round being a model call.
-MAX_REPAIRS = 1
 
 
 @dataclass
@@ -105,26 +103,6 @@ class ProfiledResult:
     model: list[Answer] = field(default_factory=list)  # the model's grounded answers
     inputs: DecisionInputs | None = None
     decision: Decision | None = None
-
-
-def answer_key(a: Answer) -> str:
-    """A candidate's key in the decision: its node, else its text (a literal)."""
-    return a.node or a.text
-
-
-def decision_inputs(compiled: list[Answer], compiled_pattern: tuple[str, ...], model: list[Answer],
-                    model_pattern: tuple[str, ...], prior: float) -> DecisionInputs:
-    """The decision's terms on the profiled route (module docstring, step 6): the compiled plan's answers, then the
-    model's; γ = 1 for an answer the plan's walks reach, else 0; δ = ρ = the prior; each answer's walk votes once
-    (η = γ)."""
-    reached = {answer_key(a) for a in compiled}
-    cands = [CandidateIn(answer_key(a), a.text, "compiled", compiled_pattern, 1.0, prior) for a in compiled]
-    cands += [CandidateIn(answer_key(a), a.text, "llm", model_pattern, 1.0 if answer_key(a) in reached else 0.0,
-                          prior) for a in model]
-    votes = [VoteIn(c.key, c.text, c.relations, prior, c.gamma, "model" if c.source == "llm" else "graph")
-             for c in cands]
-    return DecisionInputs(sources=["compiled", "llm"], candidates=cands, votes=votes,
-                          model_patterns=[model_pattern] if model else [])
 
 
 def cue_position(pattern: re.Pattern, text: str, words: list[str]) -> int | None:
@@ -492,48 +470,18 @@ class ProfiledAnswerer:
 
     # -- the model's Cypher, validated, and the decision ------------------------------------------------------------
     def model_cypher(self, question: Question, result: ProfiledResult) -> None:
-        """The model's query from the profile's schema and the linked nodes, checked and repaired (module docstring,
-        step 5); its grounded values become ``result.model``."""
-        s, pred = result.schema, result.prediction
-        named = [f"(:{quote_identifier(e.labels[0])} {{{quote_identifier(self.profile.name_of(e.labels[0]))}: "
-                 f"{cypher_literal(e.name)}}})" for e in s.entities if e.labels and self.profile.name_of(e.labels[0])]
-        first_labels = [e.labels[0] for e in s.entities if e.labels] + [m.key for m in s.mentions if m.kind == "label"]
-        keys = [m.key for m in s.mentions if m.kind != "label"]
-        msgs = profile_messages(question.text, self.profile.schema_lines(first_labels, keys), named)
-        types = [r.type for r in self.profile.relationships]
-        gen = generate_cypher(self.llm, msgs, store=self.store, vocabulary=set(types), allowed=types,
-                              max_repairs=min(MAX_REPAIRS, self.config.max_repairs),
-                              max_tokens=self.config.cypher_max_tokens, row_cap=self.max_answers)
-        result.generation = gen
+        """The model's query and its grounded values (module docstring, step 5; :mod:`sgr.methods.sgr.profiled_model`)."""
+        pred = result.prediction
+        result.generation = gen = model_query(self.llm, self.store, self.profile, question.text,
+                                              result.schema.entities, result.schema.mentions, self.config)
         pred.extra["llm_cypher"] = {"rounds": len(gen.attempts), "ran": gen.final is not None,
                                     "problems": [p.message for a in gen.attempts for p in a.problems
                                                  if p.blocking or p.kind == "runtime"][:4]}
-        if gen.final is None:
-            return
-        pred.cypher.insert(0, gen.final.query)  # the last query is the one that answered (compiled, when it did)
-        result.model = self.ground(gen.final.query, row_values(gen.final.rows or [], self.name_keys), s.entities)
-
-    def ground(self, query: str, values: list[tuple[str | None, str]], entities: list[LinkedEntity]) -> list[Answer]:
-        """The model's values on the graph: a name is each node it names (naming properties) that a walk of at most
-        :data:`MAX_STEPS` hops joins to a linked node (the walk is its evidence); a value that names no node is a
-        literal, kept when the query names a linked node; linked nodes are no answers."""
-        texts = [t for _, t in values][:self.max_answers]
-        seeds = [e.id for e in entities]
-        nodes: dict[str, list[str]] = {}
-        for r in self.linker.matches(texts):
-            if r["id"] not in seeds:
-                nodes.setdefault(r["span"], []).append(r["id"])
-        walks = ground_by_shortest_path(self.store, seeds, [i for t in texts for i in nodes.get(t, [])],
-                                        max_len=MAX_STEPS, keys=self.node_keys)
-        low = query.lower()
-        names_linked = any(e.name and str(e.name).lower() in low for e in entities)
-        out: list[Answer] = []
-        for t in dict.fromkeys(texts):
-            if t in nodes:
-                out += [Answer(t, i, 0.0, [walks[i]]) for i in nodes[t] if i in walks]
-            elif names_linked and not any(t == e.name for e in entities):
-                out.append(Answer(t, None, 0.0, []))
-        return out
+        if gen.final is not None:
+            pred.cypher.insert(0, gen.final.query)  # the last query is the one that answered (compiled, when it did)
+            result.model = ground_model_values(self.store, self.linker, self.node_keys, gen.final.query,
+                                               row_values(gen.final.rows or [], self.name_keys),
+                                               result.schema.entities, self.max_answers, MAX_STEPS)
 
     def decide(self, result: ProfiledResult) -> None:
         """Validate and vote over the compiled and the model's answers (:func:`decision_inputs`, :func:`decide`)."""
@@ -544,7 +492,7 @@ class ProfiledAnswerer:
                                         self.config.prior_confidence)
         result.decision = d = decide(result.inputs, DecisionParams.from_config(self.config))
         by_key = {answer_key(a): a for a in result.model} | {answer_key(a): a for a in result.compiled}
-        pred.answers = [Answer(by_key[a.key].text, by_key[a.key].node, round(a.score, 4), by_key[a.key].paths)
+        pred.answers = [Answer(by_key[a.key].text, by_key[a.key].id, round(a.score, 4), by_key[a.key].paths)
                         for a in d.answers]
         if d.answers and d.stage != "compiled":
             pred.route = d.route
@@ -565,12 +513,29 @@ class ProfiledAnswerer:
                 for r in self.store.read(compiled.cypher, compiled.params)]
 
 
-def for_profiled_graph(store: GraphStore, name: str, config: SGRConfig | None = None,
-                       llm: Any = None) -> ProfiledAnswerer | None:
-    """The answerer SGR variant ``name`` is on ``store`` when its profile is not sgr's own shape, else None."""
-    profile = profile_for(store)
-    return None if profile.is_entity_shape else ProfiledAnswerer(store, llm, name=name, profile=profile,
-                                                                 config=config)
+def for_profiled_graph(ctx: Any, name: str, config: SGRConfig,
+                       options: dict[str, Any] | None = None) -> ProfiledAnswerer | None:
+    """The answerer SGR variant ``name`` is on ``ctx.store`` (a :class:`sgr.methods.base.MethodContext`) when its
+    profile is not sgr's own shape, else None; its chat model as :func:`profiled_llm` says."""
+    profile = profile_for(ctx.store)
+    if profile.is_entity_shape:
+        return None
+    config, llm = profiled_llm(name, config, ctx, options or {})
+    return ProfiledAnswerer(ctx.store, llm, name=name, profile=profile, config=config)
+
+
+def profiled_llm(variant: str, cfg: SGRConfig, ctx: Any, options: dict[str, Any]) -> tuple[SGRConfig, Any]:
+    """The config and chat model of ``variant`` on a profiled graph: the model writes Cypher there (no schema stage),
+    so only variants with ``use_llm_cypher`` get one — ctx's, else the configured one, else none (the compiled plans
+    answer alone, as without a model configured at all)."""
+    llm = getattr(ctx, "llm", None)
+    if llm is None and variant in NEEDS_LLM and cfg.use_llm_cypher:
+        try:
+            llm = shared_llm(cache=llm_cache_option(options, "sgr"))
+        except LLMError:
+            llm = None
+    cfg = config_for_model(cfg, options, getattr(llm, "name", None))
+    return cfg, llm if cfg.use_llm_cypher else None
 
 
 def check_runs_on(store: GraphStore, method: str) -> None:
