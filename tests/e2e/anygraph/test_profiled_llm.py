@@ -33,7 +33,8 @@ def test_the_models_query_answers_when_no_plan_finds_rows(movies) -> None:  # no
     assert set(pred.answer_texts) == gold(movies, DIRECTORS.replace("answer", "a"))
     assert pred.extra["answered_by"] == "vote" and pred.extra["route_source"] == "model"
     assert pred.cypher[-1] == DIRECTORS and pred.usage.llm_calls == 1
-    assert all(a.paths and a.paths[0].relations == ["DIRECTED"] for a in pred.answers)  # grounded by a walk
+    speed_racer = movies.read("MATCH (m:Movie {title: 'Speed Racer'}) RETURN elementId(m) AS id")[0]["id"]
+    assert all(a.paths and a.paths[0].nodes == [speed_racer, a.id] for a in pred.answers)  # grounded by a walk
 
 
 def test_a_write_query_is_refused_and_nothing_is_written(movies) -> None:  # noqa: F811
