@@ -125,15 +125,16 @@ def first_column(rows: list[Any]) -> list[str]:
     return out
 
 
-def make_systems(names: list[str], store: Any, profile: Any) -> dict[str, Any]:
-    """One ``ask(question) -> (answers, reply, calls, error)`` per system."""
+def make_systems(names: list[str], store: Any, profile: Any,
+                 sgr_options: list[tuple[str, str]] = ()) -> dict[str, Any]:
+    """One ``ask(question) -> (answers, reply, calls, error)`` per system (``sgr_options``: sgr's ``-o`` options)."""
     out: dict[str, Any] = {}
     if "sgr" in names:
         from sgr.core.types import Question
         from sgr.methods.base import MethodContext
         from sgr.methods.registry import create_method
 
-        method = create_method("sgr", MethodContext(store=store, options={}))
+        method = create_method("sgr", MethodContext(store=store, options=dict(sgr_options)))
 
         def ask_sgr(text: str) -> tuple[list[str], str, int, str | None]:
             pred = method.answer(Question(id="q", text=text))
@@ -277,6 +278,9 @@ def main() -> None:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--sets", default="dev,heldout")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions of each set")
+    ap.add_argument("--sgr-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of sgr on the movie graph, as `sgr ask -o` takes it (lazy_verification=false: "
+                         "the model's Cypher on every question)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "anygraph.json"))
     ap.add_argument("--metaqa-property-home", help="SGR_HOME whose Neo4j holds `sgr load example metaqa`")
     ap.add_argument("--metaqa-entity-home", help="SGR_HOME whose Neo4j holds `sgr load triples kb.txt` (:Entity)")
@@ -300,7 +304,10 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     with connect() as store:
         profile = read_profile(store)
-        systems = make_systems(names, store, profile)
+        sgr_options = [tuple(o.split("=", 1)) for o in args.sgr_option]
+        if any(len(o) != 2 for o in sgr_options):
+            raise SystemExit("--sgr-option takes KEY=VALUE")
+        systems = make_systems(names, store, profile, sgr_options)
         for set_name in [s for s in args.sets.split(",") if s]:
             questions = read_questions(set_name, args.limit)
             check_gold(store, questions)
@@ -344,7 +351,7 @@ def main() -> None:
     if args.metaqa_property_home:
         run_metaqa(args, summary, rows)
     llm_model = os.environ.get("SGR_LLM_MODEL") or "the local server's (sgr llm status)"
-    config = {"systems": names, "sets": args.sets, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
+    config = {"systems": names, "sets": args.sets, "sgr_options": args.sgr_option, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
               "model": llm_model, "metaqa_sample": args.metaqa_sample if args.metaqa_property_home else None,
               "metaqa_methods": args.metaqa_methods if args.metaqa_entity_home else None,
               "metaqa_hops": args.metaqa_hops if args.metaqa_property_home else None}
