@@ -28,7 +28,7 @@ a gold answer occurs in it). Latency is wall time per question; ``calls`` counts
 MetaQA (``--metaqa-*``): the same sample of MetaQA dev questions per hop (``--metaqa-sample``, seed 0; never the
 test files) answered by sgr on the KB as a property graph (``sgr load example metaqa``, the profiled route) and by
 ``--metaqa-methods`` on the KB in sgr's ``:Entity`` shape (``sgr load triples kb.txt``), each in its own Neo4j (the
-``SGR_HOME`` folders given).
+``SGR_HOME`` folders given; without ``--metaqa-entity-home`` only the property graph).
 """
 
 from __future__ import annotations
@@ -125,19 +125,21 @@ def first_column(rows: list[Any]) -> list[str]:
     return out
 
 
-def make_systems(names: list[str], store: Any, profile: Any) -> dict[str, Any]:
-    """One ``ask(question) -> (answers, reply, calls, error)`` per system."""
+def make_systems(names: list[str], store: Any, profile: Any,
+                 sgr_options: list[tuple[str, str]] = ()) -> dict[str, Any]:
+    """One ``ask(question) -> (answers, reply, calls, error)`` per system (``sgr_options``: sgr's ``-o`` options)."""
     out: dict[str, Any] = {}
     if "sgr" in names:
         from sgr.core.types import Question
         from sgr.methods.base import MethodContext
         from sgr.methods.registry import create_method
 
-        method = create_method("sgr", MethodContext(store=store, options={}))
+        method = create_method("sgr", MethodContext(store=store, options=dict(sgr_options)))
 
         def ask_sgr(text: str) -> tuple[list[str], str, int, str | None]:
             pred = method.answer(Question(id="q", text=text))
-            return pred.answer_texts, (pred.cypher[-1] if pred.cypher else ""), pred.usage.llm_calls, pred.error
+            reply = f"{pred.cypher[-1] if pred.cypher else ''}\n--\nanswered by {pred.extra.get('answered_by')}"
+            return pred.answer_texts, reply, pred.usage.llm_calls, pred.error
 
         out["sgr"] = ask_sgr
     peers = [n for n in names if n != "sgr"]
@@ -237,6 +239,8 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
     graphs = [("metaqa-property-graph", args.metaqa_property_home, ["sgr"]),
               ("metaqa-entity", args.metaqa_entity_home, [m for m in args.metaqa_methods.split(",") if m])]
     for prefix, home, methods in graphs:
+        if home is None:  # the property graph alone: compared with an :Entity figure of another run
+            continue
         with home_store(home) as store:
             for method_name in methods:
                 for hop in [int(h) for h in args.metaqa_hops.split(",") if h]:
@@ -245,7 +249,7 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
                     opts = {"hops": hop} if "hops" in method_options(method_name) and prefix == "metaqa-entity" else {}
                     method = create_method(method_name, MethodContext(store=store, options=opts))
                     data = load_dataset(f"metaqa-{hop}hop", split="dev", sample=args.metaqa_sample, seed=0)
-                    scores, times, calls = [], [], []
+                    scores, times, calls, by = [], [], [], {}
                     for q in data.questions:
                         t0 = time.perf_counter()
                         pred = method.answer(q)
@@ -253,6 +257,7 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
                         sc = score_answers(pred.answer_texts, q.answers)
                         scores.append(sc)
                         calls.append(pred.usage.llm_calls)
+                        by[pred.extra.get("answered_by")] = by.get(pred.extra.get("answered_by"), 0) + 1
                         rows.append({"set": f"metaqa-{hop}hop-dev", "system": f"{prefix}/{method_name}", "id": q.id,
                                      "question": q.text, "gold": q.answers[:20], "answers": pred.answer_texts[:20],
                                      "hits1_strict": sc.hits1_strict, "f1": round(sc.f1, 4),
@@ -264,6 +269,7 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
                     summary[f"{key}/p50_ms"] = round(statistics.median(times), 1)
                     summary[f"{key}/calls"] = round(sum(calls) / len(calls), 3)
                     summary[f"{key}/n"] = s.n
+                    summary.update({f"{key}/answered_by/{k}": v for k, v in sorted(by.items(), key=str) if k})
                     print(key, summary[f"{key}/hits1_strict"], s.n, flush=True)
 
 
@@ -272,6 +278,9 @@ def main() -> None:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--sets", default="dev,heldout")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions of each set")
+    ap.add_argument("--sgr-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of sgr on the movie graph, as `sgr ask -o` takes it (lazy_verification=false: "
+                         "the model's Cypher on every question)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "anygraph.json"))
     ap.add_argument("--metaqa-property-home", help="SGR_HOME whose Neo4j holds `sgr load example metaqa`")
     ap.add_argument("--metaqa-entity-home", help="SGR_HOME whose Neo4j holds `sgr load triples kb.txt` (:Entity)")
@@ -279,8 +288,8 @@ def main() -> None:
     ap.add_argument("--metaqa-sample", type=int, default=100, help="MetaQA dev questions per hop (seed 0)")
     ap.add_argument("--metaqa-hops", default="1,2,3", help="which MetaQA hop counts")
     args = ap.parse_args()
-    if bool(args.metaqa_property_home) != bool(args.metaqa_entity_home):
-        raise SystemExit("--metaqa-property-home and --metaqa-entity-home go together (the figures stand side by side)")
+    if args.metaqa_entity_home and not args.metaqa_property_home:
+        raise SystemExit("--metaqa-entity-home needs --metaqa-property-home (the :Entity figures stand beside those)")
     names = [s for s in args.systems.split(",") if s]
     unknown = set(names) - set(SYSTEMS)
     if unknown:
@@ -295,7 +304,10 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     with connect() as store:
         profile = read_profile(store)
-        systems = make_systems(names, store, profile)
+        sgr_options = [tuple(o.split("=", 1)) for o in args.sgr_option]
+        if any(len(o) != 2 for o in sgr_options):
+            raise SystemExit("--sgr-option takes KEY=VALUE")
+        systems = make_systems(names, store, profile, sgr_options)
         for set_name in [s for s in args.sets.split(",") if s]:
             questions = read_questions(set_name, args.limit)
             check_gold(store, questions)
@@ -327,6 +339,10 @@ def main() -> None:
                 summary[f"{key}/n"] = s.n
                 if name != "sgr":
                     summary[f"{key}/hit_reply"] = round(sum(replies) / len(replies), 4)
+                else:  # which source answered: the compiled plans, the model's Cypher, the vote (none: unanswered)
+                    for r in rows[-len(questions):]:
+                        src = r["reply"].rsplit("answered by ", 1)[-1]
+                        summary[f"{key}/answered_by/{src}"] = summary.get(f"{key}/answered_by/{src}", 0) + 1
                 by_kind: dict[str, list[float]] = {}
                 for q, sc in zip(questions, scores):
                     by_kind.setdefault(q["kind"], []).append(sc.hits1_strict)
@@ -335,9 +351,9 @@ def main() -> None:
     if args.metaqa_property_home:
         run_metaqa(args, summary, rows)
     llm_model = os.environ.get("SGR_LLM_MODEL") or "the local server's (sgr llm status)"
-    config = {"systems": names, "sets": args.sets, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
+    config = {"systems": names, "sets": args.sets, "sgr_options": args.sgr_option, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
               "model": llm_model, "metaqa_sample": args.metaqa_sample if args.metaqa_property_home else None,
-              "metaqa_methods": args.metaqa_methods if args.metaqa_property_home else None,
+              "metaqa_methods": args.metaqa_methods if args.metaqa_entity_home else None,
               "metaqa_hops": args.metaqa_hops if args.metaqa_property_home else None}
     write_result(args.out, {"summary": summary, "config": config, "rows": rows})
     print(json.dumps({k: v for k, v in summary.items() if "/by_kind/" not in k}, indent=1))

@@ -166,13 +166,15 @@ NUMBER_LITERAL = re.compile(r"(?<![\w.,-])-?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)(?!\.\
 NAME_KEYS = ("name", "title", "full_name", "fullname", "display_name", "displayname", "label", "username")
 #: Words that name one relationship or property by other words (a key whose readable text has a word of a group is
 #: named by every word of the group: ``ACTED_IN`` reads "acted in", MetaQA's ``STARRED_ACTORS`` "starred actors").
-#: Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``1hop_dev.tsv``, the first 200 questions).
+#: Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``1hop_dev.tsv``, the first 200 questions); "script",
+#: "screenplay", "creator": MetaQA dev ("who is the creator of the film script for X", "wrote the screenplay for X").
 KEY_SYNONYMS = (
     frozenset({"acted", "act", "acts", "actor", "actors", "starred", "star", "stars", "starring", "cast", "appeared",
                "appear", "appears", "played", "play", "plays", "co-star", "co-stars", "costar", "costars"}),
     frozenset({"released", "release", "releases", "come out", "came out", "premiered"}),
     frozenset({"wrote", "write", "writes", "written", "writer", "writers", "screenwriter", "screenwriters",
-               "scriptwriter", "scriptwriters", "author", "authors"}),
+               "scriptwriter", "scriptwriters", "author", "authors", "script", "scripts", "scripted", "screenplay",
+               "screenplays", "creator", "creators"}),
     frozenset({"genre", "genres", "type", "types", "kind", "kinds", "sort", "sorts"}),
     frozenset({"tag", "tags", "topic", "topics", "describe", "describes", "describing", "terms"}),
 )
