@@ -127,7 +127,8 @@ def first_column(rows: list[Any]) -> list[str]:
 
 def make_systems(names: list[str], store: Any, profile: Any,
                  sgr_options: list[tuple[str, str]] = ()) -> dict[str, Any]:
-    """One ``ask(question) -> (answers, reply, calls, error)`` per system (``sgr_options``: sgr's ``-o`` options)."""
+    """One ``ask(question) -> (answers, reply, calls, error, answered_by)`` per system (``sgr_options``: sgr's ``-o``
+    options; ``answered_by``: which of sgr's sources answered — compiled, llm, vote — None for a peer)."""
     out: dict[str, Any] = {}
     if "sgr" in names:
         from sgr.core.types import Question
@@ -136,10 +137,10 @@ def make_systems(names: list[str], store: Any, profile: Any,
 
         method = create_method("sgr", MethodContext(store=store, options=dict(sgr_options)))
 
-        def ask_sgr(text: str) -> tuple[list[str], str, int, str | None]:
+        def ask_sgr(text: str) -> tuple[list[str], str, int, str | None, str | None]:
             pred = method.answer(Question(id="q", text=text))
-            reply = f"{pred.cypher[-1] if pred.cypher else ''}\n--\nanswered by {pred.extra.get('answered_by')}"
-            return pred.answer_texts, reply, pred.usage.llm_calls, pred.error
+            return (pred.answer_texts, pred.cypher[-1] if pred.cypher else "", pred.usage.llm_calls, pred.error,
+                    pred.extra.get("answered_by"))
 
         out["sgr"] = ask_sgr
     peers = [n for n in names if n != "sgr"]
@@ -168,16 +169,16 @@ def make_systems(names: list[str], store: Any, profile: Any,
         chain = GraphCypherQAChain.from_llm(chat, graph=graph, allow_dangerous_requests=True,
                                             return_intermediate_steps=True, top_k=50)
 
-        def ask_langchain(text: str) -> tuple[list[str], str, int, str | None]:
+        def ask_langchain(text: str) -> tuple[list[str], str, int, str | None, None]:
             counter.calls = 0
             try:
                 res = chain.invoke({"query": text})
             except Exception as exc:  # noqa: BLE001 - a peer's failure is a scored miss, recorded
-                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", None
             steps = res.get("intermediate_steps") or []
             context = next((s.get("context") for s in steps if "context" in s), []) or []
             cypher = next((s.get("query") for s in steps if "query" in s), "")
-            return first_column(context), f"{cypher}\n--\n{res.get('result', '')}", counter.calls, None
+            return first_column(context), f"{cypher}\n--\n{res.get('result', '')}", counter.calls, None, None
 
         out["langchain-cypher-qa"] = ask_langchain
     if "neo4j-graphrag-text2cypher" in peers:
@@ -189,17 +190,17 @@ def make_systems(names: list[str], store: Any, profile: Any,
         retriever = Text2CypherRetriever(driver=driver, llm=chat, neo4j_schema=schema)
         rag = GraphRAG(retriever=retriever, llm=chat)
 
-        def ask_graphrag(text: str) -> tuple[list[str], str, int, str | None]:
+        def ask_graphrag(text: str) -> tuple[list[str], str, int, str | None, None]:
             counter.calls = 0
             try:
                 res = rag.search(query_text=text, return_context=True)
             except Exception as exc:  # noqa: BLE001 - a peer's failure is a scored miss, recorded
-                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", None
             ctx = res.retriever_result
             records = [item.content for item in ctx.items] if ctx else []
             cypher = (ctx.metadata or {}).get("cypher", "") if ctx else ""
             values = first_column([_record_dict(c) for c in records])
-            return values, f"{cypher}\n--\n{res.answer}", counter.calls, None
+            return values, f"{cypher}\n--\n{res.answer}", counter.calls, None, None
 
         out["neo4j-graphrag-text2cypher"] = ask_graphrag
     return out
@@ -313,20 +314,22 @@ def main() -> None:
             check_gold(store, questions)
             prefix = "movies" if set_name == "dev" else f"movies-{set_name}"
             for name, ask in systems.items():
-                scores, times, calls, replies = [], [], [], []
+                scores, times, calls, replies, sources = [], [], [], [], []
                 for q in questions:
                     t0 = time.perf_counter()
-                    answers, reply, n_calls, error = ask(q["question"])
+                    answers, reply, n_calls, error, source = ask(q["question"])
                     ms = (time.perf_counter() - t0) * 1000
                     sc = score_answers(answers, q["answers"])
                     scores.append(sc)
                     times.append(ms)
                     calls.append(n_calls)
+                    sources.append(source)
                     replies.append(hit([reply.split("\n--\n")[-1]], q["answers"]) if reply else 0.0)
                     rows.append({"set": set_name, "system": name, "id": q["id"], "kind": q["kind"],
                                  "question": q["question"], "gold": q["answers"], "answers": answers[:20],
                                  "hits1_strict": sc.hits1_strict, "f1": round(sc.f1, 4), "ms": round(ms, 1),
-                                 "calls": n_calls, "reply": reply[:2000], "error": error})
+                                 "calls": n_calls, "reply": reply[:2000], "error": error,
+                                 **({"answered_by": source} if name == "sgr" else {})})
                     print(f"{set_name} {name} {q['id']} h1={sc.hits1_strict:.0f} {ms:.0f}ms {answers[:3]}",
                           flush=True)
                 s = summarize(scores)
@@ -339,9 +342,8 @@ def main() -> None:
                 summary[f"{key}/n"] = s.n
                 if name != "sgr":
                     summary[f"{key}/hit_reply"] = round(sum(replies) / len(replies), 4)
-                else:  # which source answered: the compiled plans, the model's Cypher, the vote (none: unanswered)
-                    for r in rows[-len(questions):]:
-                        src = r["reply"].rsplit("answered by ", 1)[-1]
+                else:  # which source answered: the compiled plans, the model's Cypher, the vote (None: unanswered)
+                    for src in sources:
                         summary[f"{key}/answered_by/{src}"] = summary.get(f"{key}/answered_by/{src}", 0) + 1
                 by_kind: dict[str, list[float]] = {}
                 for q, sc in zip(questions, scores):
