@@ -1,4 +1,5 @@
-"""The bulk path's node CSV: one file per set of literal columns, the overflow file, and what goes to fixups."""
+"""The bulk path's node CSV: one file per set of literal columns, the overflow file, what goes to fixups, and the
+column-batch writer against the row writer."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 
 import pytest
 
-from loaders import bulk
-from loaders.spill import EntityFacts
+from loaders import bulk, nodecsv
+from loaders.spill import EntityFacts, entity_groups
 
 
 def read_back(groups: list[str]) -> dict[str, dict[str, str]]:
@@ -30,16 +31,16 @@ def read_back(groups: list[str]) -> dict[str, dict[str, str]]:
 
 @pytest.mark.parametrize("max_files", [500, 2])
 def test_rows_carry_their_own_columns(tmp_path, monkeypatch, max_files):  # the entity ids as the importer's keys
-    monkeypatch.setattr(bulk, "MAX_NODE_FILES", max_files)  # 2: later column sets share the wide file
+    monkeypatch.setattr(nodecsv, "MAX_NODE_FILES", max_files)  # 2: later column sets share the wide file
     facts = [EntityFacts("m.a", "A", {}, ["film.actor"]),
              EntityFacts("m.b", None, {"x.y.from": "1999-01-02"}),
              EntityFacts("m.c", "C", {"x.y.height": 1.5, "x.y.from": "2001"}),
              EntityFacts("m.d", "D", {"x.y.count": 3}),
              EntityFacts("m.e", "E, \"quoted\"", {"x.y.count": 4, "x.y.mixed": ["p", "q"]}),
              EntityFacts("m.f", "F", {"x.y.from": ""})]
-    plan = bulk.column_plan({"x.y.from": {"str"}, "x.y.height": {"float"}, "x.y.count": {"int"},
+    plan = nodecsv.column_plan({"x.y.from": {"str"}, "x.y.height": {"float"}, "x.y.count": {"int"},
                              "x.y.mixed": {"str", "int"}})
-    stats = bulk.write_node_csv(iter(facts), plan, tmp_path, actual_ids=False)
+    stats = nodecsv.write_node_csv(iter(facts), plan, tmp_path, actual_ids=False)
     assert (stats.entities, stats.cvts) == (6, 1)
     rows = read_back(stats.groups)
     assert len(stats.groups) == (4 if max_files == 500 else 3)  # (), from, from+height, count; or 2 + the wide one
@@ -61,7 +62,7 @@ def test_node_numbers_are_the_ranks_the_relationship_file_uses(tmp_path, monkeyp
         spill.triple(h, r, t)
     spill.name("m.a", "A")
     done = spill.sort()
-    stats = bulk.write_node_csv(bulk.entity_groups(done.nodes), {}, tmp_path)
+    stats = nodecsv.write_node_csv(entity_groups(done.nodes), {}, tmp_path)
     header_path, body_path = stats.groups[0].split("=", 1)[1].split(",")
     assert next(csv.reader(open(header_path)))[:2] == [":ID", "id"]
     number = {row[1]: int(row[0]) for row in csv.reader(open(body_path, encoding="utf-8"))}
@@ -135,14 +136,14 @@ def awkward_spill(folder):
 @pytest.mark.parametrize("max_files", [500, 3])
 @pytest.mark.parametrize("block_bytes", [None, 97, 1])  # 1: one line a block, each entity's lines carried over
 def test_column_batches_write_the_same_files(tmp_path, monkeypatch, actual_ids, max_files, block_bytes):
-    monkeypatch.setattr(bulk, "MAX_NODE_FILES", max_files)  # 3: most column sets share the wide file
+    monkeypatch.setattr(nodecsv, "MAX_NODE_FILES", max_files)  # 3: most column sets share the wide file
     done = awkward_spill(tmp_path / "spill")
-    plan = bulk.column_plan(done.prop_kinds)
+    plan = nodecsv.column_plan(done.prop_kinds)
     one, batches = tmp_path / "rows", tmp_path / "batches"
     one.mkdir()
     batches.mkdir()
-    expected = bulk.write_node_csv(bulk.entity_groups(done.nodes), plan, one, actual_ids)
-    got = bulk.write_node_csv_blocks(done.nodes, plan, batches, actual_ids, block_bytes)
+    expected = nodecsv.write_node_csv(entity_groups(done.nodes), plan, one, actual_ids)
+    got = nodecsv.write_node_csv_blocks(done.nodes, plan, batches, actual_ids, block_bytes)
     assert (got.entities, got.cvts, got.fixups, got.multiline) == \
         (expected.entities, expected.cvts, expected.fixups, expected.multiline)
     assert expected.fixups >= 5 and expected.multiline and len(expected.groups) >= 3
