@@ -241,6 +241,22 @@ def write_node_csv_blocks(nodes: Path, plan: dict[str, str], folder: Path, actua
     return _finish_node_files(stats, files)
 
 
+def _open_files(files: NodeFiles, firsts: list[tuple[int, tuple[str, ...]]]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Each column set of a block → the columns of the file its rows go to, the files opened in the order of each
+    set's first row (``firsts``: (entity, column set) pairs), as the row writer opens them."""
+    first: dict[tuple[str, ...], int] = {}
+    for e, cols in firsts:
+        first[cols] = min(first.get(cols, e), e)
+    return {cols: files.writer(cols)[0] for cols in sorted(first, key=first.__getitem__)}
+
+
+def _csv_line(fields: list[Any]) -> str:
+    """One CSV line as the node files' ``csv.writer`` writes it."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(fields)
+    return buffer.getvalue()
+
+
 def _wide_lines(base: Any, first_cell: Any, cells: Any, cols: tuple[str, ...], target: tuple[str, ...]) -> Any:
     """Rows whose literal columns are ``cols`` in the file with the columns ``target``: ``base`` (their leading
     fields) and each one's cells (``cells`` from ``first_cell``, in the order of ``cols``) at their columns."""
@@ -290,6 +306,19 @@ class _LiteralKeys:
             name = next(iter(clean_props({unescape(escaped): None})))
             self.known[escaped] = (self.order[name], self.plan[name]) if name in self.plan else (-1, "")
         return self.known[escaped]
+
+
+@dataclass
+class _FastRows:
+    """A block's rows as the kernels build them (:meth:`_NodeBlock._fast_rows`)."""
+
+    base: Any  # the leading fields of each row
+    lines: Any  # each whole line, for the file of its own column set
+    cells: Any  # the literal cells, by entity then column
+    offsets: Any  # each entity's first cell (numpy; one more at the end)
+    signatures: list[tuple[str, ...]]  # the column sets
+    sig: Any  # each entity's column set (numpy positions in ``signatures``)
+    cvt: Any  # which entities are CVTs (numpy)
 
 
 class _NodeBlock:
@@ -383,8 +412,8 @@ class _NodeBlock:
         cells = pc.if_else(pa.array(kind == "string"), text, value)
         return cells, ent, column
 
-    def write(self, files: NodeFiles, stats: NodeCsvStats, fix: Any) -> int:
-        """Append the block's rows to their files in rank order and its fixups; returns the next rank."""
+    def _fast_rows(self, files: NodeFiles) -> _FastRows:
+        """The rows of the entities the kernels write (the others' are empty), each in its own column set's file."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -394,52 +423,48 @@ class _NodeBlock:
         ranks = np.arange(self.rank, self.rank + self.count)
         key = [pc.cast(pa.array(ranks), pa.string()), self.ids] if files.columns == NODE_COLUMNS else [self.ids]
         label = pc.if_else(pa.array(cvt), "Entity;CVT", "Entity")
-        fast = ~self.slow
-        keep = fast[cell_ent]
+        keep = ~self.slow[cell_ent]
         cells, cell_ent, cell_col = cells.filter(pa.array(keep)), cell_ent[keep], cell_col[keep]
         offsets = np.concatenate([[0], np.cumsum(np.bincount(cell_ent, minlength=self.count))]).astype(np.int32)
         joined = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), cells), ",")
         base = pc.binary_join_element_wise(*key, name, label, types, ",")
         ending = pc.if_else(pa.array(offsets[1:] > offsets[:-1]), pc.binary_join_element_wise(",", joined, "\n", ""),
                             "\n")
-        lines = pc.binary_join_element_wise(base, ending, "")
         sig_text = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), pc.cast(pa.array(cell_col), pa.string())),
                                   ",").dictionary_encode()
         plan = list(files.plan)
-        signatures = [tuple(plan[int(c)] for c in s.split(",")) if s else () for s in sig_text.dictionary.to_pylist()]
-        sig = sig_text.indices.to_numpy(zero_copy_only=False)
+        return _FastRows(base=base, lines=pc.binary_join_element_wise(base, ending, ""), cells=cells, offsets=offsets,
+                         signatures=[tuple(plan[int(c)] for c in s.split(",")) if s else ()
+                                     for s in sig_text.dictionary.to_pylist()],
+                         sig=sig_text.indices.to_numpy(zero_copy_only=False), cvt=cvt)
+
+    def write(self, files: NodeFiles, stats: NodeCsvStats, fix: Any) -> int:
+        """Append the block's rows to their files in rank order and its fixups; returns the next rank."""
+        import pyarrow as pa
+
+        rows = self._fast_rows(files)
+        fast = ~self.slow
+        base, lines, cells, offsets, signatures, sig = (rows.base, rows.lines, rows.cells, rows.offsets,
+                                                        rows.signatures, rows.sig)
         slow_rows = self._slow_rows(files)
-        # the files, opened in the order of each column set's first row (as one row at a time would)
-        first: dict[tuple[str, ...], int] = {}
-        for e in np.flatnonzero(fast)[np.unique(sig[fast], return_index=True)[1]].tolist():
-            first[signatures[sig[e]]] = e
-        for e, row in slow_rows:
-            cols = row.columns(files.order)
-            first[cols] = min(first.get(cols, e), e)
-        actual = {cols: files.writer(cols)[0] for cols in sorted(first, key=first.__getitem__)}
+        actual = _open_files(files, [(e, signatures[sig[e]]) for e in np.flatnonzero(fast)[
+            np.unique(sig[fast], return_index=True)[1]].tolist()] + [(e, row.columns(files.order)) for e, row in slow_rows])
         targets = list(dict.fromkeys(actual.values()))
         target_of = np.array([targets.index(actual[cols]) if cols in actual else -1 for cols in signatures] or [-1])
         wide = [s for s, cols in enumerate(signatures) if cols in actual and actual[cols] != cols]
         if wide:  # rows in the wide file: every column, their cells in place
-            in_wide = fast & np.isin(sig, wide)
-            order = np.argsort(sig[in_wide], kind="stable")
-            ents = np.flatnonzero(in_wide)[order]
+            ents = np.flatnonzero(fast & np.isin(sig, wide))
+            ents = ents[np.argsort(sig[ents], kind="stable")]
             bounds = np.searchsorted(sig[ents], wide + [len(signatures)])
             lines = _replace(lines, ents, pa.concat_arrays([
                 _wide_lines(base.take(pa.array(ents[bounds[i]:bounds[i + 1]])), offsets[ents[bounds[i]:bounds[i + 1]]],
                             cells, signatures[s], actual[signatures[s]]) for i, s in enumerate(wide)]))
         file_of = np.where(fast, target_of[sig], -1)
-        for row_entity, row in slow_rows:
-            file_of[row_entity] = targets.index(actual[row.columns(files.order)])
         if slow_rows:
-            buffer = io.StringIO()
-            write = csv.writer(buffer, lineterminator="\n").writerow
             texts = []
-            for _, row in slow_rows:
-                write(row.fields(actual[row.columns(files.order)]))
-                texts.append(buffer.getvalue())
-                buffer.seek(0)
-                buffer.truncate()
+            for e, row in slow_rows:
+                file_of[e] = targets.index(actual[row.columns(files.order)])
+                texts.append(_csv_line(row.fields(targets[file_of[e]])))
                 _count_row(stats, row, fix)
             lines = _replace(lines, np.array([e for e, _ in slow_rows]), pa.array(texts, pa.string()))
         order = np.argsort(file_of, kind="stable")  # each file's rows together, in rank order
@@ -448,7 +473,7 @@ class _NodeBlock:
             if bounds[i + 1] > bounds[i]:
                 files.write_lines(target, joined_lines(lines.take(pa.array(order[bounds[i]:bounds[i + 1]]))))
         stats.entities += int(fast.sum())
-        stats.cvts += int(cvt[fast].sum())
+        stats.cvts += int(rows.cvt[fast].sum())
         return self.rank + self.count
 
     def _slow_rows(self, files: NodeFiles) -> list[tuple[int, NodeRow]]:
