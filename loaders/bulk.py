@@ -43,7 +43,7 @@ import numpy as np
 
 from loaders import parallel
 from loaders.records import LineReader, joined_lines, line_array
-from loaders.nodecsv import spans_lines, column_plan, write_node_csv, write_node_csv_blocks
+from loaders.nodecsv import column_plan, spans_lines, write_node_csv, write_node_csv_blocks
 from loaders.spill import SortedSpill, entity_groups, merge_sorted, unescape
 from loaders.writer import build_schema, entity_count, iter_chunks, write_relation_vocabulary
 from sgr.core.config import LoadSettings, read_settings
