@@ -9,7 +9,7 @@ memory:
   entity id), ``name``, ``:LABEL`` (``Entity`` or ``Entity;CVT``), ``types:string[]`` and a typed column for
   each literal property key of the file's rows whose values all have one scalar type in the whole
   input (``:long``, ``:double``, ``:boolean``, ``:string``; the spill records the kinds seen). Each
-  file holds the rows with one set of literal columns (:class:`NodeFiles`). Past
+  file holds the rows with one set of literal columns (:class:`loaders.nodecsv.NodeFiles`, which writes them). Past
   :data:`ACTUAL_IDS_MAX_ENTITIES` entities the entity id itself is the key (``id:ID``, ``--id-type=string``).
 * ``rels.header.csv`` + ``rels.csv``: ``:START_ID,:END_ID,:TYPE``, one line per distinct triple, the end
   nodes as numbers (:func:`write_relationship_csv` finds the ranks by binary search in the sorted entity ids,
@@ -31,34 +31,26 @@ sources), so ``sgr stats`` reads the same either way.
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import os
 import time
-from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from loaders import parallel
 from loaders.records import LineReader, joined_lines, line_array
-from loaders.spill import EntityFacts, SortedSpill, entity_groups, merge_sorted, unescape
-from loaders.writer import build_schema, clean_props, entity_count, iter_chunks, write_relation_vocabulary
+from loaders.nodecsv import column_plan, spans_lines, write_node_csv, write_node_csv_blocks
+from loaders.spill import SortedSpill, entity_groups, merge_sorted, unescape
+from loaders.writer import build_schema, entity_count, iter_chunks, write_relation_vocabulary
 from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.bulk import ImportSummary, embedded_server_for, run_import, server_stopped
-from sgr.graph.store import GraphStore, is_mid
+from sgr.graph.store import GraphStore
 
-ARRAY_DELIMITER = ";"
-CSV_TYPES = {"int": "long", "float": "double", "bool": "boolean", "str": "string"}
-#: The columns every node file starts with (then the literal columns of its rows): with node numbers
-#: (``--id-type=actual``) and with the entity id as the importer's key (``--id-type=string``).
-NODE_COLUMNS = (":ID", "id", "name", ":LABEL", "types:string[]")
-STRING_ID_NODE_COLUMNS = ("id:ID", "name", ":LABEL", "types:string[]")
-#: Node files with their own literal columns (:class:`NodeFiles`); rows with further column sets share one.
-MAX_NODE_FILES = 500
 #: Most entities imported with node numbers: the relationship writer holds every entity id (a helper process,
 #: the id's bytes and 4 more per entity: about 400 MB of Freebase MIDs at this size); above it the entity ids
 #: are the importer's keys.
@@ -102,129 +94,6 @@ def check_bulk_possible(store: GraphStore) -> None:
     why_not = bulk_unavailable(store)
     if why_not:
         raise LoadError(f"--bulk is not possible: {why_not}; load without --bulk (transactions)")
-
-
-def column_plan(prop_kinds: dict[str, set[str]]) -> dict[str, str]:
-    """Literal key (after :func:`~loaders.writer.clean_props` renaming) → CSV column type, for the
-    keys whose values have one scalar type and whose name the header syntax can carry."""
-    plan = {}
-    for key, kinds in sorted(prop_kinds.items()):
-        name = next(iter(clean_props({key: None})))
-        if len(kinds) == 1 and next(iter(kinds)) in CSV_TYPES and not any(c in name for c in ':,"\n\r'):
-            plan[name] = CSV_TYPES[next(iter(kinds))]
-    return plan
-
-
-def _cell(value: Any, kind: str) -> str | None:
-    """The CSV text of a scalar, or None when the column cannot carry it exactly."""
-    if isinstance(value, list):
-        return None
-    if kind == "boolean":
-        return "true" if value else "false"
-    if kind == "double":
-        return repr(float(value)) if math.isfinite(value) else None
-    if kind == "long":
-        return str(value)
-    return value if value != "" else None
-
-
-@dataclass
-class NodeCsvStats:
-    entities: int = 0
-    cvts: int = 0
-    fixups: int = 0
-    multiline: bool = False
-    #: the importer's node file groups, ``"Entity=<header>,<body>"``
-    groups: list[str] = field(default_factory=list)
-
-
-class NodeFiles:
-    """One node CSV per set of literal columns used (``nodes.<i>.csv`` + ``nodes.<i>.header.csv``), so a row
-    carries only its own columns: one file with a column per literal key (hundreds of keys in a Freebase
-    extract) spent most of the CSV and node-import time on empty cells. Past :data:`MAX_NODE_FILES` column
-    sets, the remaining rows share one file with every column."""
-
-    def __init__(self, folder: Path, plan: dict[str, str], actual_ids: bool = True) -> None:
-        self.folder = folder
-        self.plan = plan
-        self.columns = NODE_COLUMNS if actual_ids else STRING_ID_NODE_COLUMNS
-        self.files: dict[tuple[str, ...], tuple[Any, Any]] = {}  # column set -> (file, csv writer)
-        self.order = {k: i for i, k in enumerate(plan)}
-
-    def writer(self, columns: tuple[str, ...]) -> tuple[tuple[str, ...], Any]:
-        """(the columns the row's file has, its CSV writer)."""
-        if columns not in self.files and len(self.files) >= MAX_NODE_FILES:
-            columns = tuple(self.plan)  # the wide file
-        if columns not in self.files:
-            i = len(self.files)
-            header = [*self.columns, *[f"{k}:{self.plan[k]}" for k in columns]]
-            with open(self.folder / f"nodes.{i}.header.csv", "w", newline="", encoding="utf-8") as fh:
-                csv.writer(fh, lineterminator="\n").writerow(header)
-            body = open(self.folder / f"nodes.{i}.csv", "w", newline="", encoding="utf-8", buffering=1 << 15)
-            self.files[columns] = (body, csv.writer(body, lineterminator="\n").writerow)
-        return columns, self.files[columns][1]
-
-    def groups(self) -> list[str]:
-        return [f"Entity={self.folder / f'nodes.{i}.header.csv'},{self.folder / f'nodes.{i}.csv'}"
-                for i in range(len(self.files))]
-
-    def close(self) -> None:
-        for body, _ in self.files.values():
-            body.close()
-
-
-def _spans_lines(texts: Iterable[str | None]) -> bool:
-    joined = "\0".join(t for t in texts if t)
-    return "\n" in joined or "\r" in joined
-
-
-def write_node_csv(groups: Iterator[EntityFacts], plan: dict[str, str], folder: Path,
-                   actual_ids: bool = True) -> NodeCsvStats:
-    """The node CSV files (:class:`NodeFiles`) and ``fixups.jsonl`` (see module doc). ``actual_ids``: each row
-    starts with its node number, the entity's rank in ``groups`` (which :func:`write_relationship_csv` gives
-    the same entity), else with the entity id as the importer's key."""
-    stats = NodeCsvStats()
-    files = NodeFiles(folder, plan, actual_ids)
-    rank = 0
-    try:
-        with open(folder / "fixups.jsonl", "w", encoding="utf-8") as fix:
-            for facts in groups:
-                stats.entities += 1
-                if facts.name is not None:
-                    name, cvt = facts.name, False
-                else:  # display_name and is_cvt with one MID test
-                    cvt = is_mid(facts.id)
-                    name = None if cvt else facts.id
-                stats.cvts += cvt
-                cells: dict[str, str] = {}
-                later: dict[str, Any] = {}
-                if facts.props:
-                    for key, value in clean_props(facts.props).items():
-                        cell = _cell(value, plan[key]) if key in plan else None
-                        if cell is None:
-                            later[key] = value
-                        else:
-                            cells[key] = cell
-                types = ARRAY_DELIMITER.join(facts.types) if facts.types else None
-                if types is not None and (types.count(ARRAY_DELIMITER) != len(facts.types) - 1 or "" in facts.types):
-                    later["types"], types = list(facts.types), None
-                columns, write = files.writer(tuple(sorted(cells, key=files.order.__getitem__)) if cells else ())
-                if not stats.multiline and _spans_lines((facts.id, name, types, *cells.values())):
-                    stats.multiline = True
-                key = [rank, facts.id] if actual_ids else [facts.id]
-                rank += 1
-                write([*key, name or "", "Entity;CVT" if cvt else "Entity", types or "",
-                       *[cells.get(k, "") for k in columns]])
-                if later:
-                    stats.fixups += 1
-                    fix.write(json.dumps({"id": facts.id, "props": later}, ensure_ascii=False) + "\n")
-    finally:
-        files.close()
-    if not files.files:
-        files.writer(())  # an input without entities still gives the importer a node file
-        files.close()
-    stats.groups = files.groups()
-    return stats
 
 
 @dataclass
@@ -295,7 +164,6 @@ def _numbered_relationships(edges: Path, nodes: Path, out: Any, blocks: _TypeBlo
     """The ``edges`` spill as ``start,end,TYPE`` lines with node numbers (positions in :func:`entity_ids`), read
     and written a column batch at a time (pyarrow: the ends found by binary search in the sorted ids); returns
     whether a type spans lines."""
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -346,7 +214,7 @@ def _keyed_relationships(edges: Path, out: Any, blocks: _TypeBlocks) -> bool:
             rows = [line[:-1].split("\t") for line in lines]
             rels = [r[0] for r in rows]
             ends = [(unescape(r[1]), unescape(r[2])) for r in rows]
-            multiline = multiline or _spans_lines(x for pair in ends for x in pair)
+            multiline = multiline or spans_lines(x for pair in ends for x in pair)
             heads = [_csv_field(h) for h, _ in ends]
             tails = [_csv_field(t) for _, t in ends]
             i, n = 0, len(rows)
@@ -436,7 +304,8 @@ class ImportCsv:
 
 def write_import_csv(spill: SortedSpill, folder: Path, entities_hint: int) -> ImportCsv:
     """The node files, ``fixups.jsonl`` and the relationship file of ``spill`` (module doc); from
-    :data:`HELPER_MIN_TRIPLES` triples the relationship file is written by a helper process at the same time.
+    :data:`HELPER_MIN_TRIPLES` triples the relationship file is written by a helper process at the same time, and
+    the node files in column batches (:func:`write_node_csv_blocks`; the same files).
     ``entities_hint``: at least the number of entities (it chooses node numbers or ids)."""
     folder.mkdir(parents=True, exist_ok=True)
     actual = entities_hint <= ACTUAL_IDS_MAX_ENTITIES
@@ -445,7 +314,7 @@ def write_import_csv(spill: SortedSpill, folder: Path, entities_hint: int) -> Im
     if spill.triples >= HELPER_MIN_TRIPLES:
         with ProcessPoolExecutor(1, mp_context=parallel.process_context()) as pool:
             pending = pool.submit(write_relationship_csv, *args)
-            nodes = write_node_csv(entity_groups(spill.nodes), plan, folder, actual)
+            nodes = write_node_csv_blocks(spill.nodes, plan, folder, actual)
             rels = pending.result()
     else:
         nodes = write_node_csv(entity_groups(spill.nodes), plan, folder, actual)

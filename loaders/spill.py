@@ -29,7 +29,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -266,30 +266,35 @@ def count_entities(nodes: Path) -> tuple[int, int]:
 
 def entity_groups(nodes: Path) -> Iterator[EntityFacts]:
     """One :class:`EntityFacts` per entity of a sorted ``nodes`` spill."""
+    with open(nodes, encoding="utf-8") as fh:
+        yield from group_lines(fh)
+
+
+def group_lines(lines: Iterable[str]) -> Iterator[EntityFacts]:
+    """One :class:`EntityFacts` per entity of sorted ``nodes`` spill lines (with or without their line breaks)."""
     current: EntityFacts | None = None
     current_key = None
     loads = json.loads
-    with open(nodes, encoding="utf-8") as fh:
-        for line in fh:
-            eid, kind, rest = line.split("\t", 2)
-            if eid != current_key:  # equal escaped ids are equal ids
-                if current is not None:
-                    yield current
-                current = EntityFacts(unescape(eid))
-                current_key = eid
-            if kind == "a":
-                continue
-            rest = rest[:-1] if rest.endswith("\n") else rest
-            if kind == "n":
-                if current.name is None:  # JSON text: without a backslash, the characters between the quotes
-                    current.name = rest[1:-1] if "\\" not in rest else loads(rest)
-            elif kind == "p":
-                key, value = rest.split("\t", 1)
-                current.add_property(unescape(key), loads(value))
-            elif kind == "t":
-                ty = unescape(rest)
-                if ty not in current.types:
-                    current.types.append(ty)
+    for line in lines:
+        eid, kind, rest = line.split("\t", 2)
+        if eid != current_key:  # equal escaped ids are equal ids
+            if current is not None:
+                yield current
+            current = EntityFacts(unescape(eid))
+            current_key = eid
+        if kind == "a":
+            continue
+        rest = rest[:-1] if rest.endswith("\n") else rest
+        if kind == "n":
+            if current.name is None:  # JSON text: without a backslash, the characters between the quotes
+                current.name = rest[1:-1] if "\\" not in rest else loads(rest)
+        elif kind == "p":
+            key, value = rest.split("\t", 1)
+            current.add_property(unescape(key), loads(value))
+        elif kind == "t":
+            ty = unescape(rest)
+            if ty not in current.types:
+                current.types.append(ty)
     if current is not None:
         yield current
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from loaders import bulk
 from loaders import spill as spill_mod
 from loaders.api import load_files
 from loaders.schedule import bucket, partition_rounds, round_robin
@@ -149,7 +150,10 @@ def test_round_robin_schedule_never_shares_a_node():
     assert bucket("m.1", 4) == bucket("m.1", 4)
 
 
-def test_bulk_path_gives_the_transactional_graph(bulk_store, tmp_path):
+@pytest.mark.parametrize("helper_min_triples", [None, 1])  # 1: the large input's writers (column batches, helper)
+def test_bulk_path_gives_the_transactional_graph(bulk_store, tmp_path, monkeypatch, helper_min_triples):
+    if helper_min_triples is not None:
+        monkeypatch.setattr(bulk, "HELPER_MIN_TRIPLES", helper_min_triples)
     path = tricky_ntriples(tmp_path / "fb.nt")
     load_files(bulk_store, [path], bulk=False)
     tx_graph, tx_stats = graph_dump(bulk_store), graph_stats(bulk_store).to_dict()

@@ -19,7 +19,12 @@ import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.graphdb.GraphDatabaseService;
+import org.neo4j.internal.kernel.api.connectioninfo.ClientConnectionInfo;
+import org.neo4j.internal.kernel.api.security.AuthenticationResult;
 import org.neo4j.io.ByteUnit;
+import org.neo4j.kernel.api.security.AuthManager;
+import org.neo4j.kernel.api.security.AuthToken;
+import org.neo4j.kernel.internal.GraphDatabaseAPI;
 
 /**
  * Starts an embedded Neo4j 5.26 Community DBMS that serves Bolt on 127.0.0.1 only, locked down.
@@ -169,11 +174,18 @@ public final class Launcher {
         stopped.await();
     }
 
-    /** Give the user {@code neo4j} this password (no change required); the password itself is never printed. */
+    /**
+     * Give the user {@code neo4j} this password (no change required) unless it already has it; the password itself
+     * is never printed. The check is a login through the auth manager: the {@code ALTER USER} command is the first
+     * Cypher of a new JVM and took 5 to 8 s of a restart (the administration runtime's classes), on every start.
+     */
     private static void setPassword(DatabaseManagementService dbms, String password) {
         GraphDatabaseService system = dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME);
         if (!system.isAvailable(Duration.ofMinutes(2).toMillis())) {
             fail("the system database did not become available");
+        }
+        if (hasPassword(system, password)) {
+            return;
         }
         try {
             system.executeTransactionally("ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
@@ -182,6 +194,17 @@ public final class Launcher {
             if (!msg.contains("Old password and new password cannot be the same")) {
                 fail("could not set the password of user neo4j: " + msg.replace(password, "***"));
             }
+        }
+    }
+
+    /** Whether {@code neo4j} logs in with this password and needs no change (false when it cannot be told). */
+    private static boolean hasPassword(GraphDatabaseService system, String password) {
+        try {
+            AuthManager auth = ((GraphDatabaseAPI) system).getDependencyResolver().resolveDependency(AuthManager.class);
+            return auth.login(AuthToken.newBasicAuthToken("neo4j", password), ClientConnectionInfo.EMBEDDED_CONNECTION)
+                    .subject().getAuthenticationResult() == AuthenticationResult.SUCCESS;
+        } catch (Exception e) {
+            return false;
         }
     }
 }
