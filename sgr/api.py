@@ -49,6 +49,8 @@ class AskResult:
     detail: "SGRResult | None" = None
     topic_ids: list[str] = field(default_factory=list)
     evidence: "Inspection | None" = None
+    weights: str | None = None  # which language model answered (the shipped, a tuned or the base weights …)
+    retriever: str | None = None  # which relation retriever ranked the relations (shipped encoder, trained, cosine)
 
     @property
     def answers(self) -> list[str]:
@@ -72,6 +74,8 @@ class AskResult:
             "top_paths": [p.summary() for p in pred.paths],
             "cypher": pred.cypher,
             "topic_ids": self.topic_ids,
+            "weights": self.weights,
+            "retriever": self.retriever,
             "usage": asdict(pred.usage),
             "extra": pred.extra,
             "evidence": None if self.evidence is None else {
@@ -112,12 +116,25 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
         if pred.error and not pred.answers:
             raise SgrError(f"{method}: {pred.error}")
         result = AskResult(question=question, method=method, prediction=pred)
+    result.weights, result.retriever = answered_by(answerer)
     if evidence or save or html:
         from sgr.evidence.inspect import inspect_prediction
 
         result.evidence = inspect_prediction(store, question.text, result.prediction, method, save=save, html=html,
                                              topic_ids=result.topic_ids)
     return result
+
+
+def answered_by(answerer: Any) -> tuple[str, str | None]:
+    """``(weights, retriever)``: one line each naming the language model a method's answerer called and the
+    relation retriever it ranked relations with (None for a method that ranks none)."""
+    from sgr.llm.server import describe_model
+    from sgr.retrieval.relations import describe_retriever
+
+    llm = getattr(answerer, "llm", None)
+    retriever = getattr(answerer, "retriever", None)
+    return (describe_model(getattr(llm, "name", None) if llm is not None else None),
+            describe_retriever(retriever) if hasattr(answerer, "retriever") else None)
 
 
 def load(paths: Sequence[str | Path], *, store: GraphStore | None = None, format: str | None = None,
@@ -188,6 +205,50 @@ def open_evidence(question_id: str, *, store: GraphStore, html: Path | str | Non
 
     saved, inspection = inspect_saved(store, question_id, html=html)
     return EvidenceView(saved=saved, inspection=inspection)
+
+
+@dataclass
+class ShippedModel:
+    """One trained model that ships with sgr (``models/<name>/``) and where set-up materialised it."""
+
+    name: str
+    folder: Path
+    manifest: dict[str, Any]
+    materialised: Path | None = None
+    seconds: float | None = None
+    error: str | None = None
+
+
+def shipped_models(*, materialise: bool = False, force: bool = False, only: str | None = None) -> list[ShippedModel]:
+    """The shipped models (``sgr models status``); with ``materialise`` (``sgr models materialise``, run by
+    set-up) each is checked against its manifest's SHA-256s and folded into a usable model under
+    ``SGR_HOME/models`` (``force``: again; ``only``: that one). A model that cannot be materialised carries its
+    ``error``."""
+    import time
+
+    from sgr.core.errors import SgrError as _Err
+    from sgr.llm import shipped as lm
+    from sgr.llm.server import model_path
+    from sgr.retrieval import shipped as encoder
+
+    out: list[ShippedModel] = []
+    for mod, make in ((lm, lambda: lm.materialise(model_path(), force=force)),
+                      (encoder, lambda: encoder.materialise(force=force))):
+        if not mod.available() or (only is not None and only != mod.NAME):
+            continue
+        item = ShippedModel(mod.NAME, mod.folder(), mod.manifest(check=False))
+        try:
+            if materialise:
+                t0 = time.perf_counter()
+                item.materialised = make()
+                item.seconds = time.perf_counter() - t0
+            else:
+                target = mod.target(item.manifest)
+                item.materialised = target if target.is_file() else None
+        except _Err as exc:
+            item.error = str(exc)
+        out.append(item)
+    return out
 
 
 def tune(**options: Any) -> dict[str, Any]:
