@@ -11,10 +11,10 @@ Steps (each keeps its figures in ``$SGR_HOME/bench/models/<step>.json``; ``summa
 * ``from-graph`` — a graph without labelled questions (``sgr llm tune --from-graph``), on MetaQA and on CWQ dev. Three
   path generators each, all served the same way and asked the same way: ``base`` (the packaged model), ``graph_only``
   (tuned on questions written from the graph alone: ``--no-webqsp --metaqa-per-hop 0 --from-graph N``) and
-  ``dev_tuned`` (tuned on the benchmark's dev questions with the same settings: MetaQA dev — the same seeded 300 per
-  hop the shipped model saw —; CWQ dev's training part). Evaluated with ``sgr`` on a fixed sample no model trained
-  on (MetaQA dev: 50 per hop from the questions outside that 300; CWQ dev: 100 from the held-back base questions and
-  the ones built on WebQSP test questions), with what a new graph has: no worked examples or retrieved plans of
+  ``dev_tuned`` (tuned on the benchmark's dev questions with the same settings: MetaQA dev, a seeded 300 per hop;
+  CWQ dev's training part). Evaluated with ``sgr`` on a fixed sample no model trained on (MetaQA dev: 50 per hop
+  outside the dev samples the dev-tuned and the shipped models saw; CWQ dev: 100 from the held-back base questions
+  and the ones built on WebQSP test questions), with what a new graph has: no worked examples or retrieved plans of
   training questions (``exemplars=false``, ``plans=0``), plain cosine relation ranking
   (``relation_retriever=embedding``), the compiled Cypher of the top path for every model (``use_llm_cypher=false``)
   and SGR's default decision parameters. Keys ``from_graph/<metaqa-dev|cwq-dev>/<model>/hits1_strict`` (and
@@ -160,11 +160,11 @@ def tune(graph_version: str, uri: str | None, **data: Any) -> Path:
 
 
 def metaqa_eval_files() -> tuple[list[Path], dict[str, Any]]:
-    """MetaQA dev: ``METAQA_EVAL_PER_HOP`` questions per hop outside the seeded 300 per hop the shipped and the
-    dev-tuned models trained on, written as ``{k}hop_dev_eval.tsv`` (+ ``_qtype.txt``)."""
+    """MetaQA dev: ``METAQA_EVAL_PER_HOP`` questions per hop outside the seeded samples the dev-tuned model (300 per
+    hop) and the shipped one (100 per hop) trained on, written as ``{k}hop_dev_eval.tsv`` (+ ``_qtype.txt``)."""
     from sgr.methods.sgr.tuning import metaqa_dev_examples
 
-    trained = {e.id for e in metaqa_dev_examples(300, seed=0)}
+    trained = {e.id for n in (FROM_GRAPH_QUESTIONS // 3, 100) for e in metaqa_dev_examples(n, seed=0)}
     files, info = [], {}
     for hop in (1, 2, 3):
         src = shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv"

@@ -42,10 +42,10 @@ CWQ_HELD_FRACTION = 0.15
 ENCODER = {"encoder": "minilm", "lora_rank": 16, "lora_alpha": 32, "lr": 3e-4, "epochs": 6, "patience": 2,
            "hard_negatives": 8, "random_negatives": 64, "batch_size": 32, "threads": 1, "seed": SEED}
 ENCODER_METAQA_PER_HOP = 100
-LM = {"method": "top", "top_layers": 4, "epochs": 3, "batch_size": 16, "lr": 5e-4, "patience": 1,
+LM = {"method": "top", "top_layers": 4, "epochs": 2, "batch_size": 16, "lr": 5e-4, "patience": 1,
       "val_fraction": 0.05, "threads": 1, "seed": SEED}
-LM_DATA = {"webqsp": True, "metaqa_per_hop": 300, "cwq": True, "cwq_held_fraction": CWQ_HELD_FRACTION,
-           "examples": 0, "eval_n": 60}
+LM_DATA = {"webqsp": True, "metaqa_per_hop": 100, "cwq": True, "cwq_held_fraction": CWQ_HELD_FRACTION,
+           "examples": 0, "eval_n": 40}
 LM_KEY = "shipped"  # SGR_HOME/tune/<key>/
 METAQA_RELATIONS = ("directed_by", "written_by", "starred_actors", "release_year", "in_language", "has_tags",
                     "has_genre", "has_imdb_votes", "has_imdb_rating")
