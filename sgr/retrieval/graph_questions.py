@@ -10,8 +10,8 @@ instead of a benchmark's:
    through it by another relation in the same step, so ``person -spouse_s-> cvt -spouse-> person`` is one hop of
    two relations, as RoG's gold paths are written. A walk never revisits a node, never steps back along the
    relation it came by, skips sgr's own ``SGR_*`` types, the noise relations of
-   :data:`sgr.core.lexicon.NOISE_RELATIONS` and Freebase's bookkeeping (:data:`sgr.core.lexicon.BOOKKEEPING_PREFIXES`), and must end
-   on a named node other than its start.
+   :data:`sgr.core.lexicon.NOISE_RELATIONS` and Freebase's bookkeeping
+   (:data:`sgr.core.lexicon.BOOKKEEPING_PREFIXES`), and must end on a named node other than its start.
 2. **Questions** (:func:`question_text`): templates over the relations' words and the start entity's name. A
    Freebase name ``domain.type.property`` gives the property's words and the type's
    (``film.film.directed_by`` → "directed by", "film"); a plain name gives its words (``starred_actors`` →

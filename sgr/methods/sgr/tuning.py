@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
