@@ -39,8 +39,8 @@ from sgr.graph.store import GraphStore  # noqa: E402
 #: the recipe of the shipped artefacts (recorded in their manifests)
 SEED = 0
 CWQ_HELD_FRACTION = 0.15
-ENCODER = {"encoder": "minilm", "lora_rank": 16, "lora_alpha": 32, "lr": 3e-4, "epochs": 6, "patience": 2,
-           "hard_negatives": 8, "random_negatives": 64, "batch_size": 32, "threads": 1, "seed": SEED}
+ENCODER = {"encoder": "minilm", "lora_rank": 16, "lora_alpha": 32, "lr": 3e-4, "epochs": 3, "patience": 2,
+           "hard_negatives": 4, "random_negatives": 16, "batch_size": 16, "threads": 1, "seed": SEED}
 ENCODER_METAQA_PER_HOP = 100
 LM = {"method": "top", "top_layers": 4, "epochs": 2, "batch_size": 16, "lr": 5e-4, "patience": 1,
       "val_fraction": 0.05, "threads": 1, "seed": SEED}
