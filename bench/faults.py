@@ -13,15 +13,24 @@ Each scenario drives the real ``sgr`` command line in subprocesses against an em
   answers identical to the undisturbed run;
 * ``full-disk``        — a 1 MiB tmpfs, filled: ``sgr neo4j start`` with ``SGR_HOME`` there and ``sgr eval`` with
   ``--out`` there must fail with one line; after space is freed the run resumes with intact predictions;
-* ``unreachable`` / ``wrong-password`` — one line that says what to do, exit code 3.
+* ``unreachable`` / ``wrong-password`` — one line that says what to do, exit code 3;
+* ``resource-bombs`` — ``sgr query BOMB --timeout 3`` (in this process, as the console script runs it) for
+  expressions that never read the store (``reduce`` over three billion numbers, string and list doubling, string
+  appends, huge comprehensions, ``collect`` over a billion rows, a cross product): each must fail with one line
+  within 2 s of its timeout (``timeout_overrun_s``: the worst), the server must keep its pid and answer, and a
+  query of another session meanwhile must answer (``other_session_s``: its worst latency);
+* ``private-store`` — after the fresh start and load, no file under ``SGR_HOME`` is readable by another user
+  (``world_readable_files``: read bit for others and every folder down to it enterable by others;
+  ``world_read_bit_files``: files and folders with the read bit for others at all).
 
 Usage::
 
     nice -n 10 .venv/bin/python bench/faults.py            # all scenarios
     .venv/bin/python bench/faults.py --only unreachable --only wrong-password
 
-Writes the ``faults`` part of ``bench/results/hardening.json`` (``summary.faults_tried`` and
-``summary.faults_recovered``) and rewrites ``bench/results/hardening.md`` with both tables.
+Writes the ``faults`` part of ``bench/results/hardening.json`` (``summary.faults_tried``,
+``summary.faults_recovered``, ``timeout_overrun_s``, ``world_readable_files`` …) through ``bench/record.py`` (the
+part keeps this run's provenance) and rewrites ``bench/results/hardening.md`` with both tables.
 """
 
 from __future__ import annotations
@@ -329,7 +338,88 @@ def wrong_password(b: Bench) -> Fault:
     return Fault("wrong-password", ok, d)
 
 
-SCENARIOS = {"unreachable": unreachable, "wrong-password": wrong_password, "eval-during-load": eval_during_load,
+#: Expressions that read nothing from the store while they run (Neo4j checks a transaction's termination only on
+#: store reads), CPU-bound and memory-bound, plus two that read rows (Neo4j's own checks stop those).
+BOMBS = {
+    "reduce-sum": "RETURN reduce(s = 0, i IN range(1, 3000000000) | s + i) AS x",
+    "string-doubling": "RETURN size(reduce(s = 'x', i IN range(1, 40) | s + s)) AS x",
+    "string-doubling-wide": "RETURN size(reduce(s = 'xxxxxxxxxxxxxxxx', i IN range(1, 36) | s + s + s)) AS x",
+    "list-doubling": "RETURN reduce(l = [1], i IN range(1, 30) | l + l) AS x",
+    "string-append": "RETURN size(reduce(s = '', i IN range(1, 100000000) | s + 'xxxxxxxxxx')) AS x",
+    "list-comprehension": "RETURN size([x IN range(1, 2000000000) | x]) AS x",
+    "nested-comprehension": "RETURN size([x IN range(1, 50000) | [y IN range(1, 50000) | y]]) AS x",
+    "string-split": "RETURN size(split(reduce(s = 'a,', i IN range(1, 30) | s + s), ',')) AS x",
+    "collect": "UNWIND range(1, 2000000000) AS i RETURN size(collect(i)) AS x",
+    "cross-product": "UNWIND range(1, 100000) AS i UNWIND range(1, 100000) AS j RETURN count(*) AS x",
+}
+BOMB_TIMEOUT_S = 3.0
+
+
+def resource_bombs(b: Bench) -> Fault:
+    import threading
+
+    hostile = load_hostile()
+    pid = b.neo4j_pid()
+    rows, worst_other = {}, 0.0
+    for name, query in BOMBS.items():
+        other: list[float] = []
+        stop = threading.Event()
+
+        def poll() -> None:  # another session asks something small while the bomb runs
+            with b.store() as st:
+                while not stop.is_set():
+                    t = time.perf_counter()
+                    st.run_generated("RETURN 1 AS one", timeout_s=30)
+                    other.append(time.perf_counter() - t)
+                    time.sleep(0.25)
+
+        th = threading.Thread(target=poll, daemon=True)
+        th.start()
+        t0 = time.perf_counter()
+        rc, out, err, tb = hostile.run_cli(["query", query, "--timeout", str(BOMB_TIMEOUT_S)])
+        took = time.perf_counter() - t0
+        stop.set()
+        th.join(60)
+        with b.store() as st:
+            alive = st.run_generated("RETURN 1 AS one", timeout_s=30).rows == [{"one": 1}]
+        lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+        rows[name] = {"rc": rc, "seconds": round(took, 2), "overrun_s": round(max(0.0, took - BOMB_TIMEOUT_S), 2),
+                      "one_line": len(lines) == 1 and not tb, "message": lines[0][:160] if lines else "",
+                      "server_alive": alive and b.neo4j_pid() == pid,
+                      "other_session_max_s": round(max(other), 2) if other else None}
+        worst_other = max(worst_other, max(other) if other else 0.0)
+    overrun = max(r["overrun_s"] for r in rows.values())
+    d = {"timeout_s": BOMB_TIMEOUT_S, "timeout_overrun_s": overrun, "other_session_s": round(worst_other, 2),
+         "bombs": rows}
+    ok = overrun <= 2.0 and all(r["rc"] == 6 and r["one_line"] and r["server_alive"] for r in rows.values())
+    return Fault("resource-bombs", ok, d)
+
+
+def world_readable(home: Path) -> tuple[list[str], list[str]]:
+    """(files and folders another user can read: read bit for others and every folder from ``home`` down enterable
+    by others; everything with the read bit for others at all), under ``home``."""
+    reachable, bit = [], []
+    for p in [home, *home.rglob("*")]:
+        if p.is_symlink():
+            continue
+        mode = p.stat().st_mode
+        if mode & 0o004:
+            bit.append(str(p.relative_to(home)))
+            chain = [home, *(q for q in reversed(p.parents) if home in q.parents)] if p != home else []
+            if all(d.stat().st_mode & 0o001 for d in chain):
+                reachable.append(str(p.relative_to(home)))
+    return reachable, bit
+
+
+def private_store(b: Bench) -> Fault:
+    home = b.work / "home"
+    reachable, bit = world_readable(home)
+    d = {"world_readable_files": len(reachable), "world_read_bit_files": len(bit), "examples": (reachable or bit)[:5],
+         "files": sum(1 for _ in home.rglob("*")), "home_mode": oct(home.stat().st_mode & 0o777)}
+    return Fault("private-store", not reachable and not bit, d)
+
+
+SCENARIOS = {"private-store": private_store, "resource-bombs": resource_bombs, "unreachable": unreachable, "wrong-password": wrong_password, "eval-during-load": eval_during_load,
              "neo4j-kill-eval": neo4j_kill_eval, "llm-kill-eval": llm_kill_eval, "load-kill": load_kill,
              "full-disk": full_disk}
 
@@ -367,34 +457,49 @@ def main(argv: list[str] | None = None) -> int:
             f.detail["seconds"] = round(time.time() - t0, 1)
             results.append(f)
             print(f"{name:<18} {'recovered' if f.recovered else 'NOT RECOVERED'}  {f.note}", flush=True)
-            print("   ", json.dumps(f.detail)[:600], flush=True)
+            print("   ", json.dumps(f.detail)[:3000], flush=True)
     finally:
         from sgr.graph import server
 
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
     summary = {"faults_tried": len(results), "faults_recovered": sum(f.recovered for f in results),
-               "auth_default": auth_default}
+               "auth_default": auth_default, **fault_figures(asdict(f) for f in results)}
     print(json.dumps(summary))
     if not args.no_write:
         path = RESULTS / "hardening.json"
         data = json.loads(path.read_text()) if path.exists() else {}
-        data.setdefault("summary", {}).update(summary)
         done = {f.name for f in results}  # a partial rerun (--only) replaces just its scenarios
-        data["faults"] = [f for f in data.get("faults", []) if f["name"] not in done] + [asdict(f) for f in results]
-        data["summary"].update(faults_tried=len(data["faults"]),
-                               faults_recovered=sum(f["recovered"] for f in data["faults"]))
-        data["faults_machine"] = {"cpus": os.cpu_count(), "load_avg": os.getloadavg()}
-        path.write_text(json.dumps(data, indent=1) + "\n")
-        write_markdown(data)
+        faults = [f for f in data.get("faults", []) if f["name"] not in done] + [asdict(f) for f in results]
+        summary.update(faults_tried=len(faults), faults_recovered=sum(f["recovered"] for f in faults),
+                       **fault_figures(faults))
+        load_hostile().write_hardening(data, summary, "faults", {
+            "faults": faults, "faults_machine": {"cpus": os.cpu_count(), "load_avg": os.getloadavg()}})
     return 0 if all(f.recovered for f in results) else 1
+
+
+def fault_figures(faults) -> dict:  # noqa: ANN001
+    """The summary figures of the resource-bomb and private-store scenarios, when they ran."""
+    out = {}
+    for f in faults:
+        if f["name"] == "resource-bombs" and f["detail"].get("bombs"):
+            out.update(timeout_overrun_s=f["detail"]["timeout_overrun_s"], other_session_s=f["detail"]["other_session_s"],
+                       resource_bombs=len(f["detail"]["bombs"]))
+        if f["name"] == "private-store" and "world_readable_files" in f["detail"]:
+            out.update(world_readable_files=f["detail"]["world_readable_files"],
+                       world_read_bit_files=f["detail"]["world_read_bit_files"])
+    return out
 
 
 def write_markdown(data: dict) -> None:
     """``bench/results/hardening.md``: the summary, every fault scenario, and the per-case hostile table."""
     s = data.get("summary", {})
-    out = ["# Hardening: hostile inputs and faults", "", "Written by `bench/hostile.py` and `bench/faults.py`.", "",
-           "| figure | value |", "|---|---|"]
+    out = ["# Hardening: hostile inputs and faults", "", "Written by `bench/hostile.py` and `bench/faults.py`.", ""]
+    for part, prov in data.get("parts", {}).items():
+        out.append(f"- {part}: `{prov.get('command', '')}` at {prov.get('commit', '')}"
+                   f"{' (dirty tree)' if prov.get('dirty') else ''}, {prov.get('date', '')}, "
+                   f"load {prov.get('machine', {}).get('loadavg')}")
+    out += ["", "| figure | value |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in s.items()]
     if data.get("faults"):
         out += ["", "## Faults", "", "| scenario | recovered | details |", "|---|---|---|"]
@@ -403,13 +508,14 @@ def write_markdown(data: dict) -> None:
             out.append(f"| {f['name']} | {'yes' if f['recovered'] else 'NO'} | {f['note']} {detail} |")
     if data.get("hostile"):
         out += ["", "## Hostile cases", "", "| id | family | what | exit | expected | ok | write | read | traceback | "
-                "first line of the error |", "|---|---|---|---|---|---|---|---|---|---|"]
+                "forged | admin | code | first line of the error |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for o in data["hostile"]:
             msg = o["message"].replace("|", "\\|")[:120]
             note = o["note"].replace("|", "\\|").replace("\n", " ")[:60]
             out.append(f"| {o['id']} | {o['family']} | {note} | {o['rc']} | {','.join(map(str, o['expected']))} | "
                        f"{'yes' if o['ok'] else 'NO'} | {int(o['wrote'])} | {int(o['file_read'] or o['net_read'])} | "
-                       f"{int(o['traceback'])} | {msg} |")
+                       f"{int(o['traceback'])} | {int(o.get('forged', 0))} | {int(o.get('admin_ran', 0))} | "
+                       f"{int(o.get('executed', 0))} | {msg} |")
     (RESULTS / "hardening.md").write_text("\n".join(out) + "\n")
 
 

@@ -14,11 +14,26 @@ the hostile Cypher for the generated-query cases. Families:
   with a model that obeys them;
 * ``topic``     — injection in questions, entity names and ``--topic`` (``neighbors``, no model needed);
 * ``oversized`` — megabyte questions, thousands of topics;
-* ``loader``    — malformed, binary and wrongly encoded files to every loader format.
+* ``loader``    — malformed, binary and wrongly encoded files to every loader format;
+* ``readonly``  — ways past a text filter (issue 42): ``SHOW … AS index``, ``CYPHER``/``EXPLAIN`` prefixes, ``CALL`` or
+  ``USE`` without a space, back-quoted procedure names, ``//`` comments ended by ``\r``, ``/* */``, Unicode
+  foldings that move a string's end, ``SHOW TRANSACTIONS … TERMINATE`` against a running victim query,
+  administration commands; the plan check decides each (``plan_check``);
+* ``output``    — data that would forge or break the terminal: Rich markup, ANSI escapes, carriage returns, bidi
+  overrides in entity names, query results, file names and saved evidence; ``<!--`` in the HTML view's data;
+* ``checkpoint``— model files that run code when unpickled (``os.system`` in ``__reduce__``) or are no checkpoint
+  at all, through ``--scr-checkpoint``, ``-o scr_checkpoint=``, ``SGR_SCR_CHECKPOINT``, ``--model``,
+  ``SGR_RELATION_MODEL``;
+* ``inputs``    — nan/inf/huge/zero timeouts, ``--limit 0``, negative counts and options, bytes that are not UTF-8,
+  URIs that are no Bolt address, a question longer than the model's context;
+* ``limits``    — loader maximums: a 70,000-character relation, over-long names and lines, gzip bombs (one endless
+  line, a billion newlines), RoG entries that are objects.
 
 Checks per case: the graph is unchanged (node/relationship counts and a SHA-256 over every node's labels
 and properties and every relationship), nothing of a canary file or ``/etc/passwd`` reaches the output, a
-canary HTTP server on 127.0.0.1 receives no request, no traceback, a failing case prints exactly one line,
+canary HTTP server on 127.0.0.1 receives no request, no traceback, no forged output (no control character from data
+reaches the output; markup in data prints as typed), no code ran from a model file, no administration command ran
+(a refused query printed no rows; the victim query of the TERMINATE case finished), a failing case prints exactly one line,
 and the exit code is one of the documented ones for that case (``sgr.core.errors``: 2 input/config,
 3 Neo4j, 4 load, 5 LLM, 6 Cypher refused, 7 entity not found; 0 when the input is harmless or the
 method answers without doing anything forbidden).
@@ -28,8 +43,9 @@ Usage (a running embedded Neo4j in ``SGR_HOME``, or ``--fresh-server`` to start 
     SGR_HOME=/tmp/sgr-h nice -n 10 .venv/bin/python bench/hostile.py --fresh-server
     .venv/bin/python bench/hostile.py --family query --limit 20   # a subset
 
-Writes ``bench/results/hardening.json`` (merging with the faults of ``bench/faults.py``) and
-``bench/results/hardening.md``; prints a table.
+Writes ``bench/results/hardening.json`` with :func:`bench.record.write_result` (merging with the faults of
+``bench/faults.py``; each part keeps the provenance of the run that produced it) and ``bench/results/hardening.md``;
+prints a table.
 """
 
 from __future__ import annotations
@@ -55,6 +71,8 @@ BENCH = Path(__file__).resolve().parent
 # bench/sgr.py would shadow the sgr package: the checkout's root goes first, bench/ out
 sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 RESULTS = ROOT / "bench" / "results"
+from sgr.core.text import cypher_literal, visible  # noqa: E402 - after the path fix above
+
 _SHARED = next((p for p in (ROOT.parent / "shared", ROOT.parents[1] / "shared", Path("/work/shared")) if p.exists()),
                ROOT.parent / "shared")
 SLICE = Path(os.environ.get("SGR_SHARED_DATA", _SHARED / "data")) / "webqsp" / "webqsp_mini.jsonl"
@@ -74,6 +92,11 @@ class Case:
     expect: frozenset[int]
     script: list[str] = field(default_factory=list)   # chat-model replies, in order (cycled)
     note: str = ""
+    env: dict[str, str] = field(default_factory=dict)  # environment of this case only
+    must_show: list[str] = field(default_factory=list)  # data that must print as typed (visible() form)
+    marker: str | None = None  # a file a model file's payload would create: it must not exist afterwards
+    victim: bool = False  # run a long query in another session meanwhile: it must not be terminated
+    html: str | None = None  # an HTML view the case writes: its data block must parse as JSON
 
 
 @dataclass
@@ -90,12 +113,16 @@ class Outcome:
     lines: int
     message: str
     seconds: float
+    forged: bool = False
+    executed: bool = False
+    admin_ran: bool = False
 
     @property
     def ok(self) -> bool:
         one_line = self.rc == 0 or self.lines == 1
         return (self.rc in self.expected and one_line and not (self.wrote or self.file_read or self.net_read
-                                                               or self.traceback))
+                                                               or self.traceback or self.forged or self.executed
+                                                               or self.admin_ran))
 
 
 # -- the two local HTTP servers --------------------------------------------------------------------
@@ -121,6 +148,10 @@ class Canary:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
 
+#: A scripted reply that starts with this is answered as an HTTP 400 error with the rest as its message.
+HTTP_400 = "HTTP400:"
+
+
 class ScriptedModel:
     """An OpenAI-compatible chat endpoint on 127.0.0.1 that answers with scripted replies, in order."""
 
@@ -138,14 +169,18 @@ class ScriptedModel:
                 time.sleep(delay_s)
                 text = outer.script[outer.calls % len(outer.script)]
                 outer.calls += 1
+                if text.startswith(HTTP_400):  # the endpoint refuses the request (llama.cpp's words after the mark)
+                    self._json({"error": {"message": text[len(HTTP_400):], "type": "invalid_request_error",
+                                          "code": 400}}, status=400)
+                    return
                 self._json({"id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
                             "choices": [{"index": 0, "finish_reason": "stop",
                                          "message": {"role": "assistant", "content": text}}],
                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
-            def _json(self, obj: dict) -> None:
+            def _json(self, obj: dict, status: int = 200) -> None:
                 body = json.dumps(obj).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -248,6 +283,198 @@ def hostile_queries(canary: Path, port: int) -> list[tuple[str, str, frozenset[i
     return q + benign
 
 
+#: Entity names that would forge or break the terminal (seeded next to Jamaica).
+FORGING_NAMES = ["\x1b[2J\x1b[1;31mFAKE ANSWER", "[black on black]hidden[/]", "[link=https://evil.example]click[/link]",
+                 "a[/b]c", "x\rOVERWRITTEN", "\u202eevil\u202c", "bell\x07", "Lang <!-- x", "\x9b31mC1"]
+#: A loaded file whose name is a Rich closing tag (seeded as a (:Source) record).
+MARKUP_SOURCE = "/data/a[/b]c.txt"
+#: What seed_graph made that cases refer to (``{evidence_id}`` in an argv).
+SEEDS: dict[str, str] = {}
+
+#: Ways past a text filter (issue 42 item 2 and variants): every one must be refused, none may print rows.
+BYPASSES = [
+    ("SHOW … AS index", "SHOW USERS YIELD user AS index RETURN index"),
+    ("SHOW … AS constraint", "SHOW SETTINGS YIELD name AS constraint RETURN constraint"),
+    ("CYPHER prefix", "CYPHER SHOW SETTINGS YIELD name RETURN name"),
+    ("CYPHER version prefix", "CYPHER 5 SHOW SETTINGS YIELD name RETURN name"),
+    ("CYPHER options + EXPLAIN", "CYPHER 5 runtime=slotted EXPLAIN SHOW USERS"),
+    ("CALL without space", "CALL`dbms`.listConfig() YIELD name,value RETURN *"),
+    ("CALL all back-quoted", "CALL `dbms`.`listConfig`() YIELD name RETURN name"),
+    ("CALL /**/", "CALL/**/dbms.listConfig() YIELD name RETURN name"),
+    ("CALL after an allowed CALL", "CALL db.labels() YIELD label CALL`dbms`.listConfig() YIELD name RETURN name"),
+    ("USE without space", "USE`system` SHOW USERS"),
+    ("// ended by CR", "//\rSHOW SETTINGS YIELD name RETURN name"),
+    ("// ended by CRLF", "// x\r\nSHOW SETTINGS YIELD name RETURN name"),
+    ("/* */ first", "/* read */ SHOW SETTINGS YIELD name RETURN name"),
+    ("NFKC full-width backslash", "WITH '＼' AS a CALL dbms.listConfig() YIELD name WITH name,'' AS b RETURN name"),
+    ("NFKC small backslash", "WITH '﹨' AS a CALL dbms.listConfig() YIELD name WITH name,'' AS b RETURN name"),
+    ("NFKC in double quotes", 'WITH "＼" AS a CALL dbms.listConfig() YIELD name WITH name,"" AS b RETURN name'),
+    ("SHOW FUNCTIONS", "SHOW FUNCTIONS YIELD name RETURN name"),
+    ("SHOW PROCEDURES", "SHOW PROCEDURES YIELD name RETURN name"),
+    ("TERMINATE alone", "TERMINATE TRANSACTIONS 'neo4j-transaction-1'"),
+    ("CREATE USER", "CREATE USER eve SET PASSWORD 'password123'"), ("DROP DATABASE", "DROP DATABASE neo4j"),
+    ("SHOW DATABASES", "SHOW DATABASES"), ("CALL IN TRANSACTIONS", "MATCH (n) CALL { WITH n DETACH DELETE n } "
+                                                                   "IN TRANSACTIONS RETURN 1"),
+    ("dbms.components", "CALL dbms.components() YIELD name RETURN name"),
+]
+#: The attack that killed another session's query; run while a victim query whose text holds 'victim' runs.
+TERMINATE_VICTIM = ("SHOW TRANSACTIONS YIELD transactionId AS index, currentQuery WHERE currentQuery CONTAINS 'victim' "
+                    "TERMINATE TRANSACTIONS index YIELD message RETURN message")
+VICTIM_QUERY = "UNWIND range(1, 30000000) AS victim WITH victim WHERE victim % 7 = 0 RETURN count(*) AS n"
+
+
+class _RunsCode:
+    """Pickles as ``os.system("touch MARKER")``: the payload of the issue's evil.pt."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # noqa: ANN204
+        return (os.system, (f"touch {self.marker}",))
+
+
+def readonly_cases() -> list[Case]:
+    cases = [Case(f"readonly-{i:03d}", "readonly", ["query", q, "--timeout", "10", "--limit", "20"], REFUSED, note=n)
+             for i, (n, q) in enumerate(BYPASSES)]
+    cases.append(Case("readonly-terminate-victim", "readonly", ["query", TERMINATE_VICTIM, "--timeout", "10"], REFUSED,
+                      note="SHOW TRANSACTIONS … TERMINATE against a running query", victim=True))
+    return cases
+
+
+def output_cases(workdir: Path) -> list[Case]:
+    shown = [visible(n) for n in FORGING_NAMES]
+    names = "[" + ", ".join(cypher_literal(n) for n in FORGING_NAMES) + "]"
+    ask = ["ask", "what is near Jamaica?", "--topic", "Jamaica", "--method", "neighbors"]
+    html = str(workdir / "evidence.html")
+    return [
+        Case("output-query-names", "output", ["query", f"MATCH (n:Entity) WHERE n.name IN {names} RETURN n.name AS name",
+                                              "--limit", "50"], frozenset({0}), note="names with markup/ANSI as rows",
+             must_show=shown),
+        Case("output-query-markup", "output", ["query", "RETURN '[/x]' AS a, '[link=https://evil.example]x[/link]' AS "
+                                                        "`[/b]`, '[black on black]hidden[/]' AS c"],
+             frozenset({0}), note="markup as values and column names",
+             must_show=["[/x]", "[link=https://evil.example]x[/link]", "[/b]", "[black on black]hidden[/]"]),
+        Case("output-query-ansi", "output", ["query", "RETURN '\\u001b[2J\\u001b[1;31mFAKE' AS a, 'x\\ry' AS b"],
+             frozenset({0}), note="ANSI escapes made by the query"),
+        Case("output-ask", "output", ask, frozenset({0}), note="answers named with ANSI/markup"),
+        Case("output-ask-json", "output", [*ask, "--json"], frozenset({0}), note="--json"),
+        Case("output-ask-html", "output", [*ask, "--html", html], frozenset({0}), note="<!-- in the HTML view's data",
+             html=html),
+        Case("output-evidence-show", "output", ["evidence", "show", "{evidence_id}"], frozenset({0}),
+             note="saved evidence with forging names"),
+        Case("output-evidence-list", "output", ["evidence", "list"], frozenset({0}), note="saved questions"),
+        Case("output-stats", "output", ["stats"], frozenset({0}), note="a loaded file named a[/b]c.txt",
+             must_show=[MARKUP_SOURCE]),
+        Case("output-topic-markup", "output", ["ask", "who?", "--topic", "[/x]\x1b[2J", "--method", "neighbors"],
+             frozenset({0, 7}), note="markup and ANSI in an unknown --topic"),
+    ]
+
+
+def checkpoint_cases(workdir: Path) -> list[Case]:
+    import torch
+
+    folder = workdir / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = str(folder / "PWNED")
+    evil = folder / "evil.pt"
+    torch.save({"config": {}, "state_dict": {}, "model": _RunsCode(marker)}, evil)
+    junk = folder / "junk.pt"
+    junk.write_bytes(b"PK\x03\x04" + secrets.token_bytes(512))
+    (folder / "empty.pt").write_bytes(b"")
+    (folder / "list.pt").write_bytes(b"")
+    torch.save([1, 2, 3], folder / "list.pt")
+    ask = ["ask", "what language is spoken in Jamaica?", "--topic", "Jamaica", "--method", "sgr-compiled",
+           "--retriever", "scr"]
+    cases = []
+    for name in ("evil.pt", "/etc/passwd", "junk.pt", "empty.pt", "list.pt", "."):
+        path = name if name.startswith("/") else str(folder / name) if name != "." else str(folder)
+        cases.append(Case(f"checkpoint-flag-{name.strip('/').replace('/', '-') or 'dir'}", "checkpoint",
+                          [*ask, "--scr-checkpoint", path], frozenset({2}), note=f"--scr-checkpoint {name}",
+                          marker=marker))
+    cases += [
+        Case("checkpoint-option", "checkpoint", ["ask", "what language is spoken in Jamaica?", "--topic", "Jamaica",
+                                                 "--method", "sgr-compiled", "-o", "path_retriever=scr", "-o",
+                                                 f"scr_checkpoint={evil}"], frozenset({2}),
+             note="-o scr_checkpoint=evil.pt", marker=marker),
+        Case("checkpoint-env", "checkpoint", ask, frozenset({2}), note="SGR_SCR_CHECKPOINT=evil.pt",
+             env={"SGR_SCR_CHECKPOINT": str(evil)}, marker=marker),
+        Case("checkpoint-relations-model", "checkpoint", ["relations", "top", "what is spoken?", "--model", str(evil)],
+             frozenset({2}), note="relations top --model evil.pt", marker=marker),
+        Case("checkpoint-relations-env", "checkpoint", ["relations", "top", "what is spoken?"], frozenset({2}),
+             note="SGR_RELATION_MODEL=evil.pt", env={"SGR_RELATION_MODEL": str(evil)}, marker=marker),
+    ]
+    return cases
+
+
+def input_cases(workdir: Path) -> list[Case]:
+    q = ["query", "RETURN 1 AS one"]
+    ask = ["ask", "what language is spoken in Jamaica?", "--topic", "Jamaica"]
+    cases = [Case(f"inputs-timeout-{v}", "inputs", [*q, "--timeout", v], frozenset({2}), note=f"--timeout {v}")
+             for v in ("nan", "inf", "-inf", "1e308", "0", "-1")]
+    cases += [Case(f"inputs-limit-{v}", "inputs", [*q, "--limit", v], frozenset({2}), note=f"--limit {v}")
+              for v in ("0", "-5")]
+    cases += [
+        Case("inputs-hops-neg", "inputs", [*ask, "--method", "neighbors", "--hops", "-1"], frozenset({2}),
+             note="--hops -1"),
+        Case("inputs-hops-zero", "inputs", [*ask, "--method", "neighbors", "--hops", "0"], frozenset({2}),
+             note="--hops 0"),
+        Case("inputs-max-repairs", "inputs", [*ask, "--method", "sgr-compiled", "--max-repairs", "-1"],
+             frozenset({2}), note="--max-repairs -1"),
+        Case("inputs-beam", "inputs", [*ask, "--method", "sgr-compiled", "-o", "beam=-1"], frozenset({2}),
+             note="-o beam=-1"),
+        Case("inputs-gamma-nan", "inputs", [*ask, "--method", "sgr-compiled", "-o", "gamma_min=nan"], frozenset({2}),
+             note="-o gamma_min=nan"),
+        Case("inputs-question-bytes", "inputs", ["ask", "what \udcff\udcfe?", "--topic", "Jamaica", "--method",
+                                                 "neighbors"], frozenset({2}), note="question not UTF-8"),
+        Case("inputs-topic-bytes", "inputs", ["ask", "what?", "--topic", "Jam\udce9aica", "--method", "neighbors"],
+             frozenset({2}), note="--topic not UTF-8"),
+        Case("inputs-query-bytes", "inputs", ["query", "RETURN '\udcff' AS x"], frozenset({2}), note="query not UTF-8"),
+        Case("inputs-evidence-bytes", "inputs", ["evidence", "show", "\udcff"], frozenset({2}),
+             note="evidence id not UTF-8"),
+        Case("inputs-load-bytes", "inputs", ["load", "triples", str(workdir / "loader" / "name-\udcff.txt")],
+             frozenset({2}), note="file name not UTF-8"),
+        Case("inputs-long-question", "inputs", ["ask", "why " * 3600, "--topic", "Jamaica", "--method", "llm-only"],
+             frozenset({5}), note="14 KB question, longer than the model's context",
+             script=[HTTP_400 + "Requested tokens (4312) exceed context window of 4096"]),
+    ]
+    for uri in ("not-a-uri", "http://127.0.0.1:7474", "bolt://127.0.0.1:7687?x=1", "bolt://[::1", "bolt://127.0.0.1:0x"):
+        cases.append(Case(f"inputs-uri-{len(cases)}", "inputs", q, frozenset({2}), note=f"NEO4J_URI={uri}",
+                          env={"NEO4J_URI": uri}))
+    bad = workdir / "loader" / "name-\udcff.txt"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    with open(os.fsencode(bad), "wb") as fh:
+        fh.write(b"a|r|b\n")
+    return cases
+
+
+def limit_cases(workdir: Path) -> list[Case]:
+    import gzip
+
+    folder = workdir / "limits"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {"long-relation.txt": "C|" + "r" * 70_000 + "|D\n", "long-name.txt": "H" * 5_000 + "|r|t\n",
+             "rog-objects.jsonl": json.dumps({"id": "q", "graph": [{"head": "a", "relation": "r", "tail": "b"}]}) + "\n",
+             "nt-long-name.nt": f'<http://rdf.freebase.com/ns/m.1> <http://rdf.freebase.com/ns/type.object.name> '
+                                f'"{"n" * 3000}"@en .\n'}
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    with open(folder / "long-line.txt", "wb") as fh:  # one line over MAX_LINE_BYTES (64 MiB)
+        for _ in range(65):
+            fh.write(b"x" * 2**20)
+        fh.write(b"|r|t\n")
+    for name, block in (("endless-line.txt.gz", b"x" * 2**20), ("newlines.txt.gz", b"\n" * 2**20)):
+        with gzip.open(folder / name, "wb", compresslevel=9) as gz:
+            for _ in range(256):  # 256 MiB inflated from about 0.25 MB (the ratio, not the size, refuses it)
+                gz.write(block)
+    expect = {"long-relation.txt": LOAD_CODES - {0}, "long-name.txt": LOAD_CODES - {0},
+              "rog-objects.jsonl": LOAD_CODES - {0}, "nt-long-name.nt": LOAD_CODES - {0},
+              "long-line.txt": LOAD_CODES - {0}, "endless-line.txt.gz": frozenset({2}),
+              "newlines.txt.gz": frozenset({2})}
+    return [Case(f"limits-{name}", "limits", ["load", "triples" if ".txt" in name else "freebase", str(folder / name),
+                                              "--max-errors", "5"], frozenset(codes), note=name)
+            for name, codes in expect.items()]
+
+
 def build_cases(canary: Path, port: int, workdir: Path) -> list[Case]:
     cases: list[Case] = []
     queries = hostile_queries(canary, port)
@@ -298,6 +525,8 @@ def build_cases(canary: Path, port: int, workdir: Path) -> list[Case]:
     cases.append(Case("oversized-timeout", "oversized", ["query", "RETURN 1", "--timeout", "-1"],
                       frozenset({0, 2, 6}), note="negative timeout"))
     cases += loader_cases(workdir)
+    cases += readonly_cases() + output_cases(workdir) + checkpoint_cases(workdir) + input_cases(workdir)
+    cases += limit_cases(workdir)
     return cases
 
 
@@ -362,12 +591,93 @@ def run_cli(argv: list[str]) -> tuple[int, str, str, bool]:
     return rc, out.getvalue(), err.getvalue(), tb or "Traceback (most recent call last)" in err.getvalue()
 
 
+#: What a terminal acts on and data must never put there: C0 controls (but line feed and tab), DEL, C1, bidi overrides.
+_FORGING = frozenset(chr(c) for c in (*range(0, 9), *range(11, 32), *range(0x7F, 0xA0), *range(0x202A, 0x202F),
+                                       *range(0x2066, 0x206A)))
+
+
+def forged_output(text: str, must_show: list[str]) -> bool:
+    """Did data forge the output: a control character reached it (the CLI writes none of its own: the output is not
+    a terminal here, so Rich adds no styling), or data that must print as typed is missing (interpreted as markup)?"""
+    return any(ch in _FORGING for ch in text) or any(m not in text for m in must_show)
+
+
+def _html_forged(path: str | None) -> bool:
+    """The HTML view's data block must parse as JSON (``<!--`` in a name broke it)."""
+    if not path or not Path(path).exists():
+        return bool(path)
+    import re
+
+    block = re.search(r'<script id="sgr-data" type="application/json">(.*?)</script>', Path(path).read_text(), re.S)
+    try:
+        json.loads(block.group(1) if block else "")
+    except ValueError:
+        return True
+    return False
+
+
+class Victim:
+    """A long query in another session (its text holds 'victim') while a case runs; was it terminated?"""
+
+    def __init__(self, uri: str, auth: tuple[str, str] | None) -> None:
+        from neo4j import GraphDatabase
+
+        self.error: str | None = None
+        self.rows: list | None = None
+        self.driver = GraphDatabase.driver(uri, auth=auth)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        deadline = time.time() + 20
+        while time.time() < deadline and not self._running():
+            time.sleep(0.05)
+
+    def _run(self) -> None:
+        try:
+            with self.driver.session() as ses:
+                self.rows = ses.run(VICTIM_QUERY).data()
+        except Exception as exc:  # noqa: BLE001 - a terminated victim is what this looks for
+            self.error = str(exc)
+
+    def _running(self) -> bool:
+        with self.driver.session() as ses:
+            return any("victim" in (r["q"] or "") for r in ses.run("SHOW TRANSACTIONS YIELD currentQuery AS q "
+                                                                   "RETURN q").data())
+
+    def terminated(self) -> bool:
+        self.thread.join(180)
+        self.driver.close()
+        return self.error is not None or self.rows != [{"n": 30_000_000 // 7}]
+
+
+@contextlib.contextmanager
+def case_env(env: dict[str, str]):
+    """The environment of one case, restored afterwards."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_case(case: Case, store, canary: Canary, model: ScriptedModel, token: str) -> Outcome:  # noqa: ANN001
     before = snapshot(store)
     hits = canary.hits
     model.script, model.calls = case.script or ["I cannot help with that."], 0
+    argv = [a.replace("{evidence_id}", SEEDS.get("evidence_id", "none")) for a in case.argv]
+    victim = None
+    if case.victim:
+        from sgr.core.config import Neo4jSettings
+
+        st = Neo4jSettings()
+        victim = Victim(store.uri, (st.user, st.resolved_password()) if st.resolved_password() else None)
     t0 = time.perf_counter()
-    rc, out, err, tb = run_cli(case.argv)
+    with case_env(case.env):
+        rc, out, err, tb = run_cli(argv)
     dt = time.perf_counter() - t0
     after = snapshot(store)
     text = out + err
@@ -375,13 +685,19 @@ def run_case(case: Case, store, canary: Canary, model: ScriptedModel, token: str
     # progress bars (loaders) go to stderr too: the error is what follows the first "error:" line
     first = next((k for k, ln in enumerate(lines) if ln.startswith("error:")), None)
     lines = lines[first:] if first is not None else lines
+    admin = case.family == "readonly" and rc == 0  # a refused query prints no rows
+    if victim is not None:
+        admin = victim.terminated() or admin
     return Outcome(case.id, case.family, case.note, rc, sorted(case.expect), wrote=before != after,
                    file_read=token in text or PASSWD_MARK in text, net_read=canary.hits != hits, traceback=tb,
-                   lines=len(lines), message=(lines[0] if lines else "")[:160], seconds=round(dt, 2))
+                   lines=len(lines), message=visible(lines[0] if lines else "")[:160], seconds=round(dt, 2),
+                   forged=forged_output(text, case.must_show) or _html_forged(case.html),
+                   executed=bool(case.marker) and Path(case.marker).exists(), admin_ran=admin)
 
 
 def seed_graph(store) -> None:  # noqa: ANN001
-    """A small WebQSP slice plus entities whose names carry prompt injections (linked to Jamaica)."""
+    """A small WebQSP slice plus entities whose names carry prompt injections and terminal forgeries (linked to
+    Jamaica), a (:Source) whose path is Rich markup, and one saved question (``SEEDS['evidence_id']``)."""
     from loaders.writer import GraphBatch, write_graph
 
     store.clear()
@@ -393,9 +709,44 @@ def seed_graph(store) -> None:  # noqa: ANN001
                 break
             for h, r, t in json.loads(line)["graph"]:
                 batch.add_triple(h, r, t)
-    for name in INJECTED_NAMES:
+    for name in INJECTED_NAMES + FORGING_NAMES:
         batch.add_triple(name, "common.topic.notable_for", "Jamaica")
     write_graph(store, batch)
+    store.write("MERGE (s:Source {path: $p}) SET s.sha256 = $h, s.triples = 1, s.loaded_at = '2026-01-01T00:00:00', "
+                "s.format = 'triples'", {"p": MARKUP_SOURCE, "h": "0" * 64})
+    from sgr.api import ask
+
+    saved = ask("what is near Jamaica?", store=store, topics=["Jamaica"], method="neighbors", save=True)
+    SEEDS["evidence_id"] = saved.evidence.question_id
+
+
+def plan_check(store, cases: list[Case]) -> dict[str, int]:  # noqa: ANN001
+    """``plan_check`` is 1 when Neo4j's plan alone refuses every query of the ``readonly`` family (the text filter
+    switched off in this process) and still runs the benign ones."""
+    import sgr.graph.store as store_mod
+    from sgr.core.errors import CypherError
+
+    queries = [c.argv[1] for c in cases if c.family == "readonly"]
+    benign = [q for note, q, _ in hostile_queries(Path("/nonexistent"), 1) if note.startswith("benign")]
+    refused = ran = 0
+    saved = store_mod.check_read_query
+    store_mod.check_read_query = lambda query: None
+    try:
+        for q in queries:
+            try:
+                store.run_generated(q, timeout_s=10, row_cap=5)
+            except CypherError:
+                refused += 1
+        for q in benign:
+            try:
+                store.run_generated(q, timeout_s=10, row_cap=5)
+                ran += 1
+            except CypherError:
+                pass
+    finally:
+        store_mod.check_read_query = saved
+    return {"plan_check": int(bool(queries) and refused == len(queries) and ran == len(benign)),
+            "plan_refused": refused, "plan_queries": len(queries), "plan_benign_run": ran}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -415,7 +766,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["SGR_HOME"] = str(work / "home")
         os.environ.pop("NEO4J_URI", None)
         os.environ.pop("NEO4J_PASSWORD", None)
-        info = server.start(heap="1g", pagecache="256m")
+        server.start(heap="1g", pagecache="256m")
     token = "SGR-CANARY-" + secrets.token_hex(8)
     canary_file = work / "canary.csv"
     canary_file.write_text(f"secret\n{token}\n")
@@ -431,6 +782,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.family:
                 cases = [c for c in cases if c.family in args.family]
             cases = cases[: args.limit] if args.limit else cases
+            plan = plan_check(store, cases)
             outcomes = []
             for k, case in enumerate(cases, 1):
                 if args.verbose:
@@ -439,13 +791,14 @@ def main(argv: list[str] | None = None) -> int:
                 outcomes.append(o)
                 if not o.ok:
                     print(f"FAIL {o.id} rc={o.rc} expected={o.expected} wrote={o.wrote} file={o.file_read} "
-                          f"net={o.net_read} tb={o.traceback} lines={o.lines}: {o.message}", flush=True)
+                          f"net={o.net_read} tb={o.traceback} forged={o.forged} code={o.executed} "
+                          f"admin={o.admin_ran} lines={o.lines}: {o.message}", flush=True)
                 elif k % 25 == 0:
                     print(f"{k}/{len(cases)} cases", flush=True)
     finally:
         if args.fresh_server:
             server.stop()
-    report(outcomes, auth_default, write=not args.no_write, partial=bool(args.family or args.limit))
+    report(outcomes, auth_default, plan, write=not args.no_write, partial=bool(args.family or args.limit))
     return 0 if all(o.ok for o in outcomes) else 1
 
 
@@ -466,26 +819,41 @@ def auth_required() -> bool:
     return refused == 2
 
 
-def summarize(rows: list[dict], auth_default: int) -> dict:
+def summarize(rows: list[dict], auth_default: int, plan: dict[str, int] | None = None) -> dict:
     """The ``summary`` figures over outcome rows (``asdict(Outcome)`` plus ``ok``)."""
-    return {"hostile_cases": len(rows), "hostile_failed": sum(not r["ok"] for r in rows),
-            "writes": sum(r["wrote"] for r in rows), "file_reads": sum(r["file_read"] or r["net_read"] for r in rows),
-            "network_reads": sum(r["net_read"] for r in rows), "tracebacks": sum(r["traceback"] for r in rows),
-            "multi_line_errors": sum(r["rc"] != 0 and r["lines"] != 1 for r in rows),
-            "unexpected_exit_codes": sum(r["rc"] not in r["expected"] for r in rows), "auth_default": auth_default}
+    out = {"hostile_cases": len(rows), "hostile_failed": sum(not r["ok"] for r in rows),
+           "writes": sum(r["wrote"] for r in rows), "file_reads": sum(r["file_read"] or r["net_read"] for r in rows),
+           "network_reads": sum(r["net_read"] for r in rows), "tracebacks": sum(r["traceback"] for r in rows),
+           "multi_line_errors": sum(r["rc"] != 0 and r["lines"] != 1 for r in rows),
+           "unexpected_exit_codes": sum(r["rc"] not in r["expected"] for r in rows), "auth_default": auth_default,
+           "admin_commands_run": sum(r.get("admin_ran", False) for r in rows),
+           "forged_outputs": sum(r.get("forged", False) for r in rows),
+           "code_executions": sum(r.get("executed", False) for r in rows)}
+    for fam in NEW_FAMILIES:
+        out[f"{fam}_cases"] = sum(r["family"] == fam for r in rows)
+    if plan:
+        out.update(plan)
+    return out
 
 
-def report(outcomes: list[Outcome], auth_default: int, write: bool = True, partial: bool = False) -> dict:
+#: The families issue 42 added; the summary counts the cases of each.
+NEW_FAMILIES = ("readonly", "output", "checkpoint", "inputs", "limits")
+
+
+def report(outcomes: list[Outcome], auth_default: int, plan: dict[str, int] | None = None, write: bool = True,
+           partial: bool = False) -> dict:
     """Print the per-family table; write the JSON and markdown (a partial run replaces just its cases)."""
     rows = [asdict(o) | {"ok": o.ok} for o in outcomes]
     fams: dict[str, list[dict]] = {}
     for r in rows:
         fams.setdefault(r["family"], []).append(r)
-    print(f"\n{'family':<11}{'cases':>6}{'ok':>5}{'writes':>8}{'reads':>7}{'tracebacks':>12}")
+    print(f"\n{'family':<11}{'cases':>6}{'ok':>5}{'writes':>8}{'reads':>7}{'tracebacks':>12}{'forged':>8}{'admin':>7}"
+          f"{'code':>6}")
     for fam, rs in fams.items():
         print(f"{fam:<11}{len(rs):>6}{sum(r['ok'] for r in rs):>5}{sum(r['wrote'] for r in rs):>8}"
-              f"{sum(r['file_read'] or r['net_read'] for r in rs):>7}{sum(r['traceback'] for r in rs):>12}")
-    summary = summarize(rows, auth_default)
+              f"{sum(r['file_read'] or r['net_read'] for r in rs):>7}{sum(r['traceback'] for r in rs):>12}"
+              f"{sum(r['forged'] for r in rs):>8}{sum(r['admin_ran'] for r in rs):>7}{sum(r['executed'] for r in rs):>6}")
+    summary = summarize(rows, auth_default, plan)
     print(json.dumps(summary))
     if write:
         path = RESULTS / "hardening.json"
@@ -493,13 +861,26 @@ def report(outcomes: list[Outcome], auth_default: int, write: bool = True, parti
         if partial and data.get("hostile"):
             new = {r["id"]: r for r in rows}
             rows = [new.pop(r["id"], r) for r in data["hostile"]] + list(new.values())
-            summary = summarize(rows, auth_default)
-        data.setdefault("summary", {}).update(summary)
-        data["hostile"] = rows
-        data["hostile_machine"] = {"cpus": os.cpu_count(), "load_avg": os.getloadavg()}
-        path.write_text(json.dumps(data, indent=1) + "\n")
-        load_sibling("faults").write_markdown(data)  # the one writer of hardening.md
+            kept = {k: data.get("summary", {}).get(k) for k in ("plan_check", "plan_refused", "plan_queries",
+                                                               "plan_benign_run")}
+            summary = summarize(rows, auth_default, plan or {k: v for k, v in kept.items() if v is not None})
+        write_hardening(data, summary, "hostile", {"hostile": rows,
+                                                   "hostile_machine": {"cpus": os.cpu_count(),
+                                                                       "load_avg": os.getloadavg()}})
     return summary
+
+
+def write_hardening(data: dict, summary: dict, part: str, fields: dict) -> None:
+    """``bench/results/hardening.json`` through :func:`record.write_result`: ``data`` (what the file held) with
+    ``summary`` merged in and ``fields`` replaced; ``parts[part]`` keeps this run's provenance beside the other
+    bench's (hostile.py and faults.py each write their part of the one file)."""
+    record = load_sibling("record")
+    merged = {k: v for k, v in data.items() if k != "provenance"}
+    merged["summary"] = {**data.get("summary", {}), **summary}
+    merged.update(fields)
+    merged["parts"] = {**data.get("parts", {}), part: record.provenance()}
+    record.write_result(RESULTS / "hardening.json", merged, indent=1)
+    load_sibling("faults").write_markdown(merged)  # the one writer of hardening.md
 
 
 def load_sibling(name: str):  # noqa: ANN201

@@ -13,8 +13,10 @@ Output: ``bench/results/kgqa.json`` — ``summary`` keys ``<dataset>/<method>/<m
 ``hits1_strict``, ``hit`` (lenient), ``f1`` (fractions in [0, 1]), ``p50_ms``, ``llm_calls_median``,
 ``prompt_tokens_median`` (billed), ``cached_prompt_tokens_median`` (answered from the call cache), plus ``<dataset>/ceiling`` (share of questions with a gold answer within
 k undirected hops of a topic entity: k = the hop count on MetaQA, ``--webqsp-hops`` on WebQSP);
-``details`` holds each run's full metrics. Results of methods not run this time are kept (so later
-issues can add theirs with ``--methods``); ``--fresh`` starts over. ``bench/results/kgqa.md`` is the
+``details`` holds each run's full metrics, ``provenance`` the commit, date, command and machine (``bench/record.py``).
+Results of methods not run this time are kept when the file was written at the same commit (one file holds one
+run; each invocation's provenance is kept); a file of another commit needs ``--fresh`` (or another ``--out``).
+``bench/results/kgqa.md`` is the
 same as tables. Without ``--sample`` every test question is used (no-LLM methods finish in minutes);
 LLM methods should pass a fixed-seed ``--sample`` (e.g. ``--sample 500 --seed 0``).
 """
@@ -34,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import previous_result, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.files import sha256_file  # noqa: E402
 from sgr.datasets import NAMED_DATASETS, shared_data_dir  # noqa: E402
@@ -46,45 +49,38 @@ SUMMARY_METRICS = ("hits1_strict", "hit", "f1")
 RESULTS = ROOT / "bench" / "results"
 
 
-def graph_file(graph: str) -> Path:
+def graph_files(graph: str) -> list[Path]:
+    """The files of a graph: the MetaQA KB; the WebQSP slice with the CWQ dev graph beside it (CWQ dev questions are
+    asked against the same store)."""
     data = shared_data_dir()
-    return data / "metaqa" / "kb.txt" if graph == "metaqa" else data / NAMED_DATASETS["webqsp"]["test"]
+    if graph == "metaqa":
+        return [data / "metaqa" / "kb.txt"]
+    return [data / NAMED_DATASETS["webqsp"]["test"], data / NAMED_DATASETS["cwq"]["dev"]]
 
 
 def ensure_graph(store: GraphStore, graph: str) -> dict[str, Any]:
-    """Make the database hold exactly ``graph`` (``metaqa``: kb.txt; ``webqsp``: the union of the slice's graphs)."""
-    from loaders.writer import GraphBatch, record_source, write_graph
+    """Make the database hold exactly ``graph`` (:func:`graph_files`: ``metaqa``: kb.txt; ``webqsp``: the union of
+    the WebQSP slice's and the CWQ dev split's graphs), as ``sgr load`` writes it (a database already holding exactly
+    those files, as ``sgr load`` records them, is kept)."""
+    from loaders.api import load_files
 
-    path = graph_file(graph)
-    sha = sha256_file(path)
-    sources = store.read("MATCH (s:Source) RETURN s.path AS path, s.sha256 AS sha")
-    if sources == [{"path": str(path), "sha": sha}]:
-        print(f"[kgqa] {graph}: already loaded ({path})", flush=True)
-        return {"graph": graph, "path": str(path), "sha256": sha, "loaded_now": False,
-                "graph_version": store.graph_version()}
-    print(f"[kgqa] {graph}: clearing the database and loading {path} …", flush=True)
+    paths = graph_files(graph)
+    want = sorted((str(p.resolve()), sha256_file(p)) for p in paths)
+    sources = sorted((r["path"], r["sha"]) for r in store.read("MATCH (s:Source) RETURN s.path AS path, "
+                                                                "s.sha256 AS sha"))
+    info = {"graph": graph, "paths": [str(p) for p in paths], "sha256": [s for _, s in want]}
+    if [s for _, s in sources] == [s for _, s in want]:
+        print(f"[kgqa] {graph}: already loaded ({', '.join(p.name for p in paths)})", flush=True)
+        return info | {"loaded_now": False, "graph_version": store.graph_version()}
+    print(f"[kgqa] {graph}: clearing the database and loading {', '.join(map(str, paths))} …", flush=True)
     t0 = time.perf_counter()
     store.clear()
     store.ensure_schema()
-    batch = GraphBatch()
-    if graph == "metaqa":
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                parts = line.rstrip("\n").split("|")
-                if len(parts) == 3:
-                    batch.add_triple(*parts)
-    else:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    for h, r, t in json.loads(line)["graph"]:
-                        batch.add_triple(h, r, t)
-    stats = write_graph(store, batch)
-    record_source(store, str(path), sha, stats.triples, loaded_by="bench/kgqa.py")
+    report = load_files(store, paths, bulk=False)
     secs = time.perf_counter() - t0
-    print(f"[kgqa] {graph}: {stats.entities} entities, {stats.triples} triples in {secs:.0f} s", flush=True)
-    return {"graph": graph, "path": str(path), "sha256": sha, "loaded_now": True, "entities": stats.entities,
-            "triples": stats.triples, "load_seconds": secs, "graph_version": store.graph_version()}
+    triples = report.triples
+    print(f"[kgqa] {graph}: {triples} triples in {secs:.0f} s", flush=True)
+    return info | {"loaded_now": True, "triples": triples, "load_seconds": secs, "graph_version": store.graph_version()}
 
 
 def summarize_run(dataset: str, method: str, m: dict[str, Any], summary: dict[str, float]) -> None:
@@ -152,7 +148,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--webqsp-hops", type=int, default=2, help="k of the WebQSP reachability ceiling")
     ap.add_argument("--runs-dir", type=Path, default=None, help="run folders (default $SGR_HOME/bench-runs/kgqa)")
     ap.add_argument("--out", type=Path, default=RESULTS / "kgqa.json")
-    ap.add_argument("--fresh", action="store_true", help="drop results of methods not run this time")
+    ap.add_argument("--fresh", action="store_true", help="start the results file afresh (drops methods not run this "
+                    "time; needed when it holds a run of another commit: one file holds one run)")
     ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (all methods)")
     args = ap.parse_args(argv)
 
@@ -164,9 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     options = dict(o.split("=", 1) for o in args.option)
     runs_dir = args.runs_dir or sgr_home() / "bench-runs" / "kgqa"
 
-    previous: dict[str, Any] = {}
-    if args.out.exists() and not args.fresh:
-        previous = json.loads(args.out.read_text())
+    previous = previous_result(args.out, fresh=args.fresh)
     details: dict[str, dict[str, Any]] = previous.get("details", {})
     graphs: list[dict[str, Any]] = []
 
@@ -211,8 +206,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
         "details": details,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, sort_keys=False))
+    write_result(args.out, result, continues=previous)
     args.out.with_suffix(".md").write_text(markdown(result))
     print(markdown(result))
     return result

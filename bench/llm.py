@@ -21,7 +21,7 @@ Run::
     SGR_HOME=/tmp/sgr-llm .venv/bin/python bench/llm.py [--n 200] [--seed 0]
 
 Writes ``bench/results/llm.json`` (``summary`` keys: parse_rate_constrained, parse_rate_free, explain_ok_constrained,
-explain_ok_free, tokens_per_s, …) and prints a table.
+explain_ok_free, tokens_per_s, …; ``provenance`` by ``bench/record.py``) and prints a table.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ from pydantic import BaseModel, Field, create_model
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import write_result  # noqa: E402
+
 from cypher.grammar import cypher_grammar  # noqa: E402
 from sgr.core.config import cache_dir, sgr_home, shared_data_dir  # noqa: E402
 from sgr.llm.encoders import embed_texts  # noqa: E402
@@ -58,7 +60,7 @@ SOURCE_PATH = "bench:webqsp_mini.jsonl"
 # ----------------------------------------------------------------------------------------------
 # prompts (system message + two worked examples each)
 # ----------------------------------------------------------------------------------------------
-SCHEMA_SYSTEM = (
+JSON_SCHEMA_SYSTEM = (
     "You read a question about a knowledge graph and return JSON with two keys: \"entities\", the names of the "
     "things the question is about, copied from the question; and \"relations\", the one to three relations from "
     "the candidate list that lead from those entities to the answer, best first. Use only candidate relations. "
@@ -258,7 +260,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rec = by_id[row["id"]]
             gold_rels = {r for path in rec.get("ground_paths") or [] for r in path}
             user = f"Question: {row['question']}\nCandidate relations: {', '.join(row['candidates'])}"
-            res = llm.try_structured(few_shot(SCHEMA_SYSTEM, SCHEMA_EXAMPLES, user), schema_model(row["candidates"]),
+            res = llm.try_structured(few_shot(JSON_SCHEMA_SYSTEM, SCHEMA_EXAMPLES, user), schema_model(row["candidates"]),
                                      stage="schema", max_retries=0, max_tokens=args.json_max_tokens)
             calls.append(llm.last_call)  # type: ignore[arg-type]
             raw = res.attempts[0]
@@ -371,8 +373,7 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "llm.json")
     args = p.parse_args()
     result = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print_table(result)
     print(f"wrote {args.out}")
 

@@ -32,7 +32,6 @@ Writes ``bench/results/load.json`` (``summary`` + details) and prints a table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -45,6 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import write_result  # noqa: E402
 from loaders.api import load_files, parse_file  # noqa: E402
 from loaders.spill import edge_rows  # noqa: E402
 from loaders.writer import GraphBatch, write_graph  # noqa: E402
@@ -302,8 +302,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         "note": "shared 2-core machine: other users' jobs run at the same time; "
                                 "compare the ratios, and server CPU seconds, rather than absolute wall time"},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print_table(result)
     print(f"wrote {args.out}")
     return result

@@ -16,7 +16,6 @@ and prints a table. The first ``--warmup`` questions fill the cache and are not 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -29,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import write_result  # noqa: E402
 from sgr.api import ask  # noqa: E402
 from sgr.datasets import load_dataset  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
@@ -93,8 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                          "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                          "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
               "questions": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print("| figure | prompt cache | no cache |\n|---|---|---|")
     print(f"| LLM seconds per question (median, n={summary['n']}) | {summary['llm_seconds_median_cache']} | "
           f"{summary['llm_seconds_median_nocache']} |")

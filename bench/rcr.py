@@ -25,8 +25,10 @@ Output: ``bench/results/rcr.json`` — ``summary`` keys ``webqsp/rra@K``, ``webq
 ``metaqa-Nhop/rra@K``, ``metaqa-Nhop/rra@K_cosine``, ``metaqa-Nhop/rra@K_from_webqsp`` and the harness's
 ``<dataset>/<method>/<metric>`` keys (``hits1_strict``, ``hit``, ``f1``, ``p50_ms``, ``llm_calls_median``,
 ``prompt_tokens_median``) plus ``<dataset>/<rcr variant>/path_recall``; ``details`` hold sample sizes, seeds,
-training histories and run folders. ``bench/results/rcr.md`` is the same as tables. Parts not run keep their
-previous results.
+training histories and run folders; ``provenance`` the commit, date, command and machine (``bench/record.py``).
+``bench/results/rcr.md`` is the same as tables. Parts not run keep their previous results when the file was written
+at the same commit (one file holds one run; each invocation's provenance is kept); a file of another commit needs
+``--fresh`` (or another ``--out``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import previous_result, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.files import sha256_file  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
@@ -129,7 +132,9 @@ def _train_or_reuse(store: GraphStore, dataset: str, path: Path, cfg, limit: int
     trained = train_model(store, dataset, config=cfg, limit=limit, out=path, progress=show)
     import torch
 
-    blob = torch.load(path, map_location="cpu", weights_only=True)
+    from sgr.core.checkpoints import load_checkpoint
+
+    blob = load_checkpoint(path, what="relation model")
     blob["meta"]["limit"] = limit
     blob["meta"]["cosine_val"] = {str(k): v for k, v in trained.cosine_val.items()}
     blob["meta"]["history"] = [{"epoch": h.epoch, "loss": h.loss, "val": {str(k): v for k, v in h.val_rra.items()},
@@ -342,13 +347,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--models-dir", type=Path, default=None, help="default $SGR_HOME/bench-runs/rcr/models")
     ap.add_argument("--runs-dir", type=Path, default=None, help="default $SGR_HOME/bench-runs/rcr")
     ap.add_argument("--out", type=Path, default=RESULTS / "rcr.json")
+    ap.add_argument("--fresh", action="store_true", help="start the results file afresh (needed when it holds a run "
+                    "of another commit: one file holds one run)")
     args = ap.parse_args(argv)
     base = sgr_home() / "bench-runs" / "rcr"
     args.models_dir = args.models_dir or base / "models"
     args.runs_dir = args.runs_dir or base
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
 
-    previous: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
+    previous = previous_result(args.out, fresh=args.fresh)
     summary: dict[str, float] = {}
     result: dict[str, Any] = {"summary": summary}
     store = GraphStore.from_settings()
@@ -371,8 +378,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
                         "encoder": "all-MiniLM-L6-v2 (384-d)", "parts": sorted(parts)}
     result["summary"] = dict(sorted(summary.items()))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_result(args.out, result, continues=previous)
     args.out.with_suffix(".md").write_text(markdown(result))
     print(markdown(result))
     return result

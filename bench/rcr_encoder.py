@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.datasets import shared_data_dir  # noqa: E402
 from sgr.retrieval import encoder_bundle  # noqa: E402
@@ -132,13 +133,13 @@ def write(out: Path, result: EncoderTrainResult, tuned: dict[int, float], cosine
     summary |= {"best_epoch": result.best_epoch, "epochs_run": len(result.history),
                 epoch_key: statistics.median(h.seconds for h in result.history)}
     trained = "every weight trained" if not cfg.lora_rank else f"LoRA r {cfg.lora_rank}, alpha {cfg.lora_alpha}"
-    out.write_text(json.dumps({"summary": summary, "history": [asdict(h) for h in result.history],
-                               "best_validation": result.best_val, "config": {
+    write_result(out, {"summary": summary, "history": [asdict(h) for h in result.history],
+                       "best_validation": result.best_val, "config": {
         **asdict(cfg), "encoder": f"{ENCODER_NAMES.get(cfg.encoder, cfg.encoder)}, {trained}",
         "train": result.train_questions, "val": result.val_questions, "test": n_test, "vocabulary": n_vocab,
         "universe": result.universe_size, "selection": "validation RRA@50",
         "scored_by": "FineTunedRelationRetriever over the saved folder", "device": result.device,
-        "machine": machine}, **({"runs_compared_on_validation": tried} if tried else {})}, indent=2))
+        "machine": machine}, **({"runs_compared_on_validation": tried} if tried else {})})
     print("| | " + " | ".join(f"RRA@{k}" for k in RRA_KS) + " |\n|---|" + "---|" * len(RRA_KS))
     for name, figs in (("cosine (frozen)", cosine), (f"fine-tuned, epoch {result.best_epoch}", tuned)):
         print(f"| {name} | " + " | ".join(f"{figs[k]:.3f}" for k in RRA_KS) + " |")

@@ -7,6 +7,12 @@ the exact command line, and the machine (CPUs, load average at the end of the ru
 
     from bench.record import write_result   # or `from record import write_result` when run as bench/NAME.py
     write_result(args.out, {"summary": summary, "rows": rows})
+
+A benchmark that adds to its results file across invocations (a second server's labels, a method added later) reads
+it with :func:`previous_result`, which returns it only when it was written at the same commit — otherwise it is
+another run, and the script stops and asks for ``--fresh`` or another ``--out`` — and passes it back as
+``write_result(..., continues=previous)``, which keeps each earlier invocation's provenance under
+``provenance.earlier``.
 """
 
 from __future__ import annotations
@@ -54,14 +60,43 @@ def provenance(command: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+def previous_result(path: Path | str, *, fresh: bool = False) -> dict[str, Any]:
+    """The results file at ``path`` when this run may add to it, else ``{}``.
+
+    ``{}`` when the file does not exist or ``fresh`` is set. A file written at the current commit (its
+    ``provenance.commit``) is the same run, continued, and is returned. Any other file — another commit, or no
+    provenance at all — holds another run: one file holds one run, so this exits with a message that names
+    ``--fresh`` (start this file afresh) and ``--out`` (write somewhere else).
+    """
+    path = Path(path)
+    if fresh or not path.exists():
+        return {}
+    previous = json.loads(path.read_text(encoding="utf-8"))
+    written_at = (previous.get("provenance") or {}).get("commit")
+    now = _git("rev-parse", "--short=12", "HEAD")
+    if written_at and now and written_at == now:
+        return previous
+    when = f"at commit {written_at}" if written_at else "without provenance (before bench/record.py)"
+    raise SystemExit(f"{path} holds a run written {when}; this is commit {now or '?'}. One file holds one run: pass "
+                     "--fresh to start it afresh, or --out NEW.json to write this run elsewhere.")
+
+
 def write_result(path: Path | str, result: dict[str, Any], *, command: list[str] | None = None,
-                 indent: int = 2) -> Path:
-    """Write ``result`` (which must hold a ``summary`` dict) to ``path`` with :func:`provenance` added."""
+                 indent: int = 2, continues: dict[str, Any] | None = None) -> Path:
+    """Write ``result`` (which must hold a ``summary`` dict) to ``path`` with :func:`provenance` added.
+
+    ``continues``: the earlier state of the same run (from :func:`previous_result`); its invocations' provenance is
+    kept, oldest first, under ``provenance.earlier``.
+    """
     if not isinstance(result.get("summary"), dict):
         raise ValueError(f"{path}: a results file needs a 'summary' dict")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    out = {"summary": result["summary"], "provenance": provenance(command),
+    prov = provenance(command)
+    before = (continues or {}).get("provenance")
+    if before:
+        prov["earlier"] = [*before.get("earlier", []), {k: v for k, v in before.items() if k != "earlier"}]
+    out = {"summary": result["summary"], "provenance": prov,
            **{k: v for k, v in result.items() if k not in ("summary", "provenance")}}
     path.write_text(json.dumps(out, indent=indent, default=str, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

@@ -16,17 +16,22 @@ skips the steps already there, ``--redo STEP`` runs one again):
    Names are a function of the entity's number, so questions and answers are known without the graph.
 2. ``bulk:<size>`` and ``tx:<size>``: ``sgr load freebase FILE --bulk`` / ``--no-bulk`` in a child
    process against a fresh embedded server in its own ``SGR_HOME``: wall time, triples/s, the
-   child's own peak RSS (the client; the ``sort`` and import-tool processes it starts are reported
-   apart), the server's heap in use after the load and the store's size on disk.
+   child's own peak RSS (the client; the ``sort``, parse, CSV and import-tool processes it starts are
+   reported apart), the server's heap in use after the load and the store's size on disk, and for the
+   bulk path the steps (parse, CSV, the importer and its own stages, the server's restart, schema).
+   ``admin:<size>``: neo4j-admin's importer alone on the CSV the bulk step wrote (``SGR_IMPORT_KEEP``), into
+   a fresh store, with the same settings: the limit beside sgr (``bulk_over_admin_ratio``).
 3. ``ask:<size>`` and ``ask:webqsp``: the ``sgr-compiled`` method (no LLM) on ``--questions``
    generated questions over the largest bulk-loaded graph, and on as many WebQSP questions over
    the WebQSP slice: p50/p95 latency per question and Hits@1.
 4. ``metaqa``: ``bench/load.py --fresh-server`` (the MetaQA KB against LangChain's
    ``add_graph_documents``) in the same run; its summary is copied here.
 
-Summary keys: ``bulk_20m_seconds``, ``bulk_triples_per_s``, ``tx_5m_triples_per_s``,
-``client_peak_rss_mb_20m``, ``ask_p50_ms_20m``, ``ask_p50_ms_small``, ``metaqa_seconds``,
-``speedup_vs_langchain`` (sizes that were not run are ``null``; ``sizes_run`` says which ran).
+Summary keys: ``bulk_20m_seconds``, ``admin_only_20m_seconds``, ``bulk_over_admin_ratio`` (of the largest
+bulk size), ``bulk_triples_per_s``, ``tx_5m_triples_per_s``, ``client_peak_rss_mb_20m``, ``ask_p50_ms_20m``,
+``ask_p50_ms_small``, ``metaqa_seconds``, ``speedup_vs_langchain``, and beside the timed ones the 1-minute
+load average when that step ended (``*_loadavg``); sizes that were not run are ``null``; ``sizes_run`` says
+which ran. Written with ``bench/record.py``'s provenance (commit, command, machine and load).
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.record import write_result  # noqa: E402
 
 NS = "http://rdf.freebase.com/ns/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -275,7 +282,15 @@ def child_load(path: str, bulk: bool) -> None:
         "write_seconds": f.write_seconds, "bulk": report.to_dict()["bulk"],
         "client_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "helpers_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        # CPU seconds (user + system): the client, and the processes it waited for (parse and CSV helpers,
+        # sort, the importer); less moved by other load on a shared machine than wall time
+        "client_cpu_seconds": _cpu(resource.getrusage(resource.RUSAGE_SELF)),
+        "helpers_cpu_seconds": _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)),
     }))
+
+
+def _cpu(usage: Any) -> float:
+    return usage.ru_utime + usage.ru_stime
 
 
 def server_figures(uri: str, home: Path) -> dict[str, Any]:
@@ -297,8 +312,9 @@ def server_figures(uri: str, home: Path) -> dict[str, Any]:
     return {"server_heap_used_mb": heap, "store_mb": size / 2**20}
 
 
-def measure_load(path: Path, bulk: bool, home: Path, keep: bool) -> dict[str, Any]:
-    """A fresh embedded server in ``home``, ``sgr load`` in a child process, the server's figures."""
+def measure_load(path: Path, bulk: bool, home: Path, keep: bool, csv_dir: Path | None = None) -> dict[str, Any]:
+    """A fresh embedded server in ``home``, ``sgr load`` in a child process, the server's figures.
+    ``csv_dir``: where the bulk path leaves its import CSV (for the ``admin`` step)."""
     from sgr.graph import server
 
     shutil.rmtree(home, ignore_errors=True)
@@ -307,6 +323,9 @@ def measure_load(path: Path, bulk: bool, home: Path, keep: bool) -> dict[str, An
     info = server.start(heap=os.environ.get("SGR_BENCH_HEAP", "2g"), pagecache="1g")
     try:
         env = {**os.environ, "NEO4J_URI": info.uri, "PYTHONPATH": str(ROOT)}
+        if csv_dir is not None:
+            shutil.rmtree(csv_dir, ignore_errors=True)
+            env["SGR_IMPORT_KEEP"] = str(csv_dir)
         proc = subprocess.run([sys.executable, __file__, "--child-load", str(path)] + (["--bulk"] if bulk else []),
                               env=env, capture_output=True, text=True)
         sys.stderr.write(proc.stderr[-2000:])
@@ -319,6 +338,28 @@ def measure_load(path: Path, bulk: bool, home: Path, keep: bool) -> dict[str, An
         if not keep:
             server.stop()
             shutil.rmtree(home, ignore_errors=True)
+
+
+def measure_admin(csv_dir: Path, home: Path) -> dict[str, Any]:
+    """neo4j-admin's importer alone on the CSV in ``csv_dir`` (its ``import.json``), into a fresh store under
+    ``home``, with the settings the bulk path uses; the CSV is removed afterwards."""
+    from sgr.graph.bulk import run_import
+
+    spec = json.loads((csv_dir / "import.json").read_text())
+    shutil.rmtree(home, ignore_errors=True)
+    (home / "dbms").mkdir(parents=True)
+    os.environ["SGR_HOME"] = str(home)
+    load0 = os.getloadavg()[0]
+    try:
+        summary = run_import(home / "dbms", spec["nodes"], spec["relationships"], home / "import",
+                             multiline=spec["multiline"], id_type=spec["id_type"])
+    finally:
+        shutil.rmtree(csv_dir, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+    return {"seconds": summary.seconds, "cpu_seconds": summary.cpu_seconds, "nodes": summary.nodes,
+            "relationships": summary.relationships, "id_type": spec["id_type"], "stages": summary.stages,
+            "summary": summary.line(),
+            "load_average_before": load0}
 
 
 def measure_ask(questions: list[dict[str, Any]], uri: str) -> dict[str, Any]:
@@ -363,22 +404,32 @@ def load_results(path: Path) -> dict[str, Any]:
 
 def save(results: dict[str, Any], path: Path) -> None:
     results["summary"] = summarize(results["steps"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n")
+    write_result(path, results)
 
 
 def summarize(steps: dict[str, Any]) -> dict[str, Any]:
     def get(step: str, key: str) -> Any:
         return steps.get(step, {}).get(key)
 
+    def load(step: str) -> Any:
+        after = get(step, "load_average_after")
+        return round(after[0], 2) if after else None
+
     bulk_sizes = sorted((k.split(":")[1] for k in steps if k.startswith("bulk:")), key=size_of)
     largest = bulk_sizes[-1] if bulk_sizes else None
     metaqa = steps.get("metaqa", {})
+    bulk_big, admin_big = (get(f"bulk:{largest}", "seconds"), get(f"admin:{largest}", "seconds")) if largest else (None, None)
     return {
         "bulk_20m_seconds": get("bulk:20M", "seconds"),
+        "bulk_20m_loadavg": load("bulk:20M"),
+        "admin_only_20m_seconds": get("admin:20M", "seconds"),
+        "admin_only_20m_loadavg": load("admin:20M"),
+        "bulk_over_admin_ratio": bulk_big / admin_big if bulk_big and admin_big else None,
+        "bulk_over_admin_size": largest if bulk_big and admin_big else None,
         "bulk_triples_per_s": get(f"bulk:{largest}", "triples_per_s") if largest else None,
         "bulk_largest_size_lines": size_of(largest) if largest else None,
         "tx_5m_triples_per_s": get("tx:5M", "triples_per_s"),
+        "tx_5m_loadavg": load("tx:5M"),
         "client_peak_rss_mb_20m": get("bulk:20M", "client_peak_rss_mb"),
         "client_peak_rss_mb_largest": get(f"bulk:{largest}", "client_peak_rss_mb") if largest else None,
         "ask_p50_ms_20m": get("ask:20M", "p50_ms"),
@@ -386,6 +437,7 @@ def summarize(steps: dict[str, Any]) -> dict[str, Any]:
         "ask_p50_ms_small": get("ask:webqsp", "p50_ms"),
         "metaqa_seconds": metaqa.get("metaqa_seconds"),
         "speedup_vs_langchain": metaqa.get("speedup_vs_langchain"),
+        "metaqa_loadavg": load("metaqa"),
         "sizes_run": sorted({k.split(":")[1] for k in steps if k.split(":")[0] in ("bulk", "tx")}, key=size_of),
     }
 
@@ -423,9 +475,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if name in steps and name not in args.redo:
             print(f"{name}: done earlier, skipped (--redo {name} runs it again)")
             return steps[name]
-        print(f"{name} …", flush=True)
+        print(f"{name} … (load average {os.getloadavg()[0]:.2f})", flush=True)
         t0 = time.time()
+        load0 = os.getloadavg()
         value = fn()
+        value.setdefault("load_average_before", load0)
         value["load_average_after"] = os.getloadavg()
         value["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         steps[name] = value
@@ -444,7 +498,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         path = file_of(size)
         home = args.out_dir / f"home-bulk-{size}"
         keep = size == largest and f"ask:{size}" not in steps
-        step(f"bulk:{size}", lambda: measure_load(path, True, home, keep=keep))
+        csv_dir = args.out_dir / f"csv-{size}"
+        step(f"bulk:{size}", lambda: measure_load(path, True, home, keep=keep, csv_dir=csv_dir))
+        if (csv_dir / "import.json").exists():  # the bulk step just ran: the importer alone on its CSV
+            args.redo.append(f"admin:{size}")
+            step(f"admin:{size}", lambda: measure_admin(csv_dir, args.out_dir / f"home-admin-{size}"))
         if size == largest:
             def ask_generated() -> dict[str, Any]:
                 from sgr.graph import server

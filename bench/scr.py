@@ -26,7 +26,9 @@ The stages (prepare, train, eval in this order; every stage can be rerun, caches
     WebQSP held-out part), scored with :mod:`sgr.evaluation.metrics.scores`; per-question latency on CPU
     (one question at a time) on a fixed sample; ``scr+llm`` on a small sample when ``--llm-n`` > 0 and
     an LLM is reachable. Writes ``bench/results/scr.json`` (summary keys ``<dataset>/<method>/<metric>``,
-    ``<dataset>/scr/path_recall``, ``<dataset>/ceiling``) and ``bench/results/scr.md``.
+    ``<dataset>/scr/path_recall``, ``<dataset>/ceiling``, and ``provenance`` by ``bench/record.py``) and
+    ``bench/results/scr.md``. ``--add-llm`` and ``--latency-only`` add to a ``scr.json`` of the same commit only
+    (one file holds one run).
 
 Datasets in the summary: ``metaqa-1hop``, ``metaqa-2hop``, ``metaqa-3hop`` (test samples), ``webqsp``
 (the held-out 20 %: :func:`sgr.methods.scr.data.split_of`, sha256 of ``scr-split:<id>``).
@@ -50,6 +52,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.record import previous_result, write_result  # noqa: E402
 from sgr.core.config import cache_dir, sgr_home  # noqa: E402
 from sgr.datasets import shared_data_dir  # noqa: E402
 from sgr.evaluation.cost import percentile  # noqa: E402
@@ -243,7 +246,8 @@ def train_models(dataset: str, which: list[str]) -> None:
         print(f"{dataset}/{kind}: best epoch {res.best_epoch}, val Hits@1 {res.best_hits1:.3f} → {res.best_path}")
 
 
-def seed_study(dataset: str, seeds: list[int], per_hop: int, subsample: int | None) -> dict[str, Any]:
+def seed_study(dataset: str, seeds: list[int], per_hop: int, subsample: int | None, fresh: bool = False
+               ) -> dict[str, Any]:
     """The served stepwise run (seed 0, ``train``) trained again with other ``seeds``; every model's validation and
     test Hits@1 (the test sample of ``eval``), with the checkpoint's own answer ranking. Writes ``scr_seeds.json``:
     summary ``<group>/seed<N>/hits1_strict`` and ``<group>/hits1_strict_{mean,min,max}`` over the seeds."""
@@ -277,12 +281,12 @@ def seed_study(dataset: str, seeds: list[int], per_hop: int, subsample: int | No
         summary |= {f"{name}/hits1_strict_mean": float(np.mean(vals)), f"{name}/hits1_strict_min": min(vals),
                     f"{name}/hits1_strict_max": max(vals)}
     path = RESULTS / "scr_seeds.json"
-    old = json.loads(path.read_text()) if path.exists() else {}
+    old = previous_result(path, fresh=fresh)  # the other dataset's seeds, when written at this commit
     res = {"summary": {**{k: v for k, v in old.get("summary", {}).items() if not k.startswith(dataset)}, **summary},
            "runs": {**old.get("runs", {}), dataset: runs},
            "setup": {**old.get("setup", {}), dataset: {"per_hop": per_hop, "subsample": subsample,
                                                         "config": TRAIN[dataset]["stepwise"], "device": "cpu"}}}
-    path.write_text(json.dumps(res, indent=2, default=str))
+    write_result(path, res, continues=old)
     for k, v in summary.items():
         print(f"{k:40s} {v:.3f}")
     return res
@@ -498,11 +502,19 @@ def llm_rows(dataset: str, info: dict[str, Any], groups: dict[str, list[Question
               f"F1 {sc['f1']:.3f} prompt tokens {sc['prompt_tokens_median']:.0f}", flush=True)
 
 
+def _same_run() -> dict[str, Any]:
+    """``scr.json`` to add to: only a file written at this commit (one file holds one run)."""
+    res = previous_result(RESULTS / "scr.json")
+    if not res:
+        raise SystemExit(f"{RESULTS / 'scr.json'}: no evaluation to add to; run `bench/scr.py eval` first")
+    return res
+
+
 def add_llm(llm_n: int, per_hop: int = 1000, subsample: int | None = None) -> dict[str, Any]:
     """Add ``scr+llm`` rows to an existing ``scr.json`` (needs a reachable LLM)."""
     from sgr.llm.client import LLM
 
-    res = json.loads((RESULTS / "scr.json").read_text())
+    res = _same_run()
     llm = LLM.from_settings()
     state = load_state()
     for dataset in DATASETS:
@@ -517,7 +529,7 @@ def add_llm(llm_n: int, per_hop: int = 1000, subsample: int | None = None) -> di
 def remeasure_latency(latency_n: int, methods: list[str], latency_threads: int = 1, per_hop: int = 1000,
                       subsample: int | None = None) -> dict[str, Any]:
     """Time one question at a time again (quality figures of ``scr.json`` kept), e.g. once the machine is quiet."""
-    res = json.loads((RESULTS / "scr.json").read_text())
+    res = _same_run()
     state = load_state()
     torch.set_num_threads(latency_threads)
     for dataset in DATASETS:
@@ -604,6 +616,8 @@ def main() -> None:
     sd.add_argument("--seeds", default="1,2")
     sd.add_argument("--per-hop", type=int, default=1000)
     sd.add_argument("--subsample", type=int, default=300)
+    sd.add_argument("--fresh", action="store_true", help="start scr_seeds.json afresh (needed when it holds a run "
+                    "of another commit: one file holds one run)")
     e = sub.add_parser("eval")
     e.add_argument("--per-hop", type=int, default=1000)
     e.add_argument("--latency-n", type=int, default=100)
@@ -624,23 +638,20 @@ def main() -> None:
     elif args.stage == "fold":
         fold_bundle(args.dataset, args.kind, args.bundle, args.returned)
     elif args.stage == "seeds":
-        seed_study(args.dataset, [int(x) for x in args.seeds.split(",")], args.per_hop, args.subsample)
+        seed_study(args.dataset, [int(x) for x in args.seeds.split(",")], args.per_hop, args.subsample, args.fresh)
     elif args.stage == "register":
         register(args.dataset, args.kind, args.folder)
     else:
+        continued: dict[str, Any] | None = None
         if args.add_llm:
-            res = add_llm(args.llm_n, args.per_hop, args.subsample)
+            res = continued = add_llm(args.llm_n, args.per_hop, args.subsample)
         elif args.latency_only:
-            res = remeasure_latency(args.latency_n, args.methods.split(","), args.latency_threads, args.per_hop,
-                                    args.subsample)
-        else:
+            res = continued = remeasure_latency(args.latency_n, args.methods.split(","), args.latency_threads,
+                                                args.per_hop, args.subsample)
+        else:  # a full evaluation is a run of its own: nothing of an earlier file is carried
             res = evaluate(args.per_hop, args.latency_n, args.llm_n, args.methods.split(","), args.subsample,
                            args.latency_threads)
-            if (RESULTS / "scr.json").exists():  # earlier one-off latency studies (``latency_cpu_<date>``) are kept
-                old = json.loads((RESULTS / "scr.json").read_text())
-                res |= {k: v for k, v in old.items() if k.startswith("latency_cpu_")}
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "scr.json").write_text(json.dumps(res, indent=2, default=str))
+        write_result(RESULTS / "scr.json", res, continues=continued)
         md = write_markdown(res)
         (RESULTS / "scr.md").write_text(md)
         print(md)

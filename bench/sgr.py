@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/sgr.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
         [--methods sgr,sgr-base,sgr-compiled,sgr-no-schema,cypher-only,llm-only] \
-        [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp,webqsp-all] [--sample 100 --webqsp-sample 150 --seed 0]
+        [--datasets metaqa-1hop,metaqa-2hop,metaqa-3hop,webqsp,webqsp-all,cwq-dev,cwq-dev-all] \
+        [--sample 100 --webqsp-sample 150 --cwq-sample 500 --seed 0]
     .venv/bin/python bench/sgr.py --linking-only --webqsp-uri bolt://…
 
 Each (dataset, method) pair is one `sgr eval` run folder (:func:`sgr.evaluation.runner.run_eval`, resumable) under
@@ -16,8 +17,9 @@ the schema and NL→Cypher calls) pay once. ``--hops-per-dataset`` gives MetaQA'
 (``models/schema-lm``, what ``sgr llm serve`` serves by default) or a model of ``sgr llm tune`` (``--model tuned``) —
 asked with the schema prompt they were trained on, and the default relation retriever (the shipped relation encoder
 unless a model was trained for the graph); ``sgr-base`` the same method with the packaged base model
-(``sgr llm serve --model base``); each runs only when the configured model is its own (run them in two invocations,
-the results file accumulates). ``config.llm`` records which weights answered. A label ending in
+(``sgr llm serve --model base``); each runs only when the configured model is its own (run them in two invocations with the same ``--out``: the results file
+accumulates, at one commit only — one file holds one run; a file of another commit needs ``--fresh`` or another
+``--out``, and each invocation's provenance is kept). ``config.llm`` records which weights answered. A label ending in
 ``+rcr`` (``sgr-base+rcr``, ``sgr-compiled+rcr``, ``sgr+rcr``) is its method with RCR's trained relation model as the
 relation retriever (``--relation-model FILE``, e.g. ``sgr relations train --method encoder`` on WebQSP: it ranks
 the candidate relations of S_q, breaks linking ties and pre-filters the graph grammar). ``sgr+scr`` is ``sgr`` whose
@@ -25,9 +27,14 @@ voting paths are SCR's beam paths (``path_retriever=scr``, ``--scr-model FILE``:
 ``bench/scr.py``, trained on MetaQA dev); MetaQA only — SCR's WebQSP model trains on part of the slice's test
 questions.
 
-It also measures **entity linking** on the WebQSP slice: for every question, the entities linked from the text
-alone (no dataset topics) against the gold topic names (``q_entity``): accuracy = share of questions whose first
-linked entity is a gold topic entity, recall = share with some gold topic among the linked ones.
+``cwq-dev`` is a fixed sample (``--cwq-sample``, seed 0) of Complex WebQuestions' dev split and ``cwq-dev-all`` all
+1,180 of it, asked against the WebQSP store (which holds the CWQ dev graph beside the slice's); their summary adds
+``<ds>/<method>/<type>/hits1_strict`` for CWQ's four kinds (composition, conjunction, comparative, superlative).
+
+It also measures **entity linking** on WebQSP and CWQ dev (:func:`sgr.evaluation.linking.linking_accuracy`): every
+question linked from its text alone (no dataset topics) against the gold topic entities: ``linking/<dataset>/accuracy``
+= share whose first linked entity is a gold topic, ``linking/<dataset>/all_topics_found`` = share with every gold
+topic among the linked ones.
 
 Output: ``bench/results/sgr.json`` — ``summary`` keys ``<dataset>/<method>/<metric>`` (``hits1_strict``, ``hit``,
 ``f1``, ``p50_ms``, ``llm_calls_median``, ``prompt_tokens_median``, ``route_llm_share`` = share of answered questions
@@ -35,16 +42,15 @@ whose answers came from the model's own route (its Cypher, or a relation path it
 compiled, validated or voted; ``extra.route_source`` of each prediction), ``route_plan_share`` (… from a retrieved
 plan the model did not propose), ``collaborative_share``), ``<dataset>/ceiling``,
 ``webqsp/<method>/constraint_hits1_strict`` (strict Hits@1 on the questions whose schema carries a constraint,
-``constraint_questions`` of them), ``webqsp/linking/*``;
+``constraint_questions`` of them), ``linking/<dataset>/*``;
 ``details`` with each run's metrics and the route shares; ``paired`` (``--paired LABEL``): an unfinished run scored as
 it stands, every finished method on the same questions (keys ``<dataset>/paired_<label>/<method>/<metric>``, and
-``<dataset>/paired_<label>/questions``); ``bench/results/sgr.md`` as tables.
+``<dataset>/paired_<label>/questions``); ``provenance`` (``bench/record.py``); ``bench/results/sgr.md`` as tables.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -64,15 +70,19 @@ _spec = importlib.util.spec_from_file_location("bench_kgqa", ROOT / "bench" / "k
 kgqa = importlib.util.module_from_spec(_spec)  # graph loading and summary keys shared with the KGQA benchmark
 _spec.loader.exec_module(kgqa)
 
+from bench.record import previous_result, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
+from sgr.methods.registry import method_options  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 
-DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "webqsp-all")
-#: bench dataset labels run on another dataset: ``webqsp-all`` is every WebQSP test question (no sample)
-DATASET_OF = {"webqsp-all": "webqsp"}
-GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp"}
+DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "webqsp-all", "cwq-dev", "cwq-dev-all")
+#: bench dataset labels run on another dataset: ``webqsp-all`` is every WebQSP test question (no sample); ``cwq-dev``
+#: a fixed sample of CWQ's dev split (``--cwq-sample``), ``cwq-dev-all`` all of it — asked against the WebQSP store,
+#: which holds the CWQ dev graph beside the slice's (:func:`kgqa.graph_files`)
+DATASET_OF = {"webqsp-all": "webqsp", "cwq-dev": "cwq", "cwq-dev-all": "cwq"}
+GRAPH_OF = {**kgqa.GRAPH_OF, "webqsp-all": "webqsp", "cwq-dev": "webqsp", "cwq-dev-all": "webqsp"}
 METHODS = ("sgr", "sgr-base", "sgr-compiled", "sgr-no-schema", "cypher-only", "llm-only")
 #: bench labels run as another registered method: ``sgr-base`` is ``sgr`` with the packaged base model; a label
 #: ending in ``+rcr`` is its method with RCR's trained relation model (``--relation-model``) as relation retriever
@@ -210,36 +220,17 @@ def paired(label: str, run_dir: Path, others: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def linking_accuracy(store: GraphStore, limit: int | None = None) -> dict[str, Any]:
-    """Entity linking from the question text alone against the gold topic entities of the WebQSP slice."""
+def linking_accuracy(store: GraphStore, dataset: str) -> dict[str, Any]:
+    """Entity linking from the question text alone against the gold topic entities of every question of
+    ``dataset`` (:func:`sgr.evaluation.linking.linking_accuracy`, relation evidence from SGR's default retriever)."""
     from sgr.datasets import load_dataset
-    from sgr.core.text import normalize as normalise
-    from sgr.retrieval.entities import EntityLinker
-    from sgr.methods.sgr.schema import bracket_mentions
+    from sgr.evaluation.linking import linking_accuracy as measure
+    from sgr.retrieval.relations import sgr_retriever
 
-    ds = load_dataset("webqsp", limit=limit)
-    linker = EntityLinker(store)
-    n = top1 = anyhit = none = 0
-    misses: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    for q in ds.questions:
-        gold = {normalise(t) for t in q.topic_entities}
-        if not gold:
-            continue
-        n += 1
-        linked = linker.link_question(q.text, bracket_mentions(q.text))
-        names = [normalise(e.label) for e in linked]
-        if not names:
-            none += 1
-        if names and names[0] in gold:
-            top1 += 1
-        if gold & set(names):
-            anyhit += 1
-        elif len(misses) < 25:
-            misses.append({"question": q.text, "gold": q.topic_entities, "linked": [e.label for e in linked]})
-    return {"questions": n, "accuracy": round(top1 / max(1, n), 4), "recall": round(anyhit / max(1, n), 4),
-            "no_entity": round(none / max(1, n), 4), "seconds": round(time.perf_counter() - t0, 1),
-            "examples_missed": misses}
+    res = measure(store, load_dataset(dataset).questions, sgr_retriever(store, None) or sgr_retriever(store, "cosine"),
+                  max_misses=25)
+    return res.summary() | {"seconds": round(time.perf_counter() - t0, 1), "examples_missed": res.misses}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -281,12 +272,12 @@ def markdown(result: dict[str, Any]) -> str:
                              f"{f['route_llm_share']:.2f} | {f['p50_ms'] if f['p50_ms'] is not None else '-'} | "
                              f"{f['llm_calls_median']:.0f} |")
             lines.append("")
-    link = result.get("linking")
-    if link:
-        lines += ["## Entity linking on the WebQSP slice", "",
-                  f"From the question text alone (no dataset topics), over {link['questions']} questions: first linked "
-                  f"entity is a gold topic entity **{link['accuracy']:.3f}**; some gold topic among the linked "
-                  f"{link['recall']:.3f}; nothing linked {link['no_entity']:.3f} ({link['seconds']} s).", ""]
+    for ds, link in (result.get("linking") or {}).items():
+        if link and "all_topics_found" in link:
+            lines += [f"## Entity linking on {ds}", "",
+                      f"From the question text alone (no dataset topics), over {link['questions']} questions: the "
+                      f"first linked entity is a gold topic entity **{link['accuracy']:.3f}**; every gold topic among "
+                      f"the linked {link['all_topics_found']:.3f} ({link['seconds']} s).", ""]
     lines += ["## Setup", "",
               f"- run {cfg['finished_at']} on {cfg['machine']}; samples: "
               + (f"MetaQA {cfg['sample']} per hop, " if any(d.startswith("metaqa") for d in details) else "")
@@ -304,6 +295,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--sample", type=int, default=100, help="MetaQA questions per hop (fixed-seed sample)")
     ap.add_argument("--webqsp-sample", type=int, default=150, help="WebQSP questions (fixed-seed sample)")
+    ap.add_argument("--cwq-sample", type=int, default=500, help="CWQ dev questions (fixed-seed sample)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--metaqa-uri", default=None, help="Neo4j holding the MetaQA KB (default NEO4J_URI)")
     ap.add_argument("--webqsp-uri", default=None, help="Neo4j holding the WebQSP slice (default NEO4J_URI)")
@@ -317,8 +309,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="SCR's trained checkpoint for the +scr label (MetaQA: bench/scr.py's stepwise best.pt)")
     ap.add_argument("--paired", default="", help="labels whose runs are scored as they stand (unfinished), with "
                     "the finished methods on the same questions, instead of being run to the end")
-    ap.add_argument("--linking-only", action="store_true", help="only measure entity linking on WebQSP")
+    ap.add_argument("--linking-only", action="store_true", help="only measure entity linking (WebQSP, CWQ dev)")
     ap.add_argument("--no-linking", action="store_true", help="skip the linking measurement")
+    ap.add_argument("--fresh", action="store_true", help="start the results file afresh (needed when it holds a run "
+                    "of another commit: one file holds one run)")
     args = ap.parse_args(argv)
 
     methods = [m for m in args.methods.split(",") if m]
@@ -328,17 +322,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ap.error(f"--datasets: unknown {', '.join(unknown)} (known: {', '.join(DATASETS)})")
     options = dict(o.split("=", 1) for o in args.option)
     runs_dir = args.runs_dir or sgr_home() / "bench-runs" / "sgr"
-    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    previous = previous_result(args.out, fresh=args.fresh)
     details: dict[str, dict[str, Any]] = previous.get("details", {})
     pairs: dict[str, dict[str, Any]] = previous.get("paired", {})
     graphs: list[dict[str, Any]] = []
-    linking = previous.get("linking")
+    linking = previous.get("linking") if isinstance(previous.get("linking"), dict) and \
+        "accuracy" not in previous.get("linking", {}) else {}
     uris = {"metaqa": args.metaqa_uri or os.environ.get("NEO4J_URI"),
             "webqsp": args.webqsp_uri or os.environ.get("NEO4J_URI")}
 
     for graph in ("metaqa", "webqsp"):
         todo = [] if args.linking_only else [d for d in datasets if GRAPH_OF[d] == graph]
-        want_linking = graph == "webqsp" and not args.no_linking and ("webqsp" in datasets or args.linking_only)
+        want_linking = graph == "webqsp" and not args.no_linking and (
+            any(d.startswith(("webqsp", "cwq")) for d in datasets) or args.linking_only)
         if not todo and not want_linking:
             continue
         uri = uris[graph]
@@ -346,11 +342,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         store.verify()
         graphs.append(kgqa.ensure_graph(store, graph))
         if want_linking:
-            linking = linking_accuracy(store)
-            print(f"[sgr] linking on webqsp: accuracy {linking['accuracy']:.3f} recall {linking['recall']:.3f}",
-                  flush=True)
+            for name, dataset in (("webqsp", "webqsp"), ("cwq-dev", "cwq")):
+                linking[name] = linking_accuracy(store, dataset)
+                print(f"[sgr] linking on {name}: accuracy {linking[name]['accuracy']:.3f}", flush=True)
         for ds in todo:
-            n = None if ds == "webqsp-all" else args.webqsp_sample if ds == "webqsp" else args.sample
+            n = (None if ds.endswith("-all") else args.webqsp_sample if ds == "webqsp" else
+                 args.cwq_sample if ds == "cwq-dev" else args.sample)
             sel = f"sample{n}-seed{args.seed}" if n else "all"
             for method in methods:
                 if method in unfinished:
@@ -365,8 +362,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     continue
                 run_as = RUN_AS.get(method, method)
                 opts = {**label_options(method, args.relation_model, args.scr_model), **options}
-                if args.hops_per_dataset and ds.startswith("metaqa"):
-                    opts.setdefault("hops", ds[len("metaqa-")])
+                if args.hops_per_dataset and ds.startswith("metaqa") and "hops" in method_options(run_as):
+                    opts.setdefault("hops", ds[len("metaqa-")])  # llm-only has no expansion depth
                 cfg = RunConfig(dataset=DATASET_OF.get(ds, ds), method=run_as, out=runs_dir / ds / f"{method}__{sel}",
                                 sample=n, seed=args.seed, hops=2 if graph == "webqsp" else None, options=opts)
                 t0 = time.perf_counter()
@@ -400,6 +397,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 summary[f"{ds}/{method}/collaborative_share"] = r["collaborative_share"]
         if ds.startswith("webqsp"):
             constraint_hits(ds, details.get(ds, {}), summary, previous.get("summary", {}))
+        if ds.startswith("cwq"):  # CWQ's four kinds of question
+            for method, run in details.get(ds, {}).items():
+                for kind, figs in (run["metrics"].get("by_type") or {}).items():
+                    summary[f"{ds}/{method}/{kind}/hits1_strict"] = round(float(figs["hits1_strict"]), 4)
     for ds, labels in pairs.items():
         for label, pr in labels.items():
             summary[f"{ds}/paired_{label}/questions"] = pr["questions"]
@@ -407,14 +408,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 for k, v in figs.items():
                     if v is not None:
                         summary[f"{ds}/paired_{label}/{m}/{k}"] = v
-    if linking:
-        summary["webqsp/linking/accuracy"] = linking["accuracy"]
-        summary["webqsp/linking/recall"] = linking["recall"]
+    for name, link in (linking or {}).items():
+        summary[f"linking/{name}/accuracy"] = link["accuracy"]
+        summary[f"linking/{name}/all_topics_found"] = link["all_topics_found"]
     prev_graphs = {g["graph"]: g for g in previous.get("config", {}).get("graphs", [])}
     prev_graphs.update({g["graph"]: g for g in graphs})
     result = {
         "summary": summary,
         "config": {"methods": methods, "datasets": datasets, "sample": args.sample, "webqsp_sample": args.webqsp_sample,
+                   "cwq_sample": args.cwq_sample,
                    "seed": args.seed, "options": options, "hops_per_dataset": args.hops_per_dataset,
                    "llm": served_weights(), "graphs": list(prev_graphs.values()),
                    "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -423,8 +425,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "details": details,
         "paired": pairs,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_result(args.out, result, continues=previous)
     args.out.with_suffix(".md").write_text(markdown(result))
     print(markdown(result))
     return result

@@ -2,7 +2,8 @@
 questions, never on test.
 
     SGR_HOME=… .venv/bin/python bench/sgr_grid.py --metaqa-uri bolt://… --webqsp-uri bolt://… \
-        [--per-hop 15 --webqsp 30 --seed 0] [--path-grammar-pass] [--set-defaults]
+        [--per-hop 15 --webqsp 30 --cwq 0 --seed 0] [--path-grammar-pass] \
+        [--values mu=0.5,0.9 …]   # search only these values of a parameter (a narrower, faster grid)
 
 1. **Record.** ``sgr`` (the configured LLM — the packaged base model under ``sgr llm serve`` — with its call cache
    on) answers each validation question once; the decision inputs of every round
@@ -12,6 +13,8 @@ questions, never on test.
    graph = the MetaQA KB) and WebQSP **train** (``webqsp_train_paths.jsonl``: question + gold relation paths, no
    answers, no topic: the topic is linked from the text; graph = the WebQSP slice). A WebQSP train question is
    skipped (and counted) when nothing links or when none of its gold paths exists from the linked entities.
+   ``--cwq N`` adds a seeded sample of CWQ **dev** (given topics, strict Hits@1; graph = the WebQSP store, which
+   holds the CWQ dev graph beside the slice's).
 2. **Replay.** :func:`sgr.methods.sgr.decision.decide` is replayed over the recorded rounds (the first round whose
    decision answers wins, as in the answerer) for every point of the grid. Score: MetaQA — strict Hits@1 (the top
    answer is gold; F1 of the kept answer set as the tie-break); WebQSP train — a path-level proxy: the relation
@@ -52,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.errors import EntityNotFound  # noqa: E402
 from sgr.core.types import Question  # noqa: E402
+from bench.record import write_result  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
 from sgr.evaluation.metrics.f1 import f1  # noqa: E402
 from sgr.evaluation.metrics.hits1_strict import hits1_strict  # noqa: E402
@@ -65,7 +69,7 @@ RESULTS = ROOT / "bench" / "results"
 GRID = {"mu": (0.1, 0.3, 0.5, 0.7, 0.9), "epsilon": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
         "lam": (0.1, 0.3, 0.5, 0.7, 0.9), "answer_ratio": (0.5, 0.8, 1.0), "integrate": (False, True),
         "plan_trust": (0.8, 0.85, 0.9, 0.95, 1.01), "gamma_min": (0.0, 0.1, 0.3, 0.5)}
-DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp-train")
+DATASETS = ("metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp-train", "cwq-dev")
 
 
 #: the defaults before this search ("today" in the output; ties go to the point closest to them)
@@ -100,6 +104,11 @@ def webqsp_train(n: int | None, seed: int) -> list[Question]:
     return [Question(id=rows[i]["id"], text=rows[i]["question"], gold_paths=rows[i]["ground_paths"]) for i in pick]
 
 
+def cwq_dev(n: int, seed: int) -> list[Question]:
+    """A seeded sample of CWQ dev (given topics, gold answers; graph = the WebQSP slice + CWQ dev store)."""
+    return load_dataset("cwq", split="dev", sample=n, seed=seed).questions if n else []
+
+
 def held_out_ids(provenance: Path) -> set[str]:
     """The validation questions a tuned model never trained on (``data.validation_ids`` of its ``model.json``)."""
     try:
@@ -131,7 +140,8 @@ def question_sets(args: argparse.Namespace) -> dict[str, list[Question]]:
                 + untrained_metaqa(args.held_out, h, args.held_out_metaqa, args.seed) for h in (1, 2, 3)}
         return sets | {"webqsp-train": [q for q in webqsp_train(None, args.seed) if q.id in ids]}
     sets = {f"metaqa-{h}hop": metaqa_dev(h, args.per_hop, args.seed) for h in (1, 2, 3)}
-    return sets | {"webqsp-train": webqsp_train(args.webqsp, args.seed)}
+    sets |= {"webqsp-train": webqsp_train(args.webqsp, args.seed)}
+    return sets | ({"cwq-dev": cwq_dev(args.cwq, args.seed)} if args.cwq else {})
 
 
 def check_served(provenance: Path, replay_only: bool) -> None:
@@ -195,7 +205,7 @@ def record_one(answerer: Any, dataset: str, q: Question, pass_name: str) -> dict
 def record(args: argparse.Namespace, path: Path, pass_name: str, options: dict[str, Any],
            sets: dict[str, list[Question]]) -> None:
     done = done_ids(path)
-    uri = {"webqsp-train": args.webqsp_uri}
+    uri = {"webqsp-train": args.webqsp_uri, "cwq-dev": args.webqsp_uri}
     hops = {f"metaqa-{h}hop": {"hops": h} for h in (1, 2, 3)}
     stores: dict[str, GraphStore] = {}
     with open(path, "a", encoding="utf-8") as out:
@@ -322,6 +332,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--webqsp-password-file", default=None)
     ap.add_argument("--per-hop", type=int, default=15)
     ap.add_argument("--webqsp", type=int, default=30)
+    ap.add_argument("--cwq", type=int, default=0, help="CWQ dev questions (seeded sample; scored by strict Hits@1)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--records", type=Path, default=None, help="default: $SGR_HOME/bench/sgr_grid.records.jsonl")
     ap.add_argument("--out", type=Path, default=RESULTS / "sgr_grid.json")
@@ -329,6 +340,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--pg-per-hop", type=int, default=None, help="… on the first N of each MetaQA sample")
     ap.add_argument("--pg-webqsp", type=int, default=None, help="… on the first N of the WebQSP train sample")
     ap.add_argument("--replay-only", action="store_true", help="no LLM: replay the records there are")
+    ap.add_argument("--values", action="append", default=[], metavar="KEY=V1,V2",
+                    help="search only these values of one parameter of the grid (repeatable; e.g. integrate=false)")
     ap.add_argument("--held-out", type=Path, default=None,
                     help="a tuned model's model.json: record its held-out validation questions (data.validation_ids) "
                          "instead of the seeded samples; the configured LLM must serve those weights")
@@ -338,6 +351,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help=f"with --held-out: write the chosen {', '.join(GRID)} into that model.json ('decision'), "
                          "which SGR then uses for those weights")
     args = ap.parse_args(argv)
+    for item in args.values:  # a narrower grid: replaying every point over many records takes long
+        key, _, vals = item.partition("=")
+        if key not in GRID or not vals:
+            ap.error(f"--values {item!r}: KEY=V1,V2 with KEY one of {', '.join(GRID)}")
+        GRID[key] = tuple(v.lower() == "true" if key == "integrate" else float(v) for v in vals.split(","))
     if args.set_provenance and not args.held_out:
         ap.error("--set-provenance needs --held-out")
     if args.held_out:
@@ -406,7 +424,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result = {"summary": summary, "grid": {k: list(v) for k, v in GRID.items()}, "best": best,
               "faithful_points": sum(r["faithful"] for r in found["table"]), "points": len(found["table"]),
               "today": found["today"], "table": found["table"][:40],
-              "config": {"per_hop": args.per_hop, "webqsp": args.webqsp, "seed": args.seed,
+              "config": {"per_hop": args.per_hop, "webqsp": args.webqsp, "cwq": args.cwq, "seed": args.seed,
                          "metaqa": "MetaQA dev (k-hop sample, hops=k)", "webqsp_set": "WebQSP train (gold paths)",
                          "records": str(args.records.relative_to(ROOT) if args.records.is_relative_to(ROOT)
                                         else args.records),
@@ -419,7 +437,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             prov["decision"] = {**best["params"], "chosen_on": summary["sizes"], "mean_hits1": best["mean_hits1"]}
             args.held_out.write_text(json.dumps(prov, indent=2, default=str))
             print(f"[grid] decision parameters written to {args.held_out}", flush=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_result(args.out, result, indent=1)
     print(json.dumps(summary, indent=1))
     return result
 

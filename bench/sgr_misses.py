@@ -25,7 +25,6 @@ answers); a table on stdout and in ``bench/results/sgr_misses.md``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import write_result  # noqa: E402
 from sgr.core.lexicon import DATE_KEY, DATE_VALUE  # noqa: E402
 from sgr.evaluation.misses import CLASSES, classify, example_text, summarize_misses  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
@@ -119,8 +119,7 @@ def main() -> None:
     result = {"summary": summary, "examples": examples,
               "config": {"runs": [str(r) for r in args.runs], "examples": args.examples, "many_gold": MANY_GOLD,
                          "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_result(args.out, result)
     md = (f"# Why SGR misses (`bench/sgr_misses.py`)\n\n{table(summary, labels)}\n\n"
           f"{args.graph}: {summary[f'{args.graph}/date_facts']} date facts.\n\n{example_lines(examples)}")
     args.out.with_suffix(".md").write_text(md)

@@ -1,12 +1,12 @@
-"""Benchmark of ``sgr llm tune``: what the tuning run cost and what the tuned model gives, merged into
-``bench/results/llm.json`` (existing keys kept).
+"""Benchmark of ``sgr llm tune``: what the tuning run cost and what the tuned model gives, written to
+``bench/results/tune_cpu.json`` or ``tune_gpu.json`` (by where the run trained; ``--out`` for another file), one run
+per file, with its provenance (``bench/record.py``).
 
 Figures (``summary`` keys added):
 
 * ``tune_seconds_cpu`` (or ``tune_seconds_gpu`` when the run used CUDA): wall seconds of the tuning itself (the
-  frozen-layer cache and the epochs, validation losses included), from the provenance file next to the weights;
-  the run's provenance goes to the section ``tune_cpu`` or ``tune_gpu``, so a CPU and a GPU run stand side by side
-  (the other figures below are the latest run's);
+  frozen-layer cache and the epochs, validation losses included), from the provenance file next to the weights,
+  whose figures go to the section ``run``;
 * ``tuned_path_accuracy`` / ``base_path_accuracy``: share of held-back validation questions whose first generated
   relation path equals the gold first path (greedy, unconstrained, the tuned vs the packaged weights), with
   ``tuned_validation_questions``; ``tuned_validation_loss`` / ``base_validation_loss``: target-token cross-entropy;
@@ -31,7 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-RESULTS = ROOT / "results" / "llm.json"
+from bench.record import write_result  # noqa: E402
+
+RESULTS = ROOT / "results"
 
 
 def decode_speed(model: str) -> float:
@@ -79,6 +81,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--weights", type=Path, help="the tuned GGUF (default: sgr llm serve --model tuned's choice)")
     ap.add_argument("--no-speed", action="store_true", help="skip the server speed measurement")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results file (default bench/results/tune_cpu.json or tune_gpu.json, by the run's device)")
     args = ap.parse_args()
     from sgr.llm import server
 
@@ -89,19 +93,15 @@ def main() -> None:
         tuned_tps = decode_speed(str(weights))
         base_tps = decode_speed("base")
     summary = summarise(prov, tuned_tps, base_tps)
-    result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"summary": {}}
-    result["summary"].update(summary)
-    if "tune" in result:  # the section of a CPU run, written before sections were keyed by device
-        result["tune_cpu"] = result.pop("tune")
     keep = ("weights", "graph_version", "device", "data", "config", "steps", "epochs_run", "stopped_early",
             "validation", "seconds", "examples", "train_tokens_per_s", "trained_by_bundle")
-    result[f"tune_{device_kind(prov)}"] = {k: prov[k] for k in keep if k in prov}
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    out = args.out or RESULTS / f"tune_{device_kind(prov)}.json"
+    write_result(out, {"summary": summary, "run": {k: prov[k] for k in keep if k in prov}})
     width = max(len(k) for k in summary)
     print(f"{'figure':<{width}}  value")
     for k, v in summary.items():
         print(f"{k:<{width}}  {v}")
-    print(f"written to {RESULTS}")
+    print(f"written to {out}")
 
 
 if __name__ == "__main__":

@@ -26,11 +26,11 @@ model's own Cypher, collaborative votes), so both routes share one implementatio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cypher.conditions import (UNDATED, QueryConstraints, adjacent_condition, date_key,
+from cypher.conditions import (UNDATED, QueryConstraints, adjacent_condition, date_key, has_dates, has_numbers,
                                mention_condition, name_condition, name_year, number_condition, number_key,
                                type_condition, year_condition)
 from sgr.core.lexicon import GENERIC_TYPES
@@ -144,6 +144,20 @@ def compile_walk_filter(walks: Sequence[tuple[str, Sequence[str]]], constraints:
     return CompiledQuery(head + _constrained_tail(constraints, params), params)
 
 
+def compile_checkable(walks: Sequence[tuple[str, Sequence[str]]], measure: str | None) -> CompiledQuery:
+    """Whether the graph holds what a literal condition decides by, over given walks (``(answer id, node ids)``):
+    one row ``dated`` (a node of some walk carries a date, :func:`cypher.conditions.has_dates`) and ``measured``
+    (some answer carries a number of ``measure``, :func:`cypher.conditions.has_numbers`; false without a measure)."""
+    params: dict[str, Any] = {"walks": [{"id": a, "nodes": list(ns) or [a]} for a, ns in walks]}
+    measured = has_numbers(measure, "_x") if measure else "false"
+    cypher = ("UNWIND $walks AS wk\n"
+              "MATCH (x:Entity {id: wk.id})\n"
+              "CALL (wk) { UNWIND wk.nodes AS i MATCH (n:Entity {id: i}) RETURN collect(n) AS ns }\n"
+              f"RETURN any(_w IN collect(ns) WHERE {has_dates('_w')}) AS dated, "
+              f"any(_x IN collect(x) WHERE {measured}) AS measured")
+    return CompiledQuery(cypher, params)
+
+
 def _soft(tests: Sequence[str]) -> str:
     """Keep the rows passing the first test that any row passes; all rows when none does."""
     hits = ", ".join(f"[w IN rows WHERE {t}] AS hit{i}" for i, t in enumerate(tests))
@@ -164,9 +178,9 @@ def _constrained_tail(c: QueryConstraints, params: dict[str, Any]) -> str:
     """Everything after ``WITH x, ns, rs`` (one row per walk: answer node, walk nodes, the walk's stored steps or
     null) for the constraints ``c``; each kept walk travels as ``[ns, rs]``."""
     out = "WITH collect({x: x, ns: ns, rs: rs, dn: [n IN ns WHERE n:CVT OR n = x]}) AS rows\n"
-    if c.second_id:
-        params["second"] = c.second_id
-        out += _soft([adjacent_condition("w.x", "_s:Entity {id: $second}")])
+    for i, other in enumerate(c.join_ids):  # the join: the answer meets each other linked entity (when some does)
+        params[f"join{i}"] = other
+        out += _soft([adjacent_condition("w.x", f"_s:Entity {{id: $join{i}}}")])
     if c.mention_text:
         params["mention"] = c.mention_text
         out += _soft([mention_condition("w.dn", "w.ns")])
@@ -212,3 +226,119 @@ def compile_answer_query(seed_name: str, steps: Sequence[Step], cvt: Sequence[in
         var = "x" if i == len(steps) else (f"c{i}:CVT" if i in cvt else f"n{i}")
         parts.append((f"-{rel_q}->" if direction == "out" else f"<-{rel_q}-") + f"({var})")
     return f"MATCH {''.join(parts)} RETURN DISTINCT x.name AS answer"
+
+
+# -- a profiled graph (a user's own labels and properties, sgr.graph.profile) ----------------------------------------
+@dataclass
+class PropertyStep:
+    """One hop of a property-graph query: along any of ``types`` (``out``: from the previous node) to ``to``."""
+
+    types: tuple[str, ...]
+    direction: str
+    to: str
+
+    def arrow(self, var: str) -> str:
+        rel = f"[{var}:{'|'.join(quote_identifier(t) for t in self.types)}]"
+        return f"-{rel}->" if self.direction == "out" else f"<-{rel}-"
+
+
+@dataclass
+class PropertyQuery:
+    """A question over a profiled graph as a query: seeds (element ids) joined at the answer ``x`` by ``steps`` (the
+    second seed's own ``join`` steps), the answer's name (``name_key``) or a literal (``project``), a condition
+    ``(on, property, op, value)`` and an order ``(on, property, descending)`` where ``on`` is ``x`` or ``r`` (the last
+    relationship), or a count."""
+
+    seeds: list[str]
+    steps: list[PropertyStep]
+    name_key: str | None
+    project: str | None = None
+    join: list[PropertyStep] = field(default_factory=list)
+    condition: tuple[str, str, str, Any] | None = None
+    order: tuple[str, str, bool] | None = None
+    count: bool = False
+
+    def _match(self, params: dict[str, Any], path: bool = False) -> tuple[list[str], list[str], str]:
+        """The MATCH lines, the WHERE tests and the answer variable (``p``/``q`` path variables with ``path``)."""
+        params["s0"] = self.seeds[0]
+        lines = ["MATCH (s0) WHERE elementId(s0) = $s0"]
+        x = "s0"
+        if self.steps:
+            walk, x = "(s0)", "x"
+            for i, st in enumerate(self.steps, 1):
+                node = "x" if i == len(self.steps) else f"v{i}"
+                var = "r" if i == len(self.steps) else f"r{i}"
+                walk += f"{st.arrow(var)}({node}:{quote_identifier(st.to)})"
+            lines.append(f"MATCH {'p = ' if path else ''}{walk}")
+        if len(self.seeds) > 1 and self.join:
+            params["s1"] = self.seeds[1]
+            walk = "(s1)"
+            for i, st in enumerate(self.join, 1):
+                walk += st.arrow(f"j{i}") + ("(x)" if i == len(self.join) else f"(w{i})")
+            lines.append(f"MATCH {'q = ' if path else ''}{walk}")
+        where = [f"NOT elementId({x}) IN $seeds"] if self.steps else []
+        if self.steps:
+            params["seeds"] = list(self.seeds)
+        if "s1" in params:
+            where.insert(0, "elementId(s1) = $s1")
+        if self.condition is not None:
+            on, prop, op, value = self.condition
+            where.append(f"{on if self.steps else x}.{quote_identifier(prop)} {op} $value")
+            params["value"] = value
+        return lines, where, x
+
+    def compile(self, limit: int = 200) -> CompiledQuery:
+        """The read query: rows ``answer`` and ``id`` (the answer node's element id; ``key`` too when ordered),
+        distinct, by name (after the key when ordered), as sgr's own compiled queries order theirs, at most ``limit``;
+        a count is one row ``answer``."""
+        params: dict[str, Any] = {"limit": limit}
+        lines, where, x = self._match(params)
+        if where:
+            lines.append("WHERE " + " AND ".join(where))
+        shown = f"{x}.{quote_identifier(self.project or self.name_key or 'name')}"
+        if self.count:
+            lines.append(f"RETURN count(DISTINCT {x}) AS answer")
+        elif self.order is not None:
+            on, prop, desc = self.order
+            key = f"{on if self.steps else x}.{quote_identifier(prop)}"
+            lines.append(f"WITH DISTINCT {shown} AS answer, elementId({x}) AS id, {key} AS key WHERE key IS NOT NULL")
+            lines.append(f"RETURN answer, id, key ORDER BY key {'DESC' if desc else 'ASC'}, answer LIMIT $limit")
+        else:
+            lines.append(f"RETURN DISTINCT {shown} AS answer, elementId({x}) AS id ORDER BY answer LIMIT $limit")
+        return CompiledQuery("\n".join(lines), params)
+
+    def redraw(self, answer_ids: Sequence[str], limit: int = 100) -> CompiledQuery:
+        """A query that draws the walks to the answer nodes ``answer_ids`` (all walks when empty: a count's)."""
+        params: dict[str, Any] = {}
+        lines, where, x = self._match(params, path=True)
+        if self.steps and answer_ids:
+            params["answers"] = list(answer_ids)
+            where.append(f"elementId({x}) IN $answers")
+        if where:
+            lines.append("WHERE " + " AND ".join(where))
+        shown = ", ".join(v for v, used in (("p", bool(self.steps)), ("q", "s1" in params)) if used) or "s0"
+        lines.append(f"RETURN {shown} LIMIT {int(limit)}")
+        return CompiledQuery("\n".join(lines), params)
+
+    def walks(self, answer_ids: Sequence[str], names: Mapping[str, str], limit: int = 50) -> CompiledQuery:
+        """The walks to the answer nodes ``answer_ids`` (all walks when empty: a count's, a lookup's seed), one row
+        per walk: ``ids`` (element ids), ``names`` (each node's naming property, ``names`` label → property; null
+        for a compound-value node), ``types`` and ``dirs`` (``out``/``in`` as walked) of its relationships; the
+        second seed's walk (``join``) is a row of its own."""
+        params: dict[str, Any] = {"names": dict(names), "limit": int(limit)}
+        lines, where, x = self._match(params, path=True)
+        if not self.steps:
+            lines.append("WITH s0 MATCH p = (s0)")
+        if self.steps and answer_ids:
+            params["answers"] = list(answer_ids)
+            where.append(f"elementId({x}) IN $answers")
+        if where:
+            lines.append("WHERE " + " AND ".join(where))
+        variables = ["p"] + (["q"] if "s1" in params else [])
+        lines.append(f"WITH [{', '.join(variables)}] AS walks LIMIT $limit UNWIND walks AS w")
+        lines.append("RETURN DISTINCT [n IN nodes(w) | elementId(n)] AS ids, "
+                     "[n IN nodes(w) | head([l IN labels(n) WHERE $names[l] IS NOT NULL | n[$names[l]]])] AS names, "
+                     "[r IN relationships(w) | type(r)] AS types, "
+                     "[i IN range(0, size(relationships(w)) - 1) | "
+                     "CASE WHEN startNode(relationships(w)[i]) = nodes(w)[i] THEN 'out' ELSE 'in' END] AS dirs")
+        return CompiledQuery("\n".join(lines), params)

@@ -17,7 +17,7 @@ siblings). A value counts when it starts with a four-digit year; dates compare a
     ordinal           earliest: the answers with the smallest start date of their walks; latest: the largest
                       (a year written in the answer's name stands in when its walks carry no date)
     count             the answer is the number of distinct answers
-    second entity     the answer is adjacent (directly or through one CVT) to a second linked entity
+    second entity     the answer is adjacent (directly or through one CVT) to each other linked entity (a join)
     mention           a CVT node of the walk has a neighbour the question names (a character, a film, a team
                       that entity linking left out)
 
@@ -57,7 +57,7 @@ class QueryConstraints:
     year_op: str = "in"  # "in" | "before" | "after"
     ordinal: str | None = None  # "earliest" | "latest"
     count: bool = False
-    second_id: str | None = None  # a second linked entity (the compiler joins on its id …
+    join_ids: tuple[str, ...] = ()  # the other linked entities (the compiler joins on each id …
     second_name: str | None = None  # … the model's grammar on its name)
     mention_text: str | None = None  # the question's words (mention_words): a CVT of the walk touches a node it names
     measure: str | None = None  # what a number measures: key words as regex alternatives, "area|population"
@@ -85,13 +85,13 @@ class QueryConstraints:
 
     @property
     def empty(self) -> bool:
-        return not (self.type_name or self.year is not None or self.ordinal or self.count or self.second_id
+        return not (self.type_name or self.year is not None or self.ordinal or self.count or self.join_ids
                     or self.second_name or self.mention_text or self.number is not None or self.extreme)
 
     @property
     def kinds(self) -> list[str]:
         """The constraint kinds present, in the order the compiled query applies them."""
-        out = ["second entity"] if self.second_id or self.second_name else []
+        out = ["second entity"] if self.join_ids or self.second_name else []
         out += ["mention"] if self.mention_text else []
         out += ["type"] if self.type_name else []
         out += [("time" if self.year_op == "in" else "comparison")] if self.year is not None else []
@@ -179,6 +179,17 @@ def numbers(node: str, measure: str) -> str:
             f"head([_k IN keys(_m) WHERE NOT _k =~ '{NOT_A_NUMBER_KEY}' "
             f"AND toFloatOrNull(toString(_m[_k])) IS NOT NULL | toFloat(toString(_m[_k]))]))]")
     return f"[_v IN {own} + {near} WHERE _v IS NOT NULL]"
+
+
+def has_dates(nodes: str) -> str:
+    """True when a node of the list ``nodes`` carries a date fact (:func:`dates`): a time, comparison or ordinal
+    condition has something to decide by."""
+    return f"any(_n IN {nodes} WHERE size({dates('_n')}) > 0)"
+
+
+def has_numbers(measure: str, node: str) -> str:
+    """True when ``node`` carries a number of ``measure`` (:func:`numbers`)."""
+    return f"size({numbers(node, measure)}) > 0"
 
 
 def number_condition(value: float, op: str, measure: str, node: str) -> str:

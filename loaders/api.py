@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,13 +33,15 @@ from typing import Any
 from neo4j.exceptions import Neo4jError
 
 from loaders import bulk as bulk_load
-from loaders import ntriples, rog, triples
+from loaders import ntriples, parallel, rog, triples
 from loaders.detect import detect_format
-from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, check_file
-from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups
+from loaders.records import (UTF8_BOM, EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple,
+                             check_file, too_long)
+from loaders.spill import SortedSpill, Spill, count_entities, edge_rows, entity_groups, sort_parts
 from loaders.writer import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, WriteStats, record_source, write_stream
 from sgr.core.errors import InputError, LoadError, Neo4jUnavailable
 from sgr.core.files import sha256_file
+from sgr.core.text import check_utf8, visible
 from sgr.graph.store import GraphStore
 
 #: Default error budget: malformed lines tolerated in one run before it stops.
@@ -141,63 +144,207 @@ def _printable(text: str, limit: int = 300) -> str:
     return out if len(out) <= limit else out[:limit] + "…"
 
 
+class _Collector:
+    """The record loop of :func:`collect`: each record into the spill and the file's report."""
+
+    def __init__(self, path: Path, spill: Spill, error_budget: int | None) -> None:
+        self.path, self.spill, self.error_budget = path, spill, error_budget
+        self.report = FileReport(path=str(path), format="", sha256="")
+        self.skipped: Counter[str] = Counter()
+        self.records = 0  # records read by the record loop
+
+    def take(self, rec: Record, line: int) -> bool:
+        """Add ``rec`` (read at ``line``); True once the malformed lines pass the error budget."""
+        kind = type(rec)
+        if kind is not Skipped and kind is not Malformed:
+            why = too_long(rec)  # a stated maximum, checked before anything of the file is written
+            if why is not None:
+                rec, kind = Malformed(str(self.path), line, why), Malformed
+        report, spill = self.report, self.spill
+        if kind is Triple:
+            spill.triple(rec.head, rec.relation, rec.tail)
+        elif kind is Name:
+            report.names += 1
+            spill.name(rec.entity, rec.name)
+        elif kind is Literal:
+            report.literals += 1
+            spill.literal(rec.entity, rec.key, rec.value)
+        elif kind is EntityType:
+            report.types += 1
+            spill.entity_type(rec.entity, rec.type)
+        elif kind is Skipped:
+            self.skipped[rec.what] += 1
+        elif kind is Malformed:
+            report.malformed_count += 1
+            if len(report.malformed) < KEEP_MALFORMED:
+                report.malformed.append(str(rec))
+            if self.error_budget is not None and report.malformed_count > self.error_budget:
+                report.lines = line
+                return True
+        return False
+
+    def block(self, block: ntriples.Block, label: str, keep_all: bool) -> bool:
+        """A block of N-Triples lines (:func:`loaders.ntriples.parse_block`): its common lines at once, the
+        others record by record. Names (and types) of one entity keep their input order: when some of the
+        block's are read line by line, all of its names (types) go through the record loop in line order."""
+        rest = [(n, rec) for n, text in block.rest for rec in ntriples.line_records(text, n, label, keep_all)]
+        kinds = {type(rec) for _, rec in rest}
+        merged = []
+        if Name in kinds:
+            merged += block.name_records()
+            block.names = (block.names[0].slice(0, 0),) * 3
+        if EntityType in kinds:
+            merged += block.type_records()
+            block.types = (block.types[0].slice(0, 0),) * 4
+        self.report.names += len(block.names[1])
+        self.report.types += len(block.types[1])
+        self.skipped.update(block.skipped)
+        self.spill.columns(block)
+        if merged:
+            rest = sorted(rest + merged, key=lambda item: item[0])
+        for n, rec in rest:
+            if self.take(rec, n):
+                return True
+        return False
+
+
+def collect(path: Path, fmt: str, reader: LineReader | None, spill: Spill, keep_all: bool = False,
+            error_budget: int | None = None, progress: LoadProgress | None = None
+            ) -> tuple[FileReport, Counter[str], bool]:
+    """The records of ``path`` (read by ``reader``) appended to ``spill``: the file's report, the skipped
+    relations, and whether it stopped at a malformed line past ``error_budget``. N-Triples is read in blocks
+    of lines (:meth:`LineReader.blocks`, :func:`loaders.ntriples.parse_block`), other formats record by record."""
+    c = _Collector(path, spill, error_budget)
+    c.report.format = fmt
+    n = 0
+    if fmt == "ntriples" and reader is not None:
+        stopped = _collect_blocks(c, reader, keep_all, progress)
+    else:
+        stopped = _collect_records(c, iter_records(path, fmt, keep_all, reader), reader, progress)
+        n = c.records
+    if not stopped:
+        c.report.lines = reader_lines(reader, n)
+    return c.report, c.skipped, stopped
+
+
+def _collect_records(c: _Collector, records: Iterator[Record], reader: LineReader | None,
+                     progress: LoadProgress | None) -> bool:
+    """:func:`collect` record by record (plain triples, RoG): True when it stopped past the error budget. A
+    triple within the stated maximums goes straight to the spill (the loop a small file spends its parse in);
+    every other record through :meth:`_Collector.take`."""
+    add_triple, take = c.spill.triple, c.take
+    report_every = 16384 if progress is not None and reader is not None else 0
+    n = 0
+    for n, rec in enumerate(records, start=1):
+        if type(rec) is Triple and too_long(rec) is None:
+            add_triple(rec.head, rec.relation, rec.tail)
+        elif take(rec, reader_lines(reader, n)):
+            c.records = n
+            return True
+        if report_every and not n % report_every:
+            progress.parsed_bytes(reader.position)
+    c.records = n
+    return False
+
+
+def _collect_blocks(c: _Collector, reader: LineReader, keep_all: bool, progress: LoadProgress | None) -> bool:
+    """:func:`collect` for N-Triples: True when it stopped past the error budget."""
+    label = reader.label
+    for item in reader.blocks():
+        if type(item) is Malformed:
+            if c.take(item, item.line):
+                return True
+            continue
+        first, raw = item
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:  # line by line, so only the bad lines are lost
+            for k, line in enumerate(raw.split(b"\n")[:raw.count(b"\n") + (not raw.endswith(b"\n"))]):
+                decoded = reader.decoded(line, first + k)
+                records = ((decoded,) if type(decoded) is Malformed
+                           else ntriples.line_records(decoded, first + k, label, keep_all))
+                for rec in records:
+                    if c.take(rec, first + k):
+                        return True
+            continue
+        if first == 1 and raw.startswith(UTF8_BOM.encode()):
+            raw = raw[3:]
+        if c.block(ntriples.parse_block(raw, first, keep_all), label, keep_all):
+            return True
+        if progress is not None:
+            progress.parsed_bytes(reader.position)
+    return False
+
+
+def over_budget(path: Path, fmt: str, count: int, first: str) -> LoadError:
+    return LoadError(f"{path}: stopped after {count} malformed lines (over the --max-errors "
+                     f"budget); nothing from this file was written (is it really {fmt}? try --format); "
+                     f"first: {_printable(first)}")
+
+
 def parse_file(path: Path, fmt: str, workdir: Path, keep_all: bool = False, error_budget: int | None = None,
                progress: LoadProgress | None = None) -> tuple[SortedSpill, FileReport]:
     """Parse one file into sorted spill files under ``workdir`` (:mod:`loaders.spill`, bounded
-    memory); raise :class:`LoadError` past ``error_budget`` bad lines, before anything is written."""
+    memory; a large plain file in parallel, :mod:`loaders.parallel`); raise :class:`LoadError` past
+    ``error_budget`` bad lines, before anything is written."""
     t0 = time.perf_counter()
-    report = FileReport(path=str(path), format=fmt, sha256="")
-    spill = Spill(workdir)
-    skipped: Counter[str] = Counter()
-    reader = None if (fmt == "rog" and rog.is_parquet(path)) else LineReader(path)
-    records = iter_records(path, fmt, keep_all, reader)
-    add_triple, add_name, add_literal, add_type = spill.triple, spill.name, spill.literal, spill.entity_type
-    n = 0
-    try:
-        for n, rec in enumerate(records, start=1):
-            kind = type(rec)
-            if kind is Triple:
-                add_triple(rec.head, rec.relation, rec.tail)
-            elif kind is Name:
-                report.names += 1
-                add_name(rec.entity, rec.name)
-            elif kind is Literal:
-                report.literals += 1
-                add_literal(rec.entity, rec.key, rec.value)
-            elif kind is EntityType:
-                report.types += 1
-                add_type(rec.entity, rec.type)
-            elif kind is Skipped:
-                skipped[rec.what] += 1
-            elif kind is Malformed:
-                report.malformed_count += 1
-                if len(report.malformed) < KEEP_MALFORMED:
-                    report.malformed.append(str(rec))
-                if error_budget is not None and report.malformed_count > error_budget:
-                    raise LoadError(
-                        f"{path}: stopped after {report.malformed_count} malformed lines (over the --max-errors "
-                        f"budget); nothing from this file was written (is it really {fmt}? try --format); "
-                        f"first: {_printable(report.malformed[0])}")
-            if progress is not None and reader is not None and n % 16384 == 0:
-                progress.parsed_bytes(reader.position)
-    finally:
-        spill.close()
+    parts = parallel.parallel_parts(path, fmt)
+    if parts > 1:
+        report, skipped, wrote_anything, sort = _parse_parallel(path, fmt, workdir, keep_all, error_budget, parts)
+    else:
+        spill = Spill(workdir)
+        reader = None if (fmt == "rog" and rog.is_parquet(path)) else LineReader(path)
+        try:
+            report, skipped, stopped = collect(path, fmt, reader, spill, keep_all, error_budget, progress)
+        finally:
+            spill.close()
+        if stopped:
+            raise over_budget(path, fmt, report.malformed_count, report.malformed[0])
+        wrote_anything, sort = spill.wrote_anything, spill.sort
     if progress is not None:
         progress.parsed_bytes(path.stat().st_size)
-    report.lines = reader_lines(reader, n)
     report.skipped = dict(skipped.most_common())
-    if not spill.wrote_anything:
+    if not wrote_anything:
         if report.malformed_count:
             raise LoadError(f"{path}: no valid line; first bad line: {report.malformed[0]}")
         if skipped:
             raise InputError(f"{path}: every statement is a housekeeping relation "
                              f"({', '.join(list(report.skipped)[:3])} …); use --keep-all to load them")
         raise InputError(f"{path}: no triples found (only blank or comment lines)")
-    done = spill.sort()
+    done = sort()
     report.triples = done.triples
     report.entities, report.cvts = count_entities(done.nodes)
     report.parse_seconds = time.perf_counter() - t0
     return done, report
+
+
+def _parse_parallel(path: Path, fmt: str, workdir: Path, keep_all: bool, error_budget: int | None,
+                    parts: int) -> tuple[FileReport, Counter[str], bool, Callable[[], SortedSpill]]:
+    """:func:`parse_file`'s parse on ``parts`` processes (:mod:`loaders.parallel`)."""
+    ranges = parallel.line_ranges(path, parts)
+    with ProcessPoolExecutor(len(ranges), mp_context=parallel.process_context()) as pool:
+        done = list(pool.map(parallel.parse_part, *zip(*[
+            (collect, path, fmt, keep_all, start, end, workdir / f"part{k}", error_budget)
+            for k, (start, end) in enumerate(ranges)])))
+    report = FileReport(path=str(path), format=fmt, sha256="")
+    skipped: Counter[str] = Counter()
+    offset = 0
+    for part in done:
+        for key in ("names", "literals", "types", "malformed_count"):
+            setattr(report, key, getattr(report, key) + part.report[key])
+        room = KEEP_MALFORMED - len(report.malformed)
+        report.malformed += [parallel.global_line(m, str(path), offset) for m in part.report["malformed"][:room]]
+        skipped.update(part.skipped)
+        offset += part.lines
+    report.lines = offset
+    if error_budget is not None and report.malformed_count > error_budget:
+        raise over_budget(path, fmt, report.malformed_count, report.malformed[0])
+    kinds: dict[str, set[str]] = {}
+    for part in done:
+        for key, seen in part.prop_kinds.items():
+            kinds.setdefault(key, set()).update(seen)
+    return (report, skipped, any(p.wrote_anything for p in done),
+            lambda: sort_parts([p.folder for p in done], workdir, kinds))
 
 
 def reader_lines(reader: LineReader | None, records: int) -> int:
@@ -232,6 +379,7 @@ def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None =
     files = [Path(p).expanduser() for p in paths]
     for path in files:
         check_file(path)
+        check_utf8(str(path.resolve()), f"the file name {visible(path)}")  # recorded in (:Source {path}) as text
     formats = [detect_format(path, fmt) for path in files]
     store.verify()
     if bulk is None:
@@ -263,7 +411,8 @@ def load_files(store: GraphStore, paths: Sequence[str | Path], fmt: str | None =
                 continue
             if progress:
                 progress.write_started(rep.triples)
-            stats = _write(store, path, spill, batch_size, workers, progress.written if progress else None)
+            stats = _write(store, path, spill, rep.entities, batch_size, workers,
+                           progress.written if progress else None)
             rep.new_entities = stats.new_entities
             rep.write_seconds = stats.seconds
             _record(store, rep)
@@ -304,11 +453,11 @@ def _record(store: GraphStore, rep: FileReport) -> None:
         raise LoadError(f"{rep.path}: could not record the load ({exc.message or exc})") from exc
 
 
-def _write(store: GraphStore, path: Path, spill: SortedSpill, batch_size: int, workers: int,
+def _write(store: GraphStore, path: Path, spill: SortedSpill, entities: int, batch_size: int, workers: int,
            progress: Callable[[int], None] | None) -> WriteStats:
     try:
-        return write_stream(store, entity_groups(spill.nodes), edge_rows(spill.edges), spill.triples,
-                            batch_size=batch_size, workers=workers, progress=progress)
+        return write_stream(store, entity_groups(spill.nodes), edge_rows(spill.edges, by_count=True), spill.triples,
+                            batch_size=batch_size, workers=workers, progress=progress, entities_hint=entities)
     except Neo4jUnavailable:
         raise
     except Neo4jError as exc:

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple
+from loaders.records import EntityType, LineReader, Literal, Malformed, Name, Record, Skipped, Triple, line_array
 
 FORMAT = "ntriples"
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -150,6 +151,19 @@ def parse_line(text: str, keep_all: bool = False) -> Record | str | None:
     return Triple(subject, relation, obj)
 
 
+def line_records(text: str, n: int, label: str, keep_all: bool = False) -> tuple[Record, ...]:
+    """The records of line ``n`` (none for a blank or comment line; an :class:`EntityType` line with
+    ``keep_all`` gives its triple too)."""
+    res = parse_line(text, keep_all)
+    if res is None:
+        return ()
+    if isinstance(res, str):
+        return (Malformed(label, n, res),)
+    if keep_all and type(res) is EntityType:  # the types list and, with --keep-all, the triple
+        return res, Triple(res.entity, res.relation, res.type)
+    return (res,)
+
+
 def parse(path: Path, keep_all: bool = False, reader: LineReader | None = None) -> Iterator[Record]:
     """Yield the records of an N-Triples file (see module doc)."""
     reader = reader or LineReader(path)
@@ -165,12 +179,77 @@ def parse(path: Path, keep_all: bool = False, reader: LineReader | None = None) 
             if relation not in TYPE_RELATIONS and (keep_all or not relation.startswith(HOUSEKEEPING_PREFIXES)):
                 yield Triple(subject, relation, obj)
                 continue
-        res = parse_line(text, keep_all)
-        if res is None:
-            continue
-        if isinstance(res, str):
-            yield Malformed(label, n, res)
-            continue
-        yield res
-        if keep_all and type(res) is EntityType:  # the types list and, with --keep-all, the triple
-            yield Triple(res.entity, res.relation, res.type)
+        yield from line_records(text, n, label, keep_all)
+
+
+# -- blocks of lines at once -----------------------------------------------------------------
+#: The common Freebase lines, as RE2 patterns for pyarrow's kernels: three namespace IRIs of ASCII word
+#: characters and dots, and an English name whose ends are printable ASCII other than a quote or backslash and
+#: which holds no quote, backslash or control character (its JSON form is then the text in quotes, and
+#: ``strip()`` and the unescaping leave it as it is). Anything else is read line by line (:func:`line_records`).
+_BLOCK_TRIPLE = (r"^<http://rdf\.freebase\.com/ns/(?P<s>[\w.]+)> <http://rdf\.freebase\.com/ns/(?P<p>[\w.]+)> "
+                 r"<http://rdf\.freebase\.com/ns/(?P<o>[\w.]+)> \.\n$")
+_BLOCK_NAME = (r'^<http://rdf\.freebase\.com/ns/(?P<s>[\w.]+)> <http://rdf\.freebase\.com/ns/type\.object\.name> '
+               r'"(?P<n>[!#-\[\]-~](?:[^"\\\x00-\x1f]*[!#-\[\]-~])?)"@en \.\n$')
+#: Each line is matched with its line break (hence ``\\n$``). Lines longer than this are read line by line (so no
+#: field of a line read in a block passes a stated maximum).
+BLOCK_LINE_MAX_BYTES = 1000
+
+
+@dataclass
+class Block:
+    """One block of lines (:meth:`LineReader.blocks`) parsed at once: the common lines as pyarrow columns, in
+    input order within each kind, and the others as ``(line number, text)`` for :func:`line_records`."""
+
+    edges: tuple[Any, Any, Any]  # (relation, head, tail) of its triples
+    names: tuple[Any, Any, Any]  # (line number, entity, name as JSON) of its English names
+    types: tuple[Any, Any, Any, Any]  # (line number, entity, type, relation) of its entity types
+    skipped: dict[str, int]  # housekeeping relations left out, with their counts
+    rest: list[tuple[int, str]]
+
+    def name_records(self) -> list[tuple[int, Record]]:
+        lines, ids, names = (c.to_pylist() for c in self.names)
+        return [(n, Name(e, text[1:-1])) for n, e, text in zip(lines, ids, names)]
+
+    def type_records(self) -> list[tuple[int, Record]]:
+        lines, ids, types, relations = (c.to_pylist() for c in self.types)
+        return [(n, EntityType(e, t, r)) for n, e, t, r in zip(lines, ids, types, relations)]
+
+
+def parse_block(raw: bytes, first: int, keep_all: bool = False) -> Block:
+    """The lines of ``raw`` (valid UTF-8, whole lines, line ``first`` onwards) as a :class:`Block`, with the same
+    records as :func:`parse` gives them line by line."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lines = line_array(raw)  # each with its "\n"
+    numbers = pa.array(np.arange(first, first + len(lines), dtype=np.int64))
+    short = pc.less_equal(pc.binary_length(lines), BLOCK_LINE_MAX_BYTES + 1)
+    m = pc.extract_regex(lines, _BLOCK_TRIPLE)
+    iri = pc.and_(m.is_valid(), short)
+    rel = m.field("p")
+    is_type = pc.fill_null(pc.and_kleene(iri, pc.is_in(rel, pa.array(sorted(TYPE_RELATIONS)))), False)
+    edge = iri if keep_all else pc.and_not(iri, is_type)
+    housekeeping = None
+    if not keep_all:  # left out: type.* (but names), common.* … (is_housekeeping)
+        hits = pc.starts_with(rel, HOUSEKEEPING_PREFIXES[0])
+        for prefix in HOUSEKEEPING_PREFIXES[1:]:
+            hits = pc.or_(hits, pc.starts_with(rel, prefix))
+        housekeeping = pc.fill_null(pc.and_kleene(pc.and_kleene(edge, hits), pc.not_equal(rel, NAME_RELATION)), False)
+        edge = pc.and_not(edge, housekeeping)
+    edges, types = m.filter(edge), m.filter(is_type)
+    other = pc.invert(iri)
+    candidates, candidate_numbers = lines.filter(other), numbers.filter(other)
+    n = pc.extract_regex(candidates, _BLOCK_NAME)
+    named = pc.and_(n.is_valid(), short.filter(other))
+    names = n.filter(named)
+    rest_at = pc.indices_nonzero(pc.invert(named))
+    rest = [(k, text.rstrip("\r\n")) for k, text in zip(candidate_numbers.take(rest_at).to_pylist(),
+                                                        candidates.take(rest_at).to_pylist())]
+    skipped = pc.value_counts(rel.filter(housekeeping)).to_pylist() if housekeeping is not None else []
+    return Block(edges=(edges.field("p"), edges.field("s"), edges.field("o")),
+                 names=(candidate_numbers.filter(named), names.field("s"),
+                        pc.binary_join_element_wise('"', names.field("n"), '"', "")),
+                 types=(numbers.filter(is_type), types.field("s"), types.field("o"), types.field("p")),
+                 skipped={v["values"]: v["counts"] for v in skipped}, rest=rest)

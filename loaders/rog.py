@@ -7,14 +7,15 @@ merges every record's graph into one graph (a triple seen in many questions is s
 
 JSONL: one JSON object per line; the line number is the record's place. Parquet: read with
 pyarrow, only the ``graph`` column, a row group at a time; the "line" is the 1-based row number.
-A record that is not an object, has no ``graph`` list, or holds an entry that is not three
-non-empty strings gives a :class:`~loaders.records.Malformed` record; its other triples still load.
+A record that is not an object, has no ``graph`` list, or holds an entry that is not a list of three
+non-empty strings (a JSON object with three keys is not a triple) gives a :class:`~loaders.records.Malformed`
+record; its other triples still load.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,11 @@ def graph_records(graph: Any, label: str, line: int) -> Iterator[Record]:
     if graph is None:
         yield Malformed(label, line, f"no `{GRAPH_FIELD}` field")
         return
-    if isinstance(graph, (str, bytes)) or not isinstance(graph, Iterable):
+    if not isinstance(graph, (list, tuple)):  # a JSON array (Parquet lists come as lists too), not an object
         yield Malformed(label, line, f"`{GRAPH_FIELD}` must be a list of [head, relation, tail], got {_short(graph)}")
         return
     for i, entry in enumerate(graph):
-        if isinstance(entry, (str, bytes)) or not isinstance(entry, Iterable):
+        if not isinstance(entry, (list, tuple)):  # an object's keys are not a triple
             yield Malformed(label, line, f"{GRAPH_FIELD}[{i}]: expected [head, relation, tail], got {_short(entry)}")
             continue
         parts = list(entry)

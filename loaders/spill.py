@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loaders.records import joined_lines
 from sgr.core.config import LoadSettings, read_settings
 from sgr.core.errors import LoadError
 from sgr.graph.store import is_mid
@@ -67,7 +68,7 @@ def unescape(text: str) -> str:
     return "".join(out)
 
 
-@dataclass
+@dataclass(slots=True)
 class EntityFacts:
     """Everything the input says about one entity, in input order."""
 
@@ -140,6 +141,25 @@ class Spill:
         self.wrote_anything = True
         self._nodes.write(f"{escape(entity)}\tt\t{escape(type_)}\n")
 
+    def columns(self, ntriples_block: Any) -> None:
+        """A block's common lines at once (:class:`loaders.ntriples.Block`, whose ids and names need no
+        escaping): its triples, an ``a`` line per entity they name, its names and its types."""
+        rel, head, tail = ntriples_block.edges
+        _, named, names = ntriples_block.names
+        _, typed, types, _ = ntriples_block.types
+        if len(rel) or len(named) or len(typed):
+            self.wrote_anything = True
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self._edges.flush()
+        self._edges.buffer.write(_lines(rel, head, tail))
+        self._nodes.flush()
+        seen = pc.unique(pa.concat_arrays([head, tail])) if len(rel) else head
+        self._nodes.buffer.write(_lines(seen, "a", ""))
+        self._nodes.buffer.write(_lines(named, "n", names))
+        self._nodes.buffer.write(_lines(typed, "t", types))
+
     def close(self) -> None:
         self._edges.close()
         self._nodes.close()
@@ -151,6 +171,16 @@ class Spill:
         run_sorts([(["-u"], [self.edges_path], self.edges_path),
                    (["-s", "-t", "\t", "-k1,1"], [self.nodes_path], self.nodes_path)], self.folder)
         return SortedSpill(self.edges_path, self.nodes_path, count_lines(self.edges_path), dict(self.prop_kinds))
+
+
+def _lines(*columns: Any) -> Any:
+    """pyarrow string columns (or constant strings) as tab-separated lines, one bytes buffer."""
+    import pyarrow.compute as pc
+
+    if not len(columns[0]):
+        return b""
+    last = pc.binary_join_element_wise(columns[-1], "", "\n")
+    return joined_lines(pc.binary_join_element_wise(*columns[:-1], last, "\t"))
 
 
 @dataclass
@@ -179,6 +209,19 @@ def run_sorts(jobs: Sequence[tuple[Sequence[str], Sequence[Path], Path]], tmp: P
         if proc.returncode != 0:
             raise LoadError(f"sorting the spill file {output} failed: {err.strip()[:300]} "
                             f"(is there room in {tmp}? set TMPDIR to a larger disk)")
+
+
+def sort_parts(folders: Sequence[Path], folder: Path, prop_kinds: dict[str, set[str]]) -> SortedSpill:
+    """The spill files of one input parsed in parts (:mod:`loaders.parallel`; ``folders`` in input order)
+    sorted together into ``folder``: ``sort`` reads its inputs in the order given, so the stable sort of the
+    ``nodes`` facts keeps input order across the parts."""
+    edges, nodes = folder / "edges", folder / "nodes"
+    run_sorts([(["-u"], [f / "edges" for f in folders], edges),
+               (["-s", "-t", "\t", "-k1,1"], [f / "nodes" for f in folders], nodes)], folder)
+    for f in folders:
+        (f / "edges").unlink()
+        (f / "nodes").unlink()
+    return SortedSpill(edges, nodes, count_lines(edges), prop_kinds)
 
 
 def merge_sorted(spills: Sequence[SortedSpill], folder: Path) -> SortedSpill:
@@ -224,20 +267,25 @@ def count_entities(nodes: Path) -> tuple[int, int]:
 def entity_groups(nodes: Path) -> Iterator[EntityFacts]:
     """One :class:`EntityFacts` per entity of a sorted ``nodes`` spill."""
     current: EntityFacts | None = None
+    current_key = None
+    loads = json.loads
     with open(nodes, encoding="utf-8") as fh:
         for line in fh:
-            eid, kind, rest = line.rstrip("\n").split("\t", 2)
-            ent = unescape(eid)
-            if current is None or current.id != ent:
+            eid, kind, rest = line.split("\t", 2)
+            if eid != current_key:  # equal escaped ids are equal ids
                 if current is not None:
                     yield current
-                current = EntityFacts(ent)
+                current = EntityFacts(unescape(eid))
+                current_key = eid
+            if kind == "a":
+                continue
+            rest = rest[:-1] if rest.endswith("\n") else rest
             if kind == "n":
-                if current.name is None:
-                    current.name = json.loads(rest)
+                if current.name is None:  # JSON text: without a backslash, the characters between the quotes
+                    current.name = rest[1:-1] if "\\" not in rest else loads(rest)
             elif kind == "p":
                 key, value = rest.split("\t", 1)
-                current.add_property(unescape(key), json.loads(value))
+                current.add_property(unescape(key), loads(value))
             elif kind == "t":
                 ty = unescape(rest)
                 if ty not in current.types:
@@ -246,9 +294,40 @@ def entity_groups(nodes: Path) -> Iterator[EntityFacts]:
         yield current
 
 
-def edge_rows(edges: Path) -> Iterator[tuple[str, str, str]]:
-    """``(head, relation, tail)`` of a sorted ``edges`` spill, grouped by relation then head."""
-    with open(edges, encoding="utf-8") as fh:
+def edge_rows(edges: Path, by_count: bool = False) -> Iterator[tuple[str, str, str]]:
+    """``(head, relation, tail)`` of a sorted ``edges`` spill, grouped by relation then head; ``by_count``: the
+    relation with the most triples first (:func:`edge_blocks`), else in name order."""
+    blocks = edge_blocks(edges) if by_count else [(0, "", 0, -1)]
+    with open(edges, "rb") as fh:
+        for _, _, start, end in blocks:
+            fh.seek(start)
+            left = end - start
+            while left != 0:
+                raw = fh.readline()
+                if not raw:
+                    break
+                left -= len(raw)
+                rel, head, tail = raw.decode("utf-8").rstrip("\n").split("\t")
+                yield unescape(head), unescape(rel), unescape(tail)
+
+
+def edge_blocks(edges: Path) -> list[tuple[int, str, int, int]]:
+    """``(triples, relation, start, end)``: the byte range of each relation's lines in a sorted ``edges`` spill,
+    the relation with the most triples first (ties by name). Writing relationships in this order puts the
+    most frequent types first in each dense node's list of types, which Neo4j (its importer and its store)
+    walks from the front to find a relationship's type (see ``bench/experiments/loading-profile.md``)."""
+    blocks = []
+    current, start, count, position = None, 0, 0, 0
+    with open(edges, "rb") as fh:
         for line in fh:
-            rel, head, tail = line.rstrip("\n").split("\t")
-            yield unescape(head), unescape(rel), unescape(tail)
+            rel = line[:line.index(b"\t")]
+            if rel != current:
+                if current is not None:
+                    blocks.append((count, current.decode("utf-8"), start, position))
+                current, start, count = rel, position, 0
+            count += 1
+            position += len(line)
+    if current is not None:
+        blocks.append((count, current.decode("utf-8"), start, position))
+    blocks.sort(key=lambda b: (-b[0], b[1]))
+    return [(n, unescape(rel), start, end) for n, rel, start, end in blocks]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Vendor the graph-drawing library of sgr's HTML evidence view (sgr/html_view.py).
+# Vendor the graph-drawing library of sgr's HTML evidence view (sgr/evidence/html.py).
 #
 # Usage: scripts/vendor_js.sh            rebuild sgr/assets/vis-network.min.js from the npm registry
 #        scripts/vendor_js.sh --check    rebuild in a scratch folder and fail if it differs from the committed file

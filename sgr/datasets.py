@@ -14,7 +14,8 @@ Formats (detected from the file name and the records):
 
 Named datasets resolve under the shared data folder (``SGR_SHARED_DATA``, default
 ``<repo>/../shared/data``): ``metaqa-1hop``, ``metaqa-2hop``, ``metaqa-3hop`` (splits ``test``,
-``dev``) and ``webqsp`` (split ``test``).
+``dev``), ``webqsp`` (split ``test``) and ``cwq`` (split ``dev``: Complex WebQuestions' dev split, whose
+graph is loaded beside the WebQSP slice's).
 
 Selection: ``sample=N, seed=S`` draws N questions uniformly without replacement
 (``random.Random(S).sample``) and keeps them in file order; ``limit=N`` then keeps the first N.
@@ -54,6 +55,7 @@ NAMED_DATASETS: dict[str, dict[str, str]] = {
     "metaqa-2hop": {"test": "metaqa/2hop_test.tsv", "dev": "metaqa/2hop_dev.tsv"},
     "metaqa-3hop": {"test": "metaqa/3hop_test.tsv", "dev": "metaqa/3hop_dev.tsv"},
     "webqsp": {"test": "webqsp/webqsp_mini.jsonl"},
+    "cwq": {"dev": "cwq/cwq_dev.jsonl"},  # Complex WebQuestions, the dev split (its graph: load it beside WebQSP's)
 }
 
 _BRACKET = re.compile(r"\[([^\]]+)\]")
@@ -102,7 +104,7 @@ def resolve_dataset_path(spec: str, split: str | None = None) -> tuple[str, Path
     """``(name, path, split)`` for a named dataset or a file path."""
     if spec in NAMED_DATASETS:
         splits = NAMED_DATASETS[spec]
-        use = split or "test"
+        use = split or ("test" if "test" in splits else next(iter(splits)))
         if use not in splits:
             raise InputError(f"dataset {spec} has no split {use!r}; splits: {', '.join(splits)}")
         path = shared_data_dir() / splits[use]

@@ -76,12 +76,17 @@ def to_documents(result: AskResult, k: int | None = None) -> list[Document]:
             "paths": paths, "cypher": list(pred.cypher),
             "evidence_query": ev.query if ev else None, "evidence_url": ev.browser_url if ev else None,
             "evidence_id": ev.question_id if ev else None,
+            "confidence": result.confidence if rank == 1 else None,  # P(the top answer is correct), calibrated
+            "abstained": result.abstained, "abstain_reasons": list(result.reasons),
         }))
     return docs
 
 
 def format_documents(docs: Sequence[Document]) -> str:
-    """The Documents as numbered prompt context (``retriever | format_documents`` in a chain)."""
+    """The Documents as numbered prompt context (``retriever | format_documents`` in a chain); an abstention says
+    the graph does not hold the answer rather than offering its low-confidence candidates."""
     if not docs:
         return "(the knowledge graph gave no answer)"
+    if docs[0].metadata.get("abstained"):
+        return "(not found in the knowledge graph: " + "; ".join(docs[0].metadata.get("abstain_reasons") or []) + ")"
     return "\n".join(f"{i}. {d.page_content}" for i, d in enumerate(docs, 1))

@@ -29,6 +29,13 @@ class SgrGroup(TyperGroup):
         except SgrError as exc:
             error_line(str(exc))
             ctx.exit(exc.exit_code)
+        except UnicodeEncodeError as exc:  # an argument held bytes that are not UTF-8 (argv's lone surrogates)
+            if "surrogate" not in str(exc.reason):
+                raise
+            bad = exc.object[exc.start] if isinstance(exc.object, str) else "?"
+            byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if "\udc80" <= bad <= "\udcff" else repr(bad)
+            error_line(f"an argument is not valid UTF-8 ({byte}): pass UTF-8 text")
+            ctx.exit(2)
         except OSError as exc:  # a full or read-only disk is the user's to fix, not a bug
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
                 raise

@@ -29,14 +29,19 @@ def register(app: typer.Typer) -> None:
         scr_checkpoint: Optional[Path] = typer.Option(None, "--scr-checkpoint",
                                                       help="SCR .pt (default: the latest `sgr scr train` run)"),
         as_json: bool = typer.Option(False, "--json", help="print the whole trace as JSON"),
+        explain: bool = typer.Option(False, "--explain", help="print the whole trace (entities, schema, Cypher, "
+                                     "validation, votes, paths, cost) before the answer"),
+        min_confidence: Optional[float] = typer.Option(None, "--min-confidence",
+                                                       help="below this calibrated confidence (0–1) the answer is "
+                                                            "'not found in the graph' (default: the calibrator's "
+                                                            "threshold; 0: always answer)"),
         save: bool = typer.Option(False, "--save", help="record the evidence in the graph (`sgr evidence list`)"),
         html: Optional[Path] = typer.Option(None, "--html", help="write the offline HTML evidence view here"),
         option: Optional[list[str]] = typer.Option(None, "--option", "-o", help="method option KEY=VALUE "
                                                    "(repeatable), as for `sgr eval`: e.g. -o inverse_relations=false"),
     ) -> None:
         """Answer one question: answers with their paths, the Cypher that ran, route, costs, evidence."""
-        from sgr.api import ask
-        from sgr.graph.store import GraphStore
+        from sgr.api import ask, connect
 
         from sgr.cli.app import key_values
 
@@ -45,7 +50,8 @@ def register(app: typer.Typer) -> None:
             options["path_retriever"] = retriever
         if scr_checkpoint is not None:
             options["scr_checkpoint"] = str(scr_checkpoint)
-        with GraphStore.from_settings() as store:
+        with connect() as store:
             result = ask(question, store=store, topics=topic or [], method=method, hops=hops,
-                         max_repairs=max_repairs, options=options, save=save, html=html)
-        show_ask(result, as_json=as_json)
+                         max_repairs=max_repairs, options=options, save=save, html=html,
+                         min_confidence=min_confidence)
+        show_ask(result, as_json=as_json, explain=explain)

@@ -64,20 +64,17 @@ def register(app: typer.Typer) -> None:
         markdown: bool = typer.Option(False, "--markdown", help="print a markdown table instead"),
     ) -> None:
         """Show two runs side by side with deltas (B − A)."""
-        from sgr.evaluation.compare import compare_runs, comparison_markdown, comparison_table
+        from sgr.api import compare
 
-        cmp = compare_runs(run_a, run_b)
+        cmp = compare(run_a, run_b)
         if markdown:
-            print(comparison_markdown(cmp), end="")
+            print(cmp.markdown(), end="")
         else:
-            console.print(comparison_table(cmp))
+            console.print(cmp.table())
 
     @eval_app.command("report")
     def eval_report(run_dir: Path = typer.Argument(..., help="run folder")) -> None:
         """Rewrite metrics.json, report.md and the plots of a run folder from its files."""
-        from sgr.core.errors import InputError
-        from sgr.evaluation.report import write_report
+        from sgr.api import report
 
-        if not (run_dir / "predictions.jsonl").exists():
-            raise InputError(f"{run_dir}: no predictions.jsonl; is it a run folder of `sgr eval`?")
-        show_report(write_report(run_dir), run_dir)
+        show_report(report(run_dir), run_dir)

@@ -18,11 +18,10 @@ def register(app: typer.Typer) -> None:
     @evidence_app.command("list")
     def evidence_list(limit: int = typer.Option(50, help="show at most this many, newest first")) -> None:
         """List saved questions (`sgr ask --save`, `sgr eval --save-evidence`)."""
-        from sgr.evidence.saved import list_evidence
-        from sgr.graph.store import GraphStore
+        from sgr.api import connect, list_evidence
 
-        with GraphStore.from_settings() as store:
-            show_evidence_list(list_evidence(store, limit=limit))
+        with connect() as store:
+            show_evidence_list(list_evidence(store=store, limit=limit))
 
     @evidence_app.command("show")
     def evidence_show(
@@ -31,10 +30,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show one saved question: answers, scored paths, evidence entities, the Cypher that ran, how to redraw
         it."""
-        from sgr.api import open_evidence
-        from sgr.graph.store import GraphStore
+        from sgr.api import connect, open_evidence
 
-        with GraphStore.from_settings() as store:
+        with connect() as store:
             view = open_evidence(question_id, store=store, html=html)
         show_evidence(view)
 
@@ -43,12 +41,8 @@ def register(app: typer.Typer) -> None:
         question_id: Optional[str] = typer.Argument(None, metavar="[ID]", help="delete only this one"),
     ) -> None:
         """Delete saved evidence (all of it, or one question); the data it points at is not touched."""
-        from sgr.core.errors import InputError
-        from sgr.evidence.saved import clear_evidence
-        from sgr.graph.store import GraphStore
+        from sgr.api import clear_evidence, connect
 
-        with GraphStore.from_settings() as store:
-            n = clear_evidence(store, question_id)
-        if question_id and n == 0:
-            raise InputError(f"no saved evidence with id {question_id!r}: see `sgr evidence list`")
+        with connect() as store:
+            n = clear_evidence(question_id, store=store)
         console.print(f"deleted {n} saved question(s) and their evidence links")

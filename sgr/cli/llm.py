@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from sgr.cli.app import group
-from sgr.cli.render import console
+from sgr.cli.render import console, plain, t
 
 
 def register(app: typer.Typer) -> None:
@@ -24,26 +24,27 @@ def register(app: typer.Typer) -> None:
                                   "| tuned (sgr llm tune's model for the loaded graph) | PATH.gguf"),
     ) -> None:
         """Start the OpenAI-compatible local model server on 127.0.0.1 (in the background) and wait until it answers."""
-        from sgr.llm import server
+        from sgr.api import describe_llm, serve_llm
 
-        info = server.start(port=port, n_ctx=n_ctx, n_threads=threads, model=model)
-        console.print(f"local LLM is serving [bold]{info.model}[/] at [bold]{info.base_url}[/] "
+        info = serve_llm(port=port, n_ctx=n_ctx, threads=threads, model=model)
+        console.print(f"local LLM is serving [bold]{t(info.model)}[/] at [bold]{t(info.base_url)}[/] "
                       f"(pid {info.pid}, log {info.log})")
-        console.print(server.describe(info))
+        plain(describe_llm(info))
         console.print("sgr uses it whenever SGR_LLM_BASE_URL is unset; stop it with `sgr llm stop`")
 
     @llm_app.command("status")
     def llm_status() -> None:
         """Say whether the local model server runs, where, and which model it serves."""
-        from sgr.llm import server
+        from sgr.api import llm_status as running_server
 
-        info = server.status()
-        if info is None:
+        status = running_server()
+        if status is None:
             console.print("the local LLM server is not running (start it with `sgr llm serve`)")
             raise typer.Exit(1)
-        ready = "answering" if server.models_endpoint_ready(info.base_url) else "NOT answering"
-        console.print(f"running: {info.base_url} model {info.model} pid {info.pid} ({ready}) log {info.log}")
-        console.print(server.describe(info))
+        info, answers, weights = status
+        ready = "answering" if answers else "NOT answering"
+        console.print(f"running: {t(info.base_url)} model {t(info.model)} pid {info.pid} ({ready}) log {t(info.log)}")
+        plain(weights)
 
     @llm_app.command("tune")
     def llm_tune(
@@ -81,15 +82,15 @@ def register(app: typer.Typer) -> None:
         prov = tune(dataset=dataset, split=split, webqsp=webqsp, webqsp_sample=webqsp_sample,
                     metaqa_per_hop=metaqa_per_hop, examples=examples, graph_version=graph_version, eval_n=eval_n,
                     cwq=cwq, from_graph=from_graph, from_graph_hops=from_graph_hops,
-                    log=console.print, bundle=bundle, from_bundle=from_bundle, method=method, lora_rank=lora_rank,
+                    log=plain, bundle=bundle, from_bundle=from_bundle, method=method, lora_rank=lora_rank,
                     top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
                     val_fraction=val_fraction, patience=patience, device=device, threads=threads)
         if "weights" in prov:
-            console.print(f"serve it with: sgr llm serve --model tuned   (weights {prov['weights']})")
+            console.print(f"serve it with: sgr llm serve --model tuned   (weights {t(prov['weights'])})")
 
     @llm_app.command("stop")
     def llm_stop() -> None:
         """Stop the local model server."""
-        from sgr.llm import server
+        from sgr.api import stop_llm
 
-        console.print("stopped" if server.stop() else "the local LLM server was not running")
+        console.print("stopped" if stop_llm() else "the local LLM server was not running")

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from sgr.cli.app import group
-from sgr.cli.render import load_progress, show_json, show_load_report, show_rows, show_stats
+from sgr.cli.render import load_progress, plain, show_json, show_load_report, show_rows, show_stats
 
 FORMAT_HELP = "rog | ntriples | triples (default: from the extension, else the first lines)"
 
@@ -52,17 +52,35 @@ def register(app: typer.Typer) -> None:
         """Load plain triples (MetaQA kb.txt style: head|relation|tail, or TSV)."""
         _load(paths, "triples", False, max_errors, batch_size, force)
 
+    @load_app.command("example")
+    def load_example_cmd(
+        name: str = typer.Argument(..., help="movies: Neo4j's movie graph (read from the vendored Neo4j Browser); "
+                                   "metaqa: the MetaQA KB as a property graph"),
+        index: bool = typer.Option(True, "--index/--no-index", help="full-text indexes on the naming properties "
+                                   "(title, name) for linking"),
+        path: Optional[Path] = typer.Option(None, "--from", help="metaqa: the KB file (default: "
+                                            "SGR_SHARED_DATA/metaqa/kb.txt)"),
+    ) -> None:
+        """Load an example property graph as it is (the movie graph: loading it again adds nothing)."""
+        from sgr.api import connect, load_example
+
+        with connect() as store:
+            report = load_example(name, store=store, index=index, path=path)
+        what = ("already loaded: nothing added" if report.skipped
+                else f"{report.nodes:,} nodes and {report.relationships:,} relationships created")
+        plain(f"example {report.name} ({report.source}): {what}"
+              + (f"; full-text indexes {', '.join(report.indexes)}" if report.indexes else ""))
+
     @app.command("stats")
     def stats_cmd(
         top: int = typer.Option(10, help="how many relation types to list"),
         as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables"),
     ) -> None:
         """Nodes, CVTs, relationships and relation types in the graph, and the files loaded into it."""
-        from sgr.graph.stats import graph_stats
-        from sgr.graph.store import GraphStore
+        from sgr.api import connect, stats
 
-        with GraphStore.from_settings() as store:
-            st = graph_stats(store, top=top)
+        with connect() as store:
+            st = stats(store=store, top=top)
         if as_json:
             show_json(st.to_dict())
         else:
@@ -75,9 +93,8 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, help="seconds before Neo4j stops the query"),
     ) -> None:
         """Run a read-only Cypher query (READ access, timeout, row cap) and print the rows."""
-        from sgr.graph.store import GraphStore
+        from sgr.api import connect, query as run_query
 
-        with GraphStore.from_settings() as store:
-            store.verify()
-            result = store.run_generated(cypher, timeout_s=timeout, row_cap=limit)
+        with connect() as store:
+            result = run_query(cypher, store=store, limit=limit, timeout=timeout)
         show_rows(result.rows, result.truncated, limit)

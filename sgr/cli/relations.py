@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -73,51 +72,35 @@ def register(app: typer.Typer) -> None:
                                                        "../shared/data)"),
     ) -> None:
         """Train RCR's relation retriever against the loaded graph's relation vocabulary."""
-        from sgr.graph.store import GraphStore
+        from sgr.api import connect, train_relations
 
         given = {"epochs": epochs, "lr": lr, "patience": patience, "hard_negatives": hard_negatives}
         if from_bundle and not bundle:
             raise ConfigError("--from-bundle needs --bundle (the bundle that was trained)")
         if method == "heads":
-            from sgr.retrieval.training import RelationTrainConfig, train_model
-
             encoder_only = {"--tau": tau is not None, "--lora-rank": lora_rank != 0, "--device": device != "auto",
                             "--bundle": bundle is not None}
             if any(encoder_only.values()):
                 raise ConfigError(f"{next(k for k, v in encoder_only.items() if v)} is a setting of --method encoder")
-            cfg = RelationTrainConfig(batch_size=batch_size, select_k=select_k, seed=seed, encoder=encoder,
-                                      **{k: v for k, v in {**given, "negatives": negatives, "gamma": gamma}.items()
-                                         if v is not None})
-            train = partial(train_model, dataset=dataset, config=cfg, data_dir=data, limit=limit,
-                            val_fraction=val_fraction, out=out, progress=relations_epoch)
+            config = dict(batch_size=batch_size, select_k=select_k, seed=seed, encoder=encoder,
+                          **{k: v for k, v in {**given, "negatives": negatives, "gamma": gamma}.items()
+                             if v is not None})
         elif method == "encoder":
-            from sgr.retrieval import encoder_bundle
-            from sgr.retrieval.encoder_training import EncoderTrainConfig, train_encoder_model
-
             if gamma is not None:
                 raise ConfigError("--gamma is a setting of --method heads")
-            cfg = EncoderTrainConfig(batch_size=batch_size, select_k=select_k, seed=seed, encoder=encoder,
-                                     lora_rank=lora_rank, device=device,
-                                     **{k: v for k, v in {**given, "random_negatives": negatives, "tau": tau}.items()
-                                        if v is not None})
-            if bundle and not from_bundle:
-                with GraphStore.from_settings() as store:
-                    store.verify()
-                    encoder_bundle.write_for_store(store, dataset, bundle, config=cfg, data_dir=data, limit=limit,
-                                                   val_fraction=val_fraction)
-                console.print(f"encoder bundle: {bundle}; train it with `python -m sgr.retrieval.encoder_bundle "
-                              f"{bundle} OUT`, then `sgr relations train --bundle {bundle} --from-bundle OUT`")
-                return
-            if from_bundle:
-                train = partial(encoder_bundle.fold_for_store, bundle=bundle, returned=from_bundle, out=out)
-            else:
-                train = partial(train_encoder_model, dataset=dataset, config=cfg, data_dir=data, limit=limit,
-                                val_fraction=val_fraction, out=out, progress=relations_epoch, show_progress=True)
+            config = dict(batch_size=batch_size, select_k=select_k, seed=seed, encoder=encoder, lora_rank=lora_rank,
+                          device=device, **{k: v for k, v in {**given, "random_negatives": negatives, "tau": tau}.items()
+                                            if v is not None})
         else:
             raise ConfigError(f"unknown --method {method!r} (known: heads, encoder)")
-        with GraphStore.from_settings() as store:
-            store.verify()
-            trained = train(store)
+        with connect() as store:
+            trained = train_relations(dataset, store=store, method=method, config=config, data_dir=data, limit=limit,
+                                      val_fraction=val_fraction, out=out, progress=relations_epoch, bundle=bundle,
+                                      from_bundle=from_bundle)
+        if bundle and not from_bundle:
+            console.print(f"encoder bundle: {bundle}; train it with `python -m sgr.retrieval.encoder_bundle "
+                          f"{bundle} OUT`, then `sgr relations train --bundle {bundle} --from-bundle OUT`")
+            return
         show_relations_training(dataset, trained)
 
     @relations_app.command("eval")
@@ -131,22 +114,16 @@ def register(app: typer.Typer) -> None:
         data: Optional[Path] = typer.Option(None, help="shared data folder"),
     ) -> None:
         """RRA@k (RCR §5.1) of the trained retriever beside plain cosine on the graph's relation vocabulary."""
-        from sgr.graph.store import GraphStore
-        from sgr.retrieval.relations import evaluate_retrieval, load_retriever
+        from sgr.api import connect, evaluate_relations, relation_retrievers
 
         ks = parse_ks(k)
-        with GraphStore.from_settings() as store:
-            store.verify()
-            retrievers = {"cosine": load_retriever(store, "cosine")}
-            if model != "cosine":
-                trained = load_retriever(store, model)
-                if trained.trained:
-                    retrievers[f"trained ({Path(trained.info['model']).name})"] = trained
-                else:
-                    err_console.print("no trained model for this graph version: showing cosine only "
-                                      "(train one with `sgr relations train`)")
+        with connect() as store:
+            retrievers = relation_retrievers(store=store, model=model)
+            if model != "cosine" and len(retrievers) == 1:
+                err_console.print("no trained model for this graph version: showing cosine only "
+                                  "(train one with `sgr relations train`)")
             for name in dataset:
-                show_rra(evaluate_retrieval(retrievers, name, data_dir=data, limit=limit, seed=seed, ks=ks), ks)
+                show_rra(evaluate_relations(retrievers, name, data_dir=data, limit=limit, seed=seed, ks=ks), ks)
 
     @relations_app.command("top")
     def relations_top(
@@ -155,10 +132,8 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option("auto", help="model file, 'auto' or 'cosine'"),
     ) -> None:
         """The k relations of the graph most similar to a question."""
-        from sgr.graph.store import GraphStore
-        from sgr.retrieval.relations import load_retriever
+        from sgr.api import connect, rank_relations
 
-        with GraphStore.from_settings() as store:
-            store.verify()
-            retriever = load_retriever(store, model)
-        show_top_relations(retriever.name, len(retriever.relations), [(r.name, r.score) for r in retriever.retrieve(question, k)])
+        with connect() as store:
+            name, size, ranked = rank_relations(question, store=store, k=k, model=model)
+        show_top_relations(name, size, ranked)

@@ -2,6 +2,10 @@
 
 Commands in ``sgr/cli/`` parse their flags, call one function of the package and hand what comes back to one of the
 ``show_*`` functions here. ``console`` is stdout, ``err_console`` stderr (progress bars, warnings, errors).
+
+Everything that comes from the graph, a file or a model is printed as text, never as markup or terminal control:
+inside a markup string through :func:`t` (Rich markup escaped, control characters shown as ``\x1b`` …), in a
+table cell through :func:`cell`, as a whole line through :func:`plain`.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape as e
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+from sgr.core.text import visible
 
 if TYPE_CHECKING:
     from loaders.api import LoadReport
@@ -26,18 +33,44 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def t(value: Any) -> str:
+    """Data inside a Rich markup string: markup escaped (``[/x]``, ``[link=…]`` print as typed), control characters
+    and invisible reordering characters shown as escapes, on one line."""
+    return escape(visible(value))
+
+
+e = t  # the name the format strings below use
+
+
+def cell(value: Any) -> Text:
+    """A table cell (or header) holding data: plain text, never markup, control characters shown as escapes."""
+    return Text(visible(value))
+
+
 def plain(text: str, *, err: bool = False) -> None:
-    """Print user content as is: no markup, no highlighting, no wrapping inside URLs."""
-    (err_console if err else console).print(text, markup=False, highlight=False, soft_wrap=True)
+    """Print a line (or block) holding data: no markup, no highlighting, no wrapping inside URLs; control characters
+    shown as escapes (line breaks and tabs of a block kept)."""
+    (err_console if err else console).print(visible(text, newlines=True), markup=False, highlight=False,
+                                            soft_wrap=True)
 
 
 def error_line(message: str) -> None:
-    """The one red line of an :class:`sgr.core.errors.SgrError`."""
-    err_console.print(f"[bold red]error:[/] {e(message)}", highlight=False, soft_wrap=True)
+    """The one red line of an :class:`sgr.core.errors.SgrError` (its data shown as text, on one line)."""
+    err_console.print(f"[bold red]error:[/] {t(message)}", highlight=False, soft_wrap=True)
+
+
+#: What JSON leaves raw but a terminal acts on: DEL, the C1 controls (U+0080–U+009F, e.g. U+009B, a one-character
+#: CSI), and the invisible reordering characters; written as \u escapes, the JSON stays the same data.
+_JSON_RAW = [chr(c) for c in (0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028,
+                               0x2029, 0xFEFF)]
 
 
 def show_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    for ch in _JSON_RAW:
+        if ch in text:
+            text = text.replace(ch, f"\\u{ord(ch):04x}")
+    print(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 # -- ask --------------------------------------------------------------------------------------------------------------
@@ -46,7 +79,7 @@ def format_result(result: "AskResult", max_paths: int = 5) -> list[str]:
     pred = result.prediction
     u = pred.usage
     d = result.detail
-    out = [f"[bold]Q:[/] {e(result.question.text)}   [dim]method {result.method} · route {pred.route or '-'}[/]"]
+    out = [f"[bold]Q:[/] {e(result.question.text)}   [dim]method {t(result.method)} · route {t(pred.route or '-')}[/]"]
     if pred.error:
         out.append(f"[red]{e(pred.error)}[/]")
     if d is not None and d.entities:
@@ -54,7 +87,7 @@ def format_result(result: "AskResult", max_paths: int = 5) -> list[str]:
     if d is not None and d.schema is not None and d.schema.relations:
         rels = e(", ".join(f"{r.name} {r.score:.2f}" + (f" (LLM #{r.picked_rank})" if r.picked_rank else "")
                            for r in d.schema.relations[:5]))
-        out.append(f"[bold]Candidate relations[/] ({d.schema.source}): {rels}")
+        out.append(f"[bold]Candidate relations[/] ({t(d.schema.source)}): {rels}")
         if d.schema.constraints:
             out.append("[bold]Constraints:[/] " + e(", ".join(f"{c.kind}={c.value or c.text}"
                                                             for c in d.schema.constraints)))
@@ -69,9 +102,9 @@ def format_result(result: "AskResult", max_paths: int = 5) -> list[str]:
             tag = "ran" if att.ok else "rejected"
             out.append(f"[bold]LLM Cypher #{i + 1}[/] ({tag}): {e(att.query or repr(att.reply[:120]))}")
             for p in att.problems:
-                out.append(f"    [yellow]{p.kind}[/]: {e(p.message)}")
+                out.append(f"    [yellow]{t(p.kind)}[/]: {e(p.message)}")
     if pred.cypher:
-        source = f" ({d.cypher_source})" if d is not None and d.cypher_source else ""
+        source = f" ({t(d.cypher_source)})" if d is not None and d.cypher_source else ""
         out.append(f"[bold]Cypher that answered[/]{source}:")
         out += ["  " + e(line) for line in pred.cypher[-1].splitlines()]
 
@@ -103,15 +136,51 @@ def format_result(result: "AskResult", max_paths: int = 5) -> list[str]:
     return out
 
 
-def show_ask(result: "AskResult", as_json: bool = False) -> None:
-    """``sgr ask``: the trace (or its JSON), then where to look at the evidence."""
+def format_answer(result: "AskResult", max_answers: int = 5) -> list[str]:
+    """The short view of ``sgr ask`` (Rich markup): the answer and how sure sgr is, the one path that supports it —
+    or "not found in the graph" with the reasons and the low-confidence candidates."""
+    pred = result.prediction
+    conf = result.confidence
+    pct = f"{conf:.0%}" if conf is not None else "uncalibrated"
+    out: list[str] = []
+    if result.abstained:
+        below = (f" (confidence {pct} < {result.threshold:.0%})" if conf is not None and result.threshold is not None
+                 else "")
+        out.append(f"[bold yellow]Not found in the graph[/]{below}")
+        out += [f"  • {e(r)}" for r in result.reasons]
+        if not pred.answers and pred.error:
+            out.append(f"[dim]{e(pred.error)}[/]")  # the linking error names the mentions and --topic
+        if pred.answers:
+            out.append("[dim]Best candidates (low confidence): "
+                       + e(", ".join(a.text for a in pred.answers[:max_answers])) + "[/]")
+        return out
+    if not pred.answers:
+        return [f"[bold yellow]No answer[/]{': ' + e(pred.error) if pred.error else ''}"]
+    top = pred.answers[0]
+    out.append(f"[bold]{e(top.text)}[/] — {pct}")
+    if len(pred.answers) > 1:
+        rest = pred.answers[1:max_answers]
+        more = f" … {len(pred.answers) - max_answers} more" if len(pred.answers) > max_answers else ""
+        out.append("  also: " + e(", ".join(a.text for a in rest)) + more)
+    if top.paths:
+        out.append(f"  [dim]via {e(top.paths[0].render())}[/]")
+    return out
+
+
+def show_ask(result: "AskResult", as_json: bool = False, explain: bool = False) -> None:
+    """``sgr ask``: the answer first (``explain``: the whole trace; ``as_json``: its JSON), then where to look at the
+    evidence."""
     if as_json:
         show_json(result.to_dict())
         return
-    for line in format_result(result):
+    lines = format_answer(result) if not explain else format_result(result) + [""] + format_answer(result)
+    for line in lines:
         console.print(line, highlight=False, soft_wrap=True)
     for line in result.evidence.lines() if result.evidence else []:
         plain(line)
+    if not explain:
+        console.print("[dim]--explain shows the whole trace: entities, schema, Cypher, paths, votes, cost[/]",
+                      highlight=False)
 
 
 def show_models(items: Sequence[Any], verb: str) -> bool:
@@ -138,9 +207,11 @@ def show_rows(rows: list[dict[str, Any]], truncated: bool, limit: int) -> None:
     if not rows:
         console.print("(no rows)")
         return
-    table = Table(*rows[0].keys())
+    table = Table()
+    for key in rows[0]:
+        table.add_column(cell(key))
     for row in rows:
-        table.add_row(*(str(v) for v in row.values()))
+        table.add_row(*(cell(v) for v in row.values()))
     console.print(table)
     if truncated:
         console.print(f"[yellow]only the first {limit} rows are shown (--limit)[/]")
@@ -167,7 +238,7 @@ def load_progress():  # noqa: ANN201
             self.task: Any = None
 
         def file_started(self, path: Path, fmt: str, size_bytes: int) -> None:
-            self.task = self.p.add_task(f"parse {path.name} ({fmt})", total=size_bytes, unit="bytes")
+            self.task = self.p.add_task(f"parse {t(path.name)} ({t(fmt)})", total=size_bytes, unit="bytes")
 
         def parsed_bytes(self, position: int) -> None:
             self.p.update(self.task, completed=position)
@@ -184,7 +255,7 @@ def load_progress():  # noqa: ANN201
             self.p.update(self.task, completed=self.p.tasks[self.task].total)
 
         def notice(self, message: str) -> None:
-            self.p.console.print(message, highlight=False)
+            self.p.console.print(visible(message), markup=False, highlight=False)
 
     @contextmanager
     def _ctx():  # noqa: ANN202
@@ -205,20 +276,20 @@ def show_load_report(report: "LoadReport", max_errors: int) -> None:
         table.add_column(col, justify="left" if col == "format" else "right", no_wrap=True)
     for f in report.files:
         if f.status == "unchanged":
-            table.add_row(Path(f.path).name, f.format, "unchanged", *[""] * 6)
+            table.add_row(cell(Path(f.path).name), cell(f.format), "unchanged", *[""] * 6)
             continue
-        table.add_row(Path(f.path).name, f.format, f"{f.triples:,}", f"{f.entities:,}", f"{f.cvts:,}",
+        table.add_row(cell(Path(f.path).name), cell(f.format), f"{f.triples:,}", f"{f.entities:,}", f"{f.cvts:,}",
                       f"{f.literals:,}", f"{f.skipped_count:,}", f"{f.malformed_count:,}", f"{f.seconds:.1f}")
     console.print(table)
     for f in report.files:
         if f.status == "unchanged":
-            console.print(f"{f.path}: already loaded (same sha256), skipped; --force loads it again")
+            console.print(f"{t(f.path)}: already loaded (same sha256), skipped; --force loads it again", highlight=False)
         if f.skipped:
-            top = ", ".join(f"{k} ({v:,})" for k, v in list(f.skipped.items())[:6])
-            console.print(f"{Path(f.path).name}: skipped {f.skipped_count:,} housekeeping/non-English lines: "
+            top = t(", ".join(f"{k} ({v:,})" for k, v in list(f.skipped.items())[:6]))
+            console.print(f"{t(Path(f.path).name)}: skipped {f.skipped_count:,} housekeeping/non-English lines: "
                           f"{top}{' …' if len(f.skipped) > 6 else ''} (--keep-all keeps housekeeping relations)")
         if f.malformed_count:
-            err_console.print(f"[yellow]warning:[/] {f.path}: {f.malformed_count:,} malformed lines skipped "
+            err_console.print(f"[yellow]warning:[/] {t(f.path)}: {f.malformed_count:,} malformed lines skipped "
                               f"(budget --max-errors {max_errors}); first:", highlight=False)
             for line in f.malformed[:5]:
                 plain(f"  {line}", err=True)
@@ -226,7 +297,7 @@ def show_load_report(report: "LoadReport", max_errors: int) -> None:
 
 def show_stats(st: "GraphStats", uri: str) -> None:
     """``sgr stats``: counts, the top relation types and the loaded files."""
-    counts = Table(title=f"graph at {uri}", box=box.SIMPLE_HEAD)
+    counts = Table(title=f"graph at {t(uri)}", box=box.SIMPLE_HEAD)
     counts.add_column("what")
     counts.add_column("count", justify="right")
     for label, value in (("nodes", st.nodes), ("entities", st.entities), ("CVTs", st.cvts),
@@ -238,14 +309,14 @@ def show_stats(st: "GraphStats", uri: str) -> None:
         rels.add_column("relation")
         rels.add_column("relationships", justify="right")
         for rc in st.top_relations:
-            rels.add_row(rc.name, f"{rc.count:,}")
+            rels.add_row(cell(rc.name), f"{rc.count:,}")
         console.print(rels)
     srcs = Table(title="sources", box=box.SIMPLE_HEAD, pad_edge=False)
     srcs.add_column("path", overflow="fold", min_width=30)
     for col in ("format", "triples", "loaded_at", "sha256"):
         srcs.add_column(col, justify="right" if col == "triples" else "left", no_wrap=True)
     for s in st.sources:
-        srcs.add_row(s.path, s.format or "", f"{s.triples:,}", s.loaded_at[:19], s.sha256[:12])
+        srcs.add_row(cell(s.path), cell(s.format or ""), f"{s.triples:,}", cell(s.loaded_at[:19]), cell(s.sha256[:12]))
     console.print(srcs if st.sources else "no (:Source) records: nothing was loaded with `sgr load`")
 
 
@@ -253,20 +324,20 @@ def show_stats(st: "GraphStats", uri: str) -> None:
 def show_run(res: "RunResult") -> None:
     """``sgr eval``: questions done, the headline metrics, where the report is."""
     ov = res.metrics["overall"]
-    console.print(f"{res.done}/{res.total} questions ({res.answered_now} now, {res.errors} errors) → {res.run_dir}")
+    console.print(f"{res.done}/{res.total} questions ({res.answered_now} now, {res.errors} errors) → {t(res.run_dir)}")
     line = (f"Hits@1 (strict) {ov['hits1_strict']:.3f} · Hit (lenient, RoG 'Hits@1') {ov['hit']:.3f} · "
             f"F1 {ov['f1']:.3f} · exact set {ov['exact_set']:.3f}")
     if "ceiling" in ov:
         line += f" · ceiling {ov['ceiling']:.3f}"
     console.print(line)
-    console.print(f"report: {res.run_dir / 'report.md'}")
+    console.print(f"report: {t(res.run_dir / 'report.md')}")
     if res.interrupted:
         console.print("[yellow]interrupted[/]: rerun the same command to resume")
 
 
 def show_report(metrics: dict[str, Any], run_dir: Path) -> None:
     console.print(f"{metrics['n_done']} questions · Hits@1 (strict) {metrics['overall']['hits1_strict']:.3f} → "
-                  f"{run_dir / 'report.md'}")
+                  f"{t(run_dir / 'report.md')}")
 
 
 # -- scr --------------------------------------------------------------------------------------------------------------
@@ -278,7 +349,7 @@ def show_scr_training(res: Any) -> None:
                       f"{r.val_hits1:.3f}", f"{r.train_seconds:.0f}", f"{r.val_seconds:.0f}")
     console.print(table)
     console.print(f"best epoch {res.best_epoch} (val Hits@1 {res.best_hits1:.3f}, Hit {res.best_hit:.3f}) → "
-                  f"{res.best_path}")
+                  f"{t(res.best_path)}")
     if res.answer_score:
         figs = ", ".join(f"{k} {v:.3f}" for k, v in res.answer_score["answer_score_val_hits1"].items())
         console.print(f"answers ranked by {res.answer_score['answer_score']} (val Hits@1: {figs})")
@@ -289,7 +360,7 @@ def show_scr_paths(paths: Sequence["ReasoningPath"]) -> None:
     from sgr.methods.scr.method import render_path
 
     for rank, p in enumerate(paths, 1):
-        console.print(f"{rank:2d}. P={p.score:.3f}  {render_path(p)}", highlight=False)
+        console.print(f"{rank:2d}. P={p.score:.3f}  {t(render_path(p))}", highlight=False)
     if not paths:
         console.print("no path above the probability threshold")
 
@@ -304,7 +375,7 @@ def relations_epoch(log: Any) -> None:
 
 def show_relations_training(dataset: str, trained: Any) -> None:
     res = trained.result
-    table = Table(title=f"{dataset}: {res.train_questions} train / {res.val_questions} validation questions, "
+    table = Table(title=f"{t(dataset)}: {res.train_questions} train / {res.val_questions} validation questions, "
                         f"{trained.vocabulary_size} relations in the graph")
     table.add_column("validation RRA")
     for k in res.best_val:
@@ -313,28 +384,28 @@ def show_relations_training(dataset: str, trained: Any) -> None:
     table.add_row("cosine", *[f"{trained.cosine_val.get(k, 0.0):.3f}" for k in res.best_val])
     console.print(table)
     resumed = getattr(res, "resumed_after", 0)
-    console.print(f"saved {trained.path} (graph version {trained.graph_version}, {res.seconds:.0f} s"
+    console.print(f"saved {t(trained.path)} (graph version {t(trained.graph_version)}, {res.seconds:.0f} s"
                   + (f" after resuming {resumed} epochs from its state)" if resumed else ")"))
 
 
 def show_rra(ev: Any, ks: Sequence[int]) -> None:
     """``sgr relations eval``: RRA@k per retriever for one dataset."""
-    table = Table(title=f"{ev.dataset}: {ev.questions} questions, {ev.vocabulary_size} relations "
+    table = Table(title=f"{t(ev.dataset)}: {ev.questions} questions, {ev.vocabulary_size} relations "
                         f"(ceiling {ev.ceiling:.3f}: gold relations all in the graph)")
     table.add_column("retriever")
     for k in ks:
         table.add_column(f"RRA@{k}", justify="right")
     for label, row in ev.rra.items():
-        table.add_row(label, *[f"{row[k]:.3f}" for k in ks])
+        table.add_row(cell(label), *[f"{row[k]:.3f}" for k in ks])
     console.print(table)
 
 
 def show_top_relations(name: str, vocabulary: int, ranked: Sequence[tuple[str, float]]) -> None:
-    table = Table(title=f"{name}: top {len(ranked)} of {vocabulary} relations")
+    table = Table(title=f"{t(name)}: top {len(ranked)} of {vocabulary} relations")
     table.add_column("relation")
     table.add_column("score", justify="right")
     for rel, score in ranked:
-        table.add_row(rel, f"{score:.3f}")
+        table.add_row(cell(rel), f"{score:.3f}")
     console.print(table)
 
 
@@ -350,8 +421,8 @@ def show_evidence_list(rows: Sequence[Any]) -> None:
         table.add_column(col)
     table.add_column("evidence", justify="right")
     for r in rows:
-        table.add_row(r.id, r.asked_at[:16].replace("T", " "), e(r.method), e(r.text),
-                      e(", ".join(r.answers[:3]) + (" …" if len(r.answers) > 3 else "")), str(r.evidence))
+        table.add_row(cell(r.id), cell(r.asked_at[:16].replace("T", " ")), cell(r.method), cell(r.text),
+                      cell(", ".join(r.answers[:3]) + (" …" if len(r.answers) > 3 else "")), str(r.evidence))
     console.print(table)
 
 
@@ -361,18 +432,19 @@ def show_evidence(view: "EvidenceView") -> None:
     from sgr.evidence.graph import ROLES
 
     saved = view.saved
-    plain(f"{saved.id}  {saved.asked_at}  method {saved.method}" + (f"  route {saved.route}" if saved.route else ""))
-    plain(f"question: {saved.text}" + (f"  ({saved.question_id})" if saved.question_id else ""))
+    v = visible  # one value, one line
+    plain(f"{v(saved.id)}  {v(saved.asked_at)}  method {v(saved.method)}" + (f"  route {v(saved.route)}" if saved.route else ""))
+    plain(f"question: {v(saved.text)}" + (f"  ({v(saved.question_id)})" if saved.question_id else ""))
     for i, a in enumerate(saved.answers):
         score = saved.answer_scores[i] if i < len(saved.answer_scores) else 0.0
-        plain(f"  answer {i + 1}: {a}  (score {score:.4g})")
+        plain(f"  answer {i + 1}: {v(a)}  (score {score:.4g})")
     if saved.paths:
         plain("paths:")
         for p in saved.paths:
-            plain(f"  {p['rank']:>3}  {p['score']:.4g}  " + ReasoningPath(
-                nodes=p["nodes"], relations=p["relations"], names=p["names"], directions=p["directions"]).render())
+            plain(f"  {p['rank']:>3}  {p['score']:.4g}  " + v(ReasoningPath(
+                nodes=p["nodes"], relations=p["relations"], names=p["names"], directions=p["directions"]).render()))
     for role in ROLES:
-        names = [link.name or link.id for link in saved.links if link.role == role]
+        names = [v(link.name or link.id) for link in saved.links if link.role == role]
         if names:
             plain(f"{role} entities ({len(names)}): " + ", ".join(names))
     for c in saved.cypher:

@@ -56,48 +56,24 @@ def register(app: typer.Typer) -> None:
         """Train SCR with stepwise InfoNCE; writes best.pt/last.pt/history.json and records best.pt as the default.
         With --bundle, writes the same training step for a GPU machine; --bundle with --from-bundle folds what
         it returned (the data options are then the bundle's)."""
-        from sgr.core.config import sgr_home
+        from sgr.api import train_scr
         from sgr.core.errors import ConfigError
-        from sgr.graph.store import GraphStore
-        from sgr.methods.scr.data import SUPERVISION
-        from sgr.methods.scr.model import SCRConfig
-        from sgr.methods.scr.train import ScrTrainConfig, record_latest_checkpoint, run_training
 
-        if supervision not in SUPERVISION:
-            raise ConfigError(f"unknown --supervision {supervision!r} (known: {', '.join(SUPERVISION)})")
         if from_bundle is not None and bundle is None:
             raise ConfigError("--from-bundle needs --bundle (the folder the run was written from)")
-        folder = out or sgr_home() / "scr" / (Path(dataset).stem + ("-single-step" if single_step else ""))
-        if from_bundle is not None:
-            from sgr.methods.scr.bundle import fold, manifest
-
-            result, _ = fold(bundle, from_bundle, folder)
-            data = manifest(bundle)["data"]
-            record_latest_checkpoint(result.best_path, data["dataset"], data["graph_version"], single_step)
-            show_scr_training(result)
-            return
-        store = None
-        if graph_version is None:
-            store = GraphStore.from_settings()
-            store.verify()
-        mcfg = SCRConfig(encoder=encoder, tau=tau, single_step=single_step, edge_candidates=not entity_candidates,
-                         trainable_layers=trainable_layers)
-        tcfg = ScrTrainConfig(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
-                           patience=patience, seed=seed, time_budget=time_budget)
-        metaqa = dataset == "metaqa"
-        sizes = {"train_per_hop": train_per_hop if train_per_hop is not None else (1000 if metaqa else 0),
-                 "val_per_hop": val_per_hop if val_per_hop is not None else (100 if metaqa else 0)}
-        if bundle is not None:
+        res = train_scr(dataset, out=out, single_step=single_step, device=device, threads=threads,
+                        graph_version=graph_version, supervision=supervision, train_per_hop=train_per_hop,
+                        val_per_hop=val_per_hop, bundle=bundle, from_bundle=from_bundle,
+                        model=dict(encoder=encoder, tau=tau, edge_candidates=not entity_candidates,
+                                   trainable_layers=trainable_layers),
+                        training=dict(epochs=epochs, batch_size=batch_size, lr_encoder=lr_encoder, lr_graph=lr_graph,
+                                      patience=patience, seed=seed, time_budget=time_budget))
+        if bundle is not None and from_bundle is None:
             from sgr.cli.render import console
-            from sgr.methods.scr.bundle import write_for_dataset
 
-            path = write_for_dataset(dataset, bundle, store=store, model_cfg=mcfg, train_cfg=tcfg,
-                                     graph_version=graph_version, supervision=supervision, **sizes)
-            console.print(f"wrote {path}: run `python -m sgr.methods.scr.bundle {bundle} OUT --device cuda` on the "
+            console.print(f"wrote {res}: run `python -m sgr.methods.scr.bundle {bundle} OUT --device cuda` on the "
                           "GPU machine, then this command with --from-bundle OUT")
             return
-        res = run_training(dataset, store=store, out_dir=folder, model_cfg=mcfg, train_cfg=tcfg, device=device,
-                           threads=threads, graph_version=graph_version, supervision=supervision, **sizes)
         show_scr_training(res)
 
     @scr_app.command("paths")
@@ -109,15 +85,7 @@ def register(app: typer.Typer) -> None:
         device: str = typer.Option("auto", "--device", help="auto, cpu or cuda"),
     ) -> None:
         """Print SCR's top-K reasoning paths and their probabilities P(a, p | q) for a question."""
-        from sgr.core.errors import EntityNotFound
-        from sgr.graph.store import GraphStore
-        from sgr.methods.scr.method import scr_paths
-        from sgr.retrieval.entities import EntityLinker
+        from sgr.api import connect, scr_paths
 
-        store = GraphStore.from_settings()
-        store.verify()
-        found = EntityLinker(store).resolve(topic)
-        ids = list(dict.fromkeys(i for t in topic for i in found.get(t, [])))
-        if not ids:
-            raise EntityNotFound(f"none of the topic entities {topic} is in the graph")
-        show_scr_paths(scr_paths(store, question, ids, k, checkpoint=checkpoint, device=device))
+        with connect() as store:
+            show_scr_paths(scr_paths(question, topic, store=store, k=k, checkpoint=checkpoint, device=device))

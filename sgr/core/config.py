@@ -10,6 +10,7 @@ wrap them); other modules call these and never read ``os.environ`` themselves:
 - ``SGR_RELATION_MODEL`` → :func:`relation_model` (trained relation heads that ``model="auto"`` uses)
 - ``SGR_MODELS_DIR``, ``SGR_SHIPPED_MODELS`` → :func:`models_dir`, :func:`use_shipped_models` (the trained models
   that ship with sgr under ``<repo>/models``, and whether sgr uses them by default)
+- ``SGR_PROFILE`` → :func:`profile_file` (a graph profile file to use instead of the derived one)
 - ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT`` → :func:`scr_checkpoint`
 - ``NEO4J_*`` → :class:`Neo4jSettings`; ``SGR_LLM_*`` and ``OPENAI_API_KEY`` → :class:`LLMSettings`
 
@@ -22,6 +23,7 @@ Neo4j store and its pid/log files, the local LLM server's state, caches of embed
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TypeVar
 
@@ -60,22 +62,27 @@ class PathSettings(BaseSettings):
 
 class LoadSettings(BaseSettings):
     """Large loads: ``SGR_SORT_MEMORY`` (GNU sort's buffer for the on-disk de-duplication, default 256M),
-    ``SGR_IMPORT_HEAP`` / ``SGR_IMPORT_OFF_HEAP`` (neo4j-admin importer heap 1g, off-heap cache 1500m)."""
+    ``SGR_IMPORT_HEAP`` / ``SGR_IMPORT_OFF_HEAP`` (neo4j-admin importer heap 1g, off-heap cache 1500m),
+    ``SGR_IMPORT_KEEP`` (a folder where the bulk path leaves its import CSV and ``import.json``, to rerun or
+    inspect the importer; by default they go to a temporary folder that is removed)."""
 
     model_config = SettingsConfigDict(env_prefix="SGR_", extra="ignore")
 
     sort_memory: str = "256M"
     import_heap: str = "1g"
     import_off_heap: str = "1500m"
+    import_keep: Path | None = None
 
 
 class ModelFileSettings(BaseSettings):
     """Trained model files chosen by environment instead of by the newest one on disk:
-    ``SGR_RELATION_MODEL``, ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT``."""
+    ``SGR_RELATION_MODEL``, ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT``, and ``SGR_PROFILE`` (the graph
+    profile file, :mod:`sgr.graph.profile`)."""
 
     model_config = SettingsConfigDict(env_prefix="SGR_", extra="ignore")
 
     relation_model: str | None = None
+    profile: Path | None = None
     scr_checkpoint: Path | None = None
     scr_single_checkpoint: Path | None = None
     shipped_models: bool = True
@@ -86,19 +93,28 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` as a folder only its owner can enter (mode 0700), created if missing: the embedded Neo4j's store,
+    its password hash and the caches of model calls under it are no other local user's to read."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        st = path.stat()
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.chmod(path, 0o700)
+    except OSError:
+        pass
+    return path
+
+
 def sgr_home() -> Path:
-    """The folder for sgr's state and caches (``SGR_HOME``, default ``~/.sgr``), created if missing."""
-    home = (read_settings(PathSettings).home or Path.home() / ".sgr").expanduser()
-    home.mkdir(parents=True, exist_ok=True)
-    return home
+    """The folder for sgr's state and caches (``SGR_HOME``, default ``~/.sgr``), created if missing, private (0700)."""
+    return private_dir((read_settings(PathSettings).home or Path.home() / ".sgr").expanduser())
 
 
 def cache_dir(name: str) -> Path:
-    """A named cache folder under ``SGR_CACHE_DIR`` (default ``SGR_HOME/cache``), created if missing."""
+    """A named cache folder under ``SGR_CACHE_DIR`` (default ``SGR_HOME/cache``), created if missing, private."""
     root = read_settings(PathSettings).cache_dir
-    path = (root.expanduser() if root else sgr_home() / "cache") / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return private_dir((root.expanduser() if root else sgr_home() / "cache") / name)
 
 
 def java_dir() -> Path:
@@ -130,6 +146,12 @@ def use_shipped_models() -> bool:
 def relation_model() -> str | None:
     """``SGR_RELATION_MODEL``: saved relation heads (a path, or ``cosine``) that ``model="auto"`` uses; None when unset."""
     return read_settings(ModelFileSettings).relation_model or None
+
+
+def profile_file() -> Path | None:
+    """``SGR_PROFILE``: a graph profile (JSON, :mod:`sgr.graph.profile`) to use instead of deriving one; None when unset."""
+    path = read_settings(ModelFileSettings).profile
+    return path.expanduser() if path else None
 
 
 def scr_checkpoint(single_step: bool = False) -> Path | None:

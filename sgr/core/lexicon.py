@@ -30,6 +30,15 @@ STOPWORDS = frozenset({
     "played", "s", "'s", "type", "kind", "year", "years", "language", "languages", "genre", "genres",
 })
 
+#: Short names a question writes for a node named at length (compared with dots removed and case kept, so the pronoun
+#: "us" is not the country, unless written "the us"): extra names for topic linking
+#: (:func:`sgr.retrieval.mentions.mention_candidates`). Checked on: CWQ dev ("Which USA timezone …", "the 18th US
+#: president", "spoken in Britain": 13 questions whose topic is the United States or the United Kingdom and whose
+#: text names it only so) and WebQSP train ("what is the political system of the us").
+NAME_ALIASES = {"US": "United States of America", "USA": "United States of America", "usa": "United States of America",
+                "UK": "United Kingdom", "uk": "United Kingdom", "Britain": "United Kingdom",
+                "britain": "United Kingdom", "Great Britain": "United Kingdom"}
+
 #: Word-overlap baselines' stop words (:mod:`sgr.methods.baselines`): function words plus the four nouns that are in
 #: nearly every MetaQA question and Freebase relation name and so carry no signal. Checked on: MetaQA dev.
 OVERLAP_STOPWORDS = frozenset("""a an the of in on at to for by from with and or is are was were be been being do does
@@ -45,6 +54,32 @@ TYPE = re.compile(r"\b(?:what|which)\s+(kind of |type of |sort of )?([a-z]+(?: [
 #: Words after "what/which" that are not a type ("what is …", "which of …").
 TYPE_STOP = frozenset({"is", "was", "are", "were", "does", "did", "do", "the", "a", "an", "has", "have", "had", "can",
                        "will", "would", "should", "kind", "type", "sort", "of"})
+#: A noun phrase that describes an entity the question does not name ("where did *the author* that published X grow
+#: up?"): composition's bridge, which the answer lies beyond — unless it is what the question asks for (ASKED).
+#: Checked on: CWQ dev (the path ranker's ``described_end`` term, ``bench/path_ranker.py``).
+DESCRIBED = re.compile(r"\bthe ([a-z]+)(?: [a-z]+)? (?:who|that|which|whose|whom|of|where|in which|with)\b", re.I)
+#: The noun a question asks for right after its wh-word and copula ("who is the author of …", "what was the capital
+#: of …"): there the described noun is the answer's kind, not a bridge.
+ASKED = re.compile(r"^\s*(?:who|what|which)(?:'s| is| was| are| were)? (?:the |a |an )?([a-z]+)", re.I)
+
+
+def singular(word: str) -> str:
+    """A crude singular for matching nouns (cities → city, films → film; short words as they are)."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def described_nouns(question: str) -> set[str]:
+    """The (singular) head nouns :data:`DESCRIBED` finds, minus the one :data:`ASKED` asks for."""
+    asked = ASKED.match(question)
+    skip = singular(asked.group(1)) if asked else None
+    return {singular(m.group(1)) for m in DESCRIBED.finditer(question)} - {skip}
+
+
 #: The question's generic type words → the word stored ``types`` carry (``who`` → person, ``where`` → location).
 GENERIC = {"person": "person", "place": "location"}
 #: Type words too general for the name test (they act through stored ``types`` only).
@@ -88,7 +123,10 @@ COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger 
                         r"younger than|before|after|since|until|over|under|at least|at most)\b", re.I)
 #: Count cues (C_q kind ``count``).
 COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.I)
-HOW_MANY = re.compile(r"\bhow many ([a-z]+)", re.I)
+#: "the largest/fewest number of X" ranks answers by a quantity: a superlative, not a count of the answers
+#: (CWQ dev: "which school … has the largest number of undergraduates?" answered "1").
+RANKED_NUMBER = re.compile(r"\b(largest|smallest|highest|lowest|greatest|biggest|fewest|most|least|maximum|minimum)"
+                           r"\s+number\s+of\b", re.I)
 _LENGTHS = "height|elevation|length"
 #: The word after a compared number → what it measures ("more than 5 million people" → population).
 UNITS = {"people": "population", "inhabitants": "population", "residents": "population", "population": "population",
@@ -101,9 +139,49 @@ NUMBER_OPS = {"more than": ">", "over": ">", "greater than": ">", "larger than":
               "smaller than": "<", "at most": "<="}
 NUMBER = re.compile(r"\b(" + "|".join(NUMBER_OPS) + r")\s+\$?([0-9][0-9,]*(?:\.[0-9]+)?)\s*"
                     r"(thousand|million|billion)?\s*([a-z]+)?", re.I)
-#: The word after "how many" when the question asks for a quantity the graph states (a duration, a frequency, a
-#: measure), not for the number of its answers. Checked on: CWQ dev (rule ``quantities``).
-QUANTITIES = frozenset({"years", "months", "weeks", "days", "hours", "minutes", "seconds", "times", *UNITS})
+#: A number the question states ("a surface area of 46.3", "an ISO numeric greater than 132") outside entity names
+#: and years: a literal the answer must match, which sgr reports as unchecked when no condition can test it.
+NUMBER_LITERAL = re.compile(r"(?<![\w.,-])-?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)(?!\.\d)")
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Property graphs (a user's own labels and properties, :mod:`sgr.graph.profile`)
+# ----------------------------------------------------------------------------------------------------------------------
+#: Property keys that name a node, in order of preference (compared lower-case). Checked on: Neo4j's movie graph
+#: (``Person.name``, ``Movie.title``) and the MetaQA KB as a property graph (``bench/data/movies_dev.jsonl``).
+NAME_KEYS = ("name", "title", "full_name", "fullname", "display_name", "displayname", "label", "username")
+#: Words that name one relationship or property by other words (a key whose readable text has a word of a group is
+#: named by every word of the group: ``ACTED_IN`` reads "acted in", MetaQA's ``STARRED_ACTORS`` "starred actors").
+#: Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``1hop_dev.tsv``, the first 200 questions).
+KEY_SYNONYMS = (
+    frozenset({"acted", "act", "acts", "actor", "actors", "starred", "star", "stars", "starring", "cast", "appeared",
+               "appear", "appears", "played", "play", "plays", "co-star", "co-stars", "costar", "costars"}),
+    frozenset({"released", "release", "releases", "come out", "came out", "premiered"}),
+    frozenset({"wrote", "write", "writes", "written", "writer", "writers", "screenwriter", "screenwriters",
+               "scriptwriter", "scriptwriters", "author", "authors"}),
+    frozenset({"genre", "genres", "type", "types", "kind", "kinds", "sort", "sorts"}),
+    frozenset({"tag", "tags", "topic", "topics", "describe", "describes", "describing", "terms"}),
+)
+#: Word endings dropped before two words are compared (actors, acted → act; directed, director → direct).
+WORD_SUFFIXES = ("ors", "ers", "ing", "ed", "or", "er", "es", "s")
+#: Words that ask for others around the same node ("who acted *with* X", "what *other* movies …"): a relation walked
+#: there and back. Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``2hop_dev.tsv``, the first 300).
+CO_WORDS = frozenset({"with", "other", "together", "both", "same", "share", "shared", "co-star", "co-stars", "costar",
+                      "costars"})
+#: "... starred who": a question that ends with its wh-word asks for a person too. Checked on: MetaQA dev.
+WHO_LAST = re.compile(r"\b(who|whom)\s*\??\s*$", re.I)
+#: The word that joins a relation to the entity ("acted *by* X", "the director *of* X", "share actors *with* X"): that
+#: relation is the first hop. Checked on: MetaQA dev (2- and 3-hop) and bench/data/movies_dev.jsonl.
+BINDING_WORDS = frozenset({"by", "of", "with"})
+#: "worked with" / "collaborated with": the named node's own relation, then the one the question asks about.
+WORKED_WITH = re.compile(r"\b(worked|collaborated|work|collaborate)\s+with\b", re.I)
+#: Superlatives of a number a question names ("highest rated", "rate lowest"): True asks for the largest.
+EXTREMES = {"highest": True, "best": True, "top": True, "most": True, "lowest": False, "worst": False, "least": False}
+#: Comparison words before a number → Cypher operator: NUMBER_OPS' words, and the words of a year (BEFORE, AFTER;
+#: "since" and "until" keep the year itself).
+COMPARE_OPS = {**NUMBER_OPS, "after": ">", "since": ">=", "before": "<", "until": "<=", "later than": ">",
+               "earlier than": "<"}
+COMPARE = re.compile(r"\b(" + "|".join(sorted(COMPARE_OPS, key=len, reverse=True)) + r")\s+(-?\d+(?:\.\d+)?)\b",
+                     re.I)
 
 # ----------------------------------------------------------------------------------------------------------------------
 # Freebase schema
@@ -114,6 +192,10 @@ END_KEY = "(?i)(.*[._])?(to|end|end_date)$"
 DATE_VALUE = "[12][0-9]{3}.*"
 #: Keys of a number-holding node that are not its number (dates, the year of a dated integer, the id).
 NOT_A_NUMBER_KEY = "(?i)(.*[._])?(from|to|start|end|start_date|end_date|date|year|id)$"
+#: Type statements: a node most of whose edges are these is a type (*Country*, *Currency*), which a question names as
+#: the kind of its answer ("what currency …"), rarely as its topic. Checked on: CWQ dev topic linking.
+TYPE_RELATIONS = frozenset({"common.topic.notable_types", "type.object.type", "common.topic.notable_for",
+                            "kg.object_profile.prominent_type"})
 #: Relations RoG's shortest paths pass through that say nothing about the question (hubs shared by millions): left out
 #: of tuning targets. Checked on: WebQSP train paths and CWQ dev paths.
 NOISE_RELATIONS = frozenset({

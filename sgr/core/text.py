@@ -9,6 +9,9 @@ literal function, and the one parser of answer lines.
 - :func:`cypher_literal` — a Cypher literal for a Python value (strings double-quoted, escaped).
 - :func:`gbnf_literal` — a GBNF double-quoted literal for llama.cpp grammars.
 - :func:`parse_answer_lines` — one answer per line of a model's reply (bullets, numbering, "Answer:" removed).
+- :func:`visible` — text for a terminal: control characters (ANSI escapes, carriage returns, bidi overrides …)
+  written as visible escapes, so data cannot move the cursor, clear the screen or reorder a line.
+- :func:`check_utf8` — refuse text that came from bytes that are not UTF-8 (a lone surrogate from the command line).
 """
 
 from __future__ import annotations
@@ -112,3 +115,48 @@ def parse_answer_lines(text: str) -> list[str]:
             seen.add(s.lower())
             out.append(s)
     return out
+
+
+#: Invisible characters that reorder or hide text: bidi embeddings/overrides/isolates, line/paragraph separators.
+_INVISIBLE = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029, 0xFEFF))
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: Any, *, newlines: bool = False) -> str:
+    """``text`` safe to print on a terminal: every control character (C0, DEL, C1: ``ESC[2J`` clears no screen),
+    lone surrogate and invisible reordering character (U+202E …) written as ``\\x1b`` / ``\\u202e``.
+
+    ``newlines`` keeps line feeds and tabs (a multi-line block such as a query); otherwise they are escaped too, so
+    one value stays on one line. Carriage returns are always escaped (they would overwrite the line).
+    """
+    s = str(text)
+    keep = "\n\t" if newlines else ""
+    if s.isprintable() and not any(ch in _INVISIBLE for ch in s):
+        return s
+    return "".join(ch if ch in keep or (ch.isprintable() and ch not in _INVISIBLE) or ch == " "
+                   else _escape_char(ch) for ch in s)
+
+
+def check_utf8(text: str, what: str) -> str:
+    """``text`` if it encodes as UTF-8; else :class:`~sgr.core.errors.InputError` naming ``what`` and the first byte
+    that was not UTF-8 (the command line hands such bytes over as lone surrogates)."""
+    from sgr.core.errors import InputError
+
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if 0xDC80 <= ord(bad) <= 0xDCFF else f"U+{ord(bad):04X}"
+        raise InputError(f"{what} is not valid UTF-8 ({byte} at character {exc.start + 1}): pass UTF-8 text") from None
+    return text

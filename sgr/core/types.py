@@ -131,6 +131,7 @@ class Prediction:
     cypher: list[str] = field(default_factory=list)  # queries that ran, last one answered
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    confidence: float | None = None  # P(top answer correct), calibrated (sgr.methods.confidence); None: uncalibrated
 
     @property
     def answer_texts(self) -> list[str]:

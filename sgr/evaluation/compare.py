@@ -49,6 +49,14 @@ class Comparison:
     a_better: int = 0
     same: int = 0
 
+    def markdown(self) -> str:
+        """The comparison as a Markdown table (``sgr eval compare --markdown``)."""
+        return comparison_markdown(self)
+
+    def table(self):  # noqa: ANN201 (a rich Table)
+        """The comparison as a rich table (``sgr eval compare``)."""
+        return comparison_table(self)
+
 
 def load_metrics(run_dir: Path) -> dict[str, Any]:
     path = Path(run_dir) / "metrics.json"

@@ -116,6 +116,7 @@ def prediction_record(question: Question, prediction: Prediction | None, error: 
         "route": prediction.route if prediction else None,
         "cypher": prediction.cypher if prediction else [],
         "extra": prediction.extra if prediction else {},
+        "confidence": prediction.confidence if prediction else None,
     }
     rec["scores"] = score_answers(texts, question.answers).as_dict() if question.answers else None
     return rec

@@ -28,6 +28,7 @@ from sgr.evaluation.cost import cost_summary
 from sgr.evaluation.misses import CLASSES, example_text, summarize_misses
 from sgr.evaluation.predictions import read_predictions, record_scores
 from sgr.evaluation.metrics.breakdown import breakdown, rate_by
+from sgr.evaluation.metrics.calibration import calibration_summary
 from sgr.evaluation.metrics.scores import METRIC_LABELS, METRIC_NAMES, summarize
 
 MAX_TYPES_IN_MD = 40
@@ -68,6 +69,15 @@ def build_metrics(records: list[dict[str, Any]], info: dict[str, Any],
     cost = cost_summary([r.get("usage") or {} for r in records if not r.get("error")], wall_seconds=wall,
                         answered_in_sessions=answered).as_dict()
     selected = ds_info.get("selected", len(records))
+    confident = [(float(r["confidence"]), s.hits1_strict, (r.get("extra") or {}).get("confidence") or {})
+                 for r, s in pairs if r.get("confidence") is not None]
+    calibration = None
+    if confident:
+        calibration = calibration_summary([(c, y) for c, y, _ in confident]).as_dict()
+        kept = [(c, y) for c, y, info in confident if info.get("threshold") is None or c >= info["threshold"]]
+        calibration["coverage_at_default_threshold"] = len(kept) / len(confident)
+        calibration["hits1_at_default_threshold"] = sum(y for _, y in kept) / len(kept) if kept else None
+        calibration["calibrated_for"] = sorted({str(info.get("calibrated_for")) for _, _, info in confident})
     return {
         "dataset": ds_info,
         "method": info.get("method"),
@@ -83,6 +93,7 @@ def build_metrics(records: list[dict[str, Any]], info: dict[str, Any],
         "ceiling": ceiling_info,
         "cost": cost,
         "misses": summarize_misses(scored).as_dict(),
+        "calibration": calibration,
         "labels": METRIC_LABELS,
     }
 
@@ -106,6 +117,8 @@ def write_report(run_dir: Path, ds: Dataset | None = None, reach: dict[str, Any]
         plot_per_hop(metrics, run_dir / "per_hop.png")
         plot_latency([float((r.get("usage") or {}).get("total_seconds") or 0.0) * 1000 for r in records],
                      metrics, run_dir / "latency.png")
+        if metrics.get("calibration"):
+            plot_reliability(metrics["calibration"], run_dir / "reliability.png")
     (run_dir / "report.md").write_text(markdown_report(metrics, plots=plots))
     return metrics
 
@@ -153,6 +166,7 @@ def markdown_report(m: dict[str, Any], plots: bool = True) -> str:
         if len(table) > MAX_TYPES_IN_MD:
             lines.append(f"| … {len(table) - MAX_TYPES_IN_MD} more in metrics.json | | | | | | |")
     lines += _miss_lines(m.get("misses"))
+    lines += _calibration_lines(m.get("calibration"), plots)
     c = m["cost"]
     lines += ["", "## Cost", "",
               f"Per question as each method's usage meter measured it, over {c['n']} questions answered without error. "
@@ -178,6 +192,25 @@ def markdown_report(m: dict[str, Any], plots: bool = True) -> str:
     if plots:
         lines += ["", "![per hop](per_hop.png)", "", "![latency](latency.png)"]
     return "\n".join(lines) + "\n"
+
+
+def _calibration_lines(cal: dict[str, Any] | None, plots: bool) -> list[str]:
+    if not cal:
+        return []
+    cov = cal.get("hits1_at_coverage") or {}
+    out = ["", "## Confidence", "",
+           f"The calibrated confidence of the top answer ({', '.join(cal.get('calibrated_for') or [])}) over "
+           f"{cal['n']} scored questions: how well it ranks right answers above wrong ones, how close it is to the "
+           "observed accuracy, and the accuracy among the questions it is surest of.", "",
+           "| | Value |", "|---|---|",
+           f"| AUROC (confidence for correctness) | {_fmt(cal.get('auroc'))} |",
+           f"| expected calibration error (10 bins) | {_fmt(cal.get('ece'))} |"]
+    out += [f"| Hits@1 at {k} coverage | {_fmt(v)} |" for k, v in cov.items()]
+    out += [f"| coverage at the default threshold | {_fmt(cal.get('coverage_at_default_threshold'))} |",
+            f"| Hits@1 of the answered, at the default threshold | {_fmt(cal.get('hits1_at_default_threshold'))} |"]
+    if plots:
+        out += ["", "![reliability](reliability.png)"]
+    return out
 
 
 def _miss_lines(ms: dict[str, Any] | None) -> list[str]:
@@ -246,6 +279,27 @@ def plot_latency(latencies_ms: list[float], m: dict[str, Any], path: Path) -> No
     ax.set_xlabel("latency per question (ms)")
     ax.set_ylabel("questions")
     ax.set_title(f"{m.get('method')} on {m.get('dataset', {}).get('name')}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_reliability(cal: dict[str, Any], path: Path) -> None:
+    """The reliability diagram: accuracy per confidence bin against the diagonal, bin sizes as labels."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    bins = cal.get("reliability") or []
+    ax.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1, label="perfectly calibrated")
+    ax.bar([(b["lo"] + b["hi"]) / 2 for b in bins], [b["accuracy"] for b in bins],
+           width=[(b["hi"] - b["lo"]) * 0.9 for b in bins], color="#4C72B0", alpha=0.8, label="accuracy")
+    for b in bins:
+        ax.text((b["lo"] + b["hi"]) / 2, b["accuracy"] + 0.02, str(b["n"]), ha="center", fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.08)
+    ax.set_xlabel("confidence")
+    ax.set_ylabel("Hits@1 (strict)")
+    ax.set_title(f"AUROC {_fmt(cal.get('auroc'))}, ECE {_fmt(cal.get('ece'))}")
+    ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -44,6 +44,7 @@ from sgr.evaluation.metrics.reachability import Reachability, reachability
 from sgr.graph.store import GraphStore
 from sgr.core.types import Answerer, Question
 
+from sgr.methods.confidence import attach_confidence
 from sgr.evaluation.predictions import PredictionLog, prediction_record, read_predictions
 
 StoreFactory = Callable[[], GraphStore]
@@ -180,6 +181,7 @@ def answer_one(workers: _Workers, question: Question) -> dict[str, Any]:
         raise
     except Exception as exc:  # noqa: BLE001 - a failing question is recorded, the run goes on
         return prediction_record(question, None, f"{type(exc).__name__}: {exc}")
+    attach_confidence(pred, workers.method, getattr(getattr(method, "llm", None), "name", None))  # SGR did already
     if workers.save_evidence:  # after the method's meter stopped: saving is not part of answering
         from sgr.evidence.saved import save_evidence
 

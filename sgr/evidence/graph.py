@@ -13,6 +13,10 @@ A method's :class:`~sgr.core.types.Prediction` names its evidence as reasoning p
   Cypher, no parameters, so it fits in a Browser URL. It returns the exact data relationships of the
   paths (not every relationship among the entities), the entities on no path, and, for saved
   evidence, the ``(:SgrQuestion)-[:SGR_EVIDENCE]->(entity)`` links (:mod:`sgr.evidence.saved`).
+
+On a user's own graph (a prediction of :mod:`sgr.methods.sgr.profiled`: :func:`is_profiled`) nodes are named by
+their element ids and by the naming property of their label in the graph profile (:mod:`sgr.graph.profile`); a node
+of a label without one is a compound-value node, drawn as sgr draws a ``:CVT``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 
 from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, ReasoningPath
+from sgr.graph.profile import profile_for
 from sgr.graph.store import EVIDENCE_REL, GraphStore
 
 ROLE_TOPIC, ROLE_PATH, ROLE_ANSWER = "topic", "path", "answer"
@@ -108,9 +113,25 @@ def _unique_paths(prediction: Prediction) -> list[ReasoningPath]:
     return sorted(out, key=lambda p: -p.score)
 
 
-def answer_ids(store: GraphStore, answers: list[Answer]) -> list[tuple[Answer, str | None]]:
-    """Each answer with its entity id: ``Answer.id``, else its text when that is an entity id."""
-    texts = [a.text for a in answers if not a.id]
+def is_profiled(prediction: Prediction) -> bool:
+    """Whether ``prediction`` answers over a user's own graph (its ids are element ids; :mod:`sgr.graph.profile`)."""
+    return prediction.extra.get("profile") == "property"
+
+
+#: The nodes a prediction names, with their names and whether they are compound-value nodes: sgr's own shape, and a
+#: profiled graph (element ids; ``$names``: label → naming property, none for a compound-value label).
+NODES = {False: "MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id, e.name AS name, e:CVT AS cvt",
+         True: "MATCH (e) WHERE elementId(e) IN $ids WITH e, [l IN labels(e) WHERE $names[l] IS NOT NULL | "
+               "e[$names[l]]] AS named RETURN elementId(e) AS id, head(named) AS name, size(named) = 0 AS cvt"}
+#: The stored edges among triples ``[head, type, tail]``, matched in their stored direction.
+EDGES = {False: "MATCH (h:Entity {id: t[0]})-[r]->(x:Entity {id: t[2]}) WHERE type(r) = t[1]",
+         True: "MATCH (h) WHERE elementId(h) = t[0] MATCH (h)-[r]->(x) WHERE elementId(x) = t[2] AND type(r) = t[1]"}
+
+
+def answer_ids(store: GraphStore, answers: list[Answer], profiled: bool = False) -> list[tuple[Answer, str | None]]:
+    """Each answer with its entity id: ``Answer.id``, else its text when that is an entity id (on sgr's own graphs;
+    a profiled graph's answers carry their node's element id, a literal none)."""
+    texts = [a.text for a in answers if not a.id and not profiled]
     found: set[str] = set()
     if texts:
         rows = store.read("MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id", {"ids": texts})
@@ -137,7 +158,8 @@ def evidence_subgraph(store: GraphStore, prediction: Prediction, topic_ids: list
         if cur is None or (_ROLE_PRIORITY[role], rank) < (_ROLE_PRIORITY[cur[0]], cur[1]):
             roles[eid] = (role, rank, score)
 
-    answers = answer_ids(store, prediction.answers)
+    profiled = is_profiled(prediction)
+    answers = answer_ids(store, prediction.answers, profiled)
     for i, (ans, eid) in enumerate(answers, start=1):
         if eid:
             claim(eid, ROLE_ANSWER, i, float(ans.score))
@@ -164,14 +186,13 @@ def evidence_subgraph(store: GraphStore, prediction: Prediction, topic_ids: list
     ids = list(roles)
     info: dict[str, dict[str, Any]] = {}
     if ids:
-        rows = store.read("MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id, e.name AS name, e:CVT AS cvt",
-                          {"ids": ids})
-        info = {r["id"]: r for r in rows}
+        names = ({lb: lp.name_property for lb, lp in profile_for(store).labels.items() if lp.name_property}
+                 if profiled else {})
+        info = {r["id"]: r for r in store.read(NODES[profiled], {"ids": ids, "names": names})}
     existing: set[tuple[str, str, str]] = set()
     if edges:
-        rows = store.read(
-            "UNWIND $triples AS t MATCH (h:Entity {id: t[0]})-[r]->(x:Entity {id: t[2]}) WHERE type(r) = t[1] "
-            "RETURN DISTINCT t[0] AS h, t[1] AS r, t[2] AS t", {"triples": [list(k) for k in edges]})
+        rows = store.read(f"UNWIND $triples AS t {EDGES[profiled]} RETURN DISTINCT t[0] AS h, t[1] AS r, t[2] AS t",
+                          {"triples": [list(k) for k in edges]})
         existing = {(r["h"], r["r"], r["t"]) for r in rows}
     for key, edge in edges.items():
         edge.in_graph = key in existing
@@ -197,7 +218,7 @@ def _list_literal(items: Sequence[Any]) -> str:
 
 
 def redraw_query(*, question_id: str | None = None, triples: Iterable[Sequence[str]] = (),
-                 node_ids: Iterable[str] = ()) -> str:
+                 node_ids: Iterable[str] = (), profiled: bool = False) -> str:
     """The one literal Cypher query that draws evidence: one column ``p`` of paths.
 
     Its core matches each evidence edge ``t = [head id, relation type, tail id]`` exactly, in its stored
@@ -209,11 +230,14 @@ def redraw_query(*, question_id: str | None = None, triples: Iterable[Sequence[s
       the query stays a few lines long whatever the size of the evidence;
     * unsaved evidence: ``triples`` (:meth:`EvidenceGraph.triples`) as literals, one per line, after which
       the ``node_ids`` on no edge (lone answers or topics) are drawn too.
+
+    On a profiled graph (``profiled``) the ids are element ids: ``MATCH p = (h)-[r]->(x) WHERE elementId(h) = t[0]
+    …``.
     """
     parts = []
     if question_id is not None:
         q = f"(q:{LABEL} {{id: {cypher_literal(question_id)}}})"
-        parts.append(f"MATCH p = {q}-[:{REL}]->(:Entity)\nRETURN p")
+        parts.append(f"MATCH p = {q}-[:{REL}]->({'' if profiled else ':Entity'})\nRETURN p")
         source = (f"MATCH {q}\n"
                   "UNWIND range(0, size(q.triple_types) - 1) AS i\n"
                   "WITH [q.triple_heads[i], q.triple_types[i], q.triple_tails[i]] AS t\n")
@@ -222,9 +246,15 @@ def redraw_query(*, question_id: str | None = None, triples: Iterable[Sequence[s
         edges = [list(t) for t in triples]
         source = f"UNWIND {_list_literal(edges)} AS t\n"
         lone = sorted(set(node_ids) - {x for t in edges for x in (t[0], t[2])})
-    parts.append(source + "MATCH p = (:Entity {id: t[0]})-[r]->(:Entity {id: t[2]})\n"
-                          "WHERE type(r) = t[1]\n"
-                          "RETURN p")
+    if profiled:
+        parts.append(source + "MATCH p = (h)-[r]->(x)\n"
+                              "WHERE elementId(h) = t[0] AND elementId(x) = t[2] AND type(r) = t[1]\n"
+                              "RETURN p")
+    else:
+        parts.append(source + "MATCH p = (:Entity {id: t[0]})-[r]->(:Entity {id: t[2]})\n"
+                              "WHERE type(r) = t[1]\n"
+                              "RETURN p")
     if lone:
-        parts.append(f"MATCH p = (e:Entity) WHERE e.id IN {_list_literal(lone)}\nRETURN p")
+        node = "(e) WHERE elementId(e)" if profiled else "(e:Entity) WHERE e.id"
+        parts.append(f"MATCH p = {node} IN {_list_literal(lone)}\nRETURN p")
     return "\nUNION ALL\n".join(parts)

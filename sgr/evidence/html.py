@@ -133,8 +133,13 @@ _JS = """
 
 
 def _json_for_script(obj: Any) -> str:
-    """JSON safe inside ``<script>``: no ``</`` sequence, no HTML comment openers."""
-    return json.dumps(obj, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    """JSON safe inside ``<script>`` and still JSON: every ``<`` (``</script``, ``<!--``), ``>`` and ``&`` written as
+    a ``\\u`` escape, which only a string can hold, so the text parses back to ``obj``; U+2028/U+2029 too (line
+    breaks to older JavaScript)."""
+    text = json.dumps(obj, ensure_ascii=False)
+    for ch in "<>&\u2028\u2029":
+        text = text.replace(ch, f"\\u{ord(ch):04x}")
+    return text
 
 
 def render_html(question_text: str, prediction: Prediction, graph: EvidenceGraph,
@@ -151,6 +156,9 @@ def render_html(question_text: str, prediction: Prediction, graph: EvidenceGraph
                             f'<small>score {a.score:.3g}</small></li>')
     answers_html = ("<ol class=\"answers\">" + "".join(answer_items) + "</ol>") if answer_items \
         else "<p>No answer.</p>"
+    if prediction.confidence is not None:  # the calibrated P(the top answer is correct)
+        answers_html = f"<p class=\"confidence\">confidence of the top answer: {prediction.confidence:.0%}</p>" \
+            + answers_html
     path_rows = "".join(
         f"<tr><td class=\"num\">{p.rank}</td><td class=\"num\">{p.score:.4g}</td>"
         f"<td>{esc(p.text)}</td><td>{esc(p.source)}</td></tr>" for p in graph.paths)

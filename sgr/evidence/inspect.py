@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgr.core.types import Prediction
-from sgr.evidence.graph import EvidenceGraph, evidence_subgraph, redraw_query
+from sgr.evidence.graph import EvidenceGraph, evidence_subgraph, is_profiled, redraw_query
 from sgr.evidence.html import write_html
 from sgr.evidence.saved import SavedQuestion, load_evidence, save_evidence
 from sgr.graph import browser
@@ -45,8 +45,14 @@ class Inspection:
 
 def _finish(graph: EvidenceGraph, question_text: str, prediction: Prediction, qid: str | None,
             html: Path | str | None, browser_server: browser.BrowserServer | None) -> Inspection:
-    query = (redraw_query(question_id=qid) if qid else
-             redraw_query(triples=graph.triples(), node_ids=[n.id for n in graph.nodes if n.in_graph]))
+    profiled = is_profiled(prediction)
+    if qid:
+        query = redraw_query(question_id=qid, profiled=profiled)
+    elif profiled and prediction.extra.get("redraw"):  # the answering query's own walks (sgr.methods.sgr.profiled)
+        query = prediction.extra["redraw"]
+    else:
+        query = redraw_query(triples=graph.triples(), node_ids=[n.id for n in graph.nodes if n.in_graph],
+                             profiled=profiled)
     out_html = write_html(html, question_text, prediction, graph, question_id=qid, redraw=query) if html else None
     server = browser_server or browser.running()
     url = browser.browser_url_for(query, server) if server else None
@@ -62,6 +68,8 @@ def inspect_prediction(store: GraphStore, question_text: str, prediction: Predic
     The Browser URL opens Neo4j Browser (``browser_server``, else the one ``sgr neo4j start
     --browser`` serves, if any) with the redraw query, of the saved question when ``save``.
     """
+    if is_profiled(prediction) and not topic_ids:  # a user's own graph: the linked nodes (sgr.methods.sgr.profiled)
+        topic_ids = [e["id"] for e in prediction.extra.get("entities", [])]
     graph = evidence_subgraph(store, prediction, topic_ids=topic_ids)
     qid = save_evidence(store, question_text, prediction, method, graph=graph) if save else None
     return _finish(graph, question_text, prediction, qid, html, browser_server)

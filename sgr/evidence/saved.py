@@ -5,7 +5,10 @@
   ``-[:SGR_EVIDENCE {rank, score, role}]->`` relationships to the evidence entities of
   :func:`sgr.evidence.graph.evidence_subgraph`. It only *creates* these; it never sets a property on, or
   adds a label or relationship between, data nodes. ``sgr stats`` leaves the label out of its counts
-  (``sgr.graph.store.BOOKKEEPING_LABELS``).
+  (``sgr.graph.store.BOOKKEEPING_LABELS``). On a user's own graph (``graph: "property"``, a profiled prediction) the
+  links go to the evidence nodes by element id, and the graph profile leaves the label and the type out
+  (:func:`sgr.graph.profile.read_profile`): saving is the user's choice (``--save``), and ``sgr evidence clear``
+  takes it all back.
 * :func:`list_evidence`, :func:`load_evidence`, :func:`clear_evidence` — ``sgr evidence list|show|clear``.
   A loaded :class:`SavedQuestion` gives back its prediction, so it is drawn with the same
   :func:`sgr.evidence.graph.redraw_query` as unsaved evidence (:func:`sgr.evidence.inspect.inspect_saved`).
@@ -22,7 +25,8 @@ from typing import Any
 
 from sgr.core.errors import InputError
 from sgr.core.types import Answer, Prediction, ReasoningPath
-from sgr.evidence.graph import LABEL, ROLE_TOPIC, EvidenceGraph, EvidencePath, answer_ids, evidence_subgraph
+from sgr.evidence.graph import (LABEL, ROLE_TOPIC, EvidenceGraph, EvidencePath, answer_ids, evidence_subgraph,
+                                is_profiled)
 from sgr.graph.store import GraphStore
 
 SCHEMA = f"CREATE CONSTRAINT sgr_question_id IF NOT EXISTS FOR (q:{LABEL}) REQUIRE q.id IS UNIQUE"
@@ -59,7 +63,8 @@ def save_evidence(store: GraphStore, question_text: str, prediction: Prediction,
     ensure_schema(store)
     graph = graph or evidence_subgraph(store, prediction, topic_ids=topic_ids)
     qid = new_question_id()
-    answers = answer_ids(store, prediction.answers)
+    profiled = is_profiled(prediction)
+    answers = answer_ids(store, prediction.answers, profiled)
     triples = graph.triples()
     props = {
         "id": qid,
@@ -79,12 +84,13 @@ def save_evidence(store: GraphStore, question_text: str, prediction: Prediction,
         "triple_types": [t[1] for t in triples],
         "triple_tails": [t[2] for t in triples],
         "error": prediction.error,
+        "graph": "property" if profiled else "entity",
     }
     links = [{"id": n.id, "rank": n.rank, "score": n.score, "role": n.role} for n in graph.nodes if n.in_graph]
     store.write(
         "CREATE (q:SgrQuestion) SET q = $props, q.asked_at = datetime($asked_at) "
         "WITH q UNWIND $links AS l "
-        "MATCH (e:Entity {id: l.id}) "
+        + ("MATCH (e) WHERE elementId(e) = l.id " if profiled else "MATCH (e:Entity {id: l.id}) ") +
         "CREATE (q)-[:SGR_EVIDENCE {rank: l.rank, score: l.score, role: l.role}]->(e)",
         {"props": {k: v for k, v in props.items() if v is not None},
          "asked_at": datetime.now(timezone.utc).isoformat(), "links": links})
@@ -120,6 +126,7 @@ class SavedQuestion:
     route: str | None = None
     error: str | None = None
     links: list[EvidenceLink] = field(default_factory=list)
+    graph: str = "entity"  # "property": a user's own graph (element ids)
 
     def to_prediction(self) -> Prediction:
         """The saved run as a :class:`Prediction` (for the HTML view of ``sgr evidence show --html``)."""
@@ -129,7 +136,8 @@ class SavedQuestion:
         paths = [ReasoningPath(nodes=p["nodes"], relations=p["relations"], score=p["score"], names=p["names"],
                                directions=p["directions"], source=p.get("source", "")) for p in self.paths]
         return Prediction(question_id=self.question_id or self.id, answers=answers, paths=paths, method=self.method,
-                          route=self.route, cypher=list(self.cypher), error=self.error)
+                          route=self.route, cypher=list(self.cypher), error=self.error,
+                          extra={"profile": "property"} if self.graph == "property" else {})
 
     def topic_ids(self) -> list[str]:
         return [link.id for link in self.links if link.role == ROLE_TOPIC]
@@ -160,21 +168,25 @@ def load_evidence(store: GraphStore, question_id: str) -> SavedQuestion:
     """The saved question ``question_id``; raises :class:`InputError` when there is none."""
     rows = store.read(
         "MATCH (q:SgrQuestion {id: $id}) "
-        "OPTIONAL MATCH (q)-[r:SGR_EVIDENCE]->(e:Entity) "
+        "OPTIONAL MATCH (q)-[r:SGR_EVIDENCE]->(e) WHERE e:Entity OR q.graph = 'property' "
         "WITH q, r, e ORDER BY r.rank, r.role "
         "RETURN q {.*, asked_at: toString(q.asked_at)} AS q, "
         "collect(CASE WHEN e IS NULL THEN null ELSE "
-        "{id: e.id, name: e.name, role: r.role, rank: r.rank, score: r.score} END) AS links",
+        "{id: CASE WHEN q.graph = 'property' THEN elementId(e) ELSE e.id END, name: e.name, role: r.role, "
+        "rank: r.rank, score: r.score} END) AS links",
         {"id": question_id})
     if not rows:
         raise InputError(f"no saved evidence with id {question_id!r}: see `sgr evidence list`")
     q = rows[0]["q"]
+    paths = json.loads(q.get("paths_json") or "[]")
+    named = {n: m for p in paths for n, m in zip(p["nodes"], p["names"]) if m}  # a profiled graph's naming property
+    links = [EvidenceLink(**{**link, "name": link["name"] or named.get(link["id"])}) for link in rows[0]["links"]]
     return SavedQuestion(
         id=q["id"], text=q.get("text", ""), asked_at=q.get("asked_at", ""), method=q.get("method", ""),
         answers=list(q.get("answers", [])), answer_ids=list(q.get("answer_ids", [])),
         answer_scores=[float(x) for x in q.get("answer_scores", [])], cypher=list(q.get("cypher", [])),
-        paths=json.loads(q.get("paths_json") or "[]"), question_id=q.get("question_id", ""), route=q.get("route"),
-        error=q.get("error"), links=[EvidenceLink(**link) for link in rows[0]["links"]])
+        paths=paths, question_id=q.get("question_id", ""), route=q.get("route"), error=q.get("error"), links=links,
+        graph=q.get("graph", "entity"))
 
 
 def clear_evidence(store: GraphStore, question_id: str | None = None) -> int:

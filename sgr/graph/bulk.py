@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sgr.core.config import LoadSettings, read_settings
@@ -42,6 +43,8 @@ class ImportSummary:
     peak_memory: str
     bad_entries: int
     log: str
+    stages: dict[str, float] = field(default_factory=dict)  # the importer's own stages (seconds), as it reports them
+    cpu_seconds: float | None = None  # the importer process's user + system CPU time
 
     def line(self) -> str:
         bad = f", {self.bad_entries:,} bad entries (see {self.log})" if self.bad_entries else ""
@@ -76,10 +79,11 @@ def embedded_server_for(uri: str) -> server.ServerInfo | None:
 
 
 def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: Path,
-               multiline: bool = False, threads: int | None = None) -> ImportSummary:
+               multiline: bool = False, threads: int | None = None, id_type: str = "string") -> ImportSummary:
     """``neo4j-admin database import full`` into the store under ``home`` (the server must be stopped).
 
-    ``nodes``/``relationships``: the tool's file groups, e.g. ``"Entity=header.csv,part.csv"``.
+    ``nodes``/``relationships``: the tool's file groups, e.g. ``"Entity=header.csv,part.csv"``;
+    ``id_type``: ``string`` (``:ID`` columns hold keys the importer maps) or ``actual`` (node numbers).
     """
     java = shutil.which("java")
     if java is None:
@@ -90,15 +94,17 @@ def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: 
     report = workdir / "import.report"
     log = workdir / "import.log"
     cmd = [java, f"-Xmx{read_settings(LoadSettings).import_heap}", *server.JVM_FLAGS, "-cp", import_tool_classpath(), "org.neo4j.cli.AdminTool",
-           "database", "import", "full", DATABASE, "--overwrite-destination=true", "--id-type=string",
+           "database", "import", "full", DATABASE, "--overwrite-destination=true", f"--id-type={id_type}",
            f"--report-file={report}", f"--max-off-heap-memory={read_settings(LoadSettings).import_off_heap}",
            f"--threads={threads or max(os.cpu_count() or 1, 1)}", f"--multiline-fields={str(multiline).lower()}",
            "--bad-tolerance=0", *[f"--nodes={n}" for n in nodes], *[f"--relationships={r}" for r in relationships]]
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(conf)}
     t0 = time.perf_counter()
+    cpu0 = _children_cpu()
     with open(log, "w") as fh:
         proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=workdir)
     seconds = time.perf_counter() - t0
+    cpu = _children_cpu() - cpu0
     text = log.read_text(errors="replace")
     kept = server.state_dir() / "import.log"
     shutil.copyfile(log, kept)
@@ -110,7 +116,25 @@ def run_import(home: Path, nodes: list[str], relationships: list[str], workdir: 
     return ImportSummary(nodes=_number(text, r"([\d,]+) nodes"), relationships=_number(text, r"([\d,]+) relationships"),
                          properties=_number(text, r"([\d,]+) properties"), seconds=seconds,
                          peak_memory=(re.search(r"Peak memory usage: (\S+)", text) or [None, "?"])[1],
-                         bad_entries=_count_lines(report), log=str(kept))
+                         bad_entries=_count_lines(report), log=str(kept), stages=_stages(text),
+                         cpu_seconds=round(cpu, 2))
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _stages(text: str) -> dict[str, float]:
+    """``{stage: seconds}`` from the importer's ``<stage> COMPLETED in 1m 2s 345ms`` lines."""
+    out = {}
+    for name, took in re.findall(r"^(\S.*?) COMPLETED in ((?:\d+[hms]s? ?)+)", text, flags=re.M):
+        seconds = 0.0
+        for value, unit in re.findall(r"(\d+)(ms|h|m|s)", took):
+            seconds += int(value) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+        out[name.strip()] = round(seconds, 3)
+    return out
 
 
 def _number(text: str, pattern: str) -> int:

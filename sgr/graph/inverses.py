@@ -79,6 +79,11 @@ class InverseRelations:
             return first, None
         return first, direction if relation == first else {"out": "in", "in": "out"}[direction]
 
+    def walk(self, seed: str, steps: Sequence[tuple[str, str]]) -> tuple[str, tuple[tuple[str, str | None], ...]]:
+        """A walk from ``seed`` written once for both names (:meth:`step` for each step): two walks of one fact path
+        under a relation's two names get the same key."""
+        return seed, tuple(self.step(r, d) for r, d in steps)
+
     def canonical(self, relations: Sequence[str]) -> tuple[str, ...]:
         """A relation path with each paired relation written as the first of its pair by name, so two paths that
         walk one fact under its two names compare equal."""

@@ -4,7 +4,7 @@
 launcher serves Bolt on 127.0.0.1. State (pid, port, log, store folder) is kept in
 ``SGR_HOME/neo4j/server.json`` so any later ``sgr`` command finds the running server.
 
-Locked down by default (see ``docs/readme/security.md``):
+Locked down by default (see ``docs/security.md``):
 
 * authentication is on: the first start generates a random password into ``SGR_HOME/neo4j/password``
   (mode 0600), which :class:`sgr.core.config.Neo4jSettings` hands to every sgr command; ``NEO4J_PASSWORD``
@@ -22,13 +22,14 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sgr.core.config import (Neo4jSettings, PathSettings, java_dir, neo4j_password_file, read_neo4j_password,
-                             read_settings, sgr_home)
+from sgr.core.config import (Neo4jSettings, PathSettings, java_dir, neo4j_password_file, private_dir,
+                             read_neo4j_password, read_settings, sgr_home)
 from sgr.core.errors import ConfigError, Neo4jServerError
 
 READY_MARK = "SGR-NEO4J-READY"
@@ -75,9 +76,36 @@ class ServerInfo:
 
 
 def state_dir() -> Path:
-    path = sgr_home() / "neo4j"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """``SGR_HOME/neo4j``: the server's state, log, password, import folder and store (private, mode 0700)."""
+    return private_dir(sgr_home() / "neo4j")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner only (mode 0600, also when the file was there before)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def make_private(root: Path) -> int:
+    """Folders under ``root`` to 0700 and files to 0600 (a store written by an earlier sgr was world-readable);
+    returns how many modes changed. The server itself runs with umask 077, so what it writes is private."""
+    changed = 0
+    for path in [root, *root.rglob("*")]:
+        try:
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid():
+                continue
+            want = 0o700 if stat.S_ISDIR(st.st_mode) else 0o600
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(path, stat.S_IMODE(st.st_mode) & want)
+                changed += 1
+        except OSError:
+            continue
+    return changed
 
 
 def state_file() -> Path:
@@ -169,20 +197,47 @@ def password_file() -> Path:
         os.chmod(path, 0o600)
         return path
     secret = wanted if wanted is not None else secrets.token_urlsafe(24)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, (secret + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+    write_private(path, secret + "\n")
     return path
+
+
+#: Deadline of a transaction that brings none of its own (sgr's loads and trusted reads, Neo4j Browser); generated
+#: queries carry theirs (``--timeout``, ``NEO4J_QUERY_TIMEOUT_S``).
+DEFAULT_TRANSACTION_TIMEOUT_S = 600
+#: Share of the JVM heap one transaction may hold (``db.memory.transaction.max``), and all of them together
+#: (``dbms.memory.transaction.total.max``): one query cannot take the heap the others need.
+TRANSACTION_MEMORY_SHARE = 0.4
+TRANSACTION_MEMORY_TOTAL_SHARE = 0.7
+#: How long past its deadline a transaction may keep evaluating Cypher before the launcher stops its thread
+#: (``java/…/QueryReaper.java``), and how full the old generation may stay after a collection before the launcher
+#: stops the query that allocates the most (expression values such as doubled strings escape the memory limits).
+REAP_GRACE_MS = 500
+REAP_HEAP_SHARE = 0.85
+_UNITS = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def size_bytes(size: str) -> int:
+    """``1g`` / ``768m`` / ``1048576`` (the JVM's -Xmx forms) as bytes; ConfigError for anything else."""
+    text = str(size).strip().lower()
+    unit = _UNITS.get(text[-1:], 1)
+    digits = text[:-1] if text[-1:] in _UNITS else text
+    if not digits.isdigit() or int(digits) == 0:
+        raise ConfigError(f"bad memory size {size!r}: use a whole number with k, m or g (e.g. 1g, 768m)")
+    return int(digits) * unit
+
+
+def limit_flags(heap: str) -> list[str]:
+    """The launcher flags of the transaction deadline, the memory limits (from the heap) and the reaper."""
+    total = size_bytes(heap)
+    return ["--transaction-timeout", str(DEFAULT_TRANSACTION_TIMEOUT_S),
+            "--transaction-memory", str(int(total * TRANSACTION_MEMORY_SHARE)),
+            "--transaction-memory-total", str(int(total * TRANSACTION_MEMORY_TOTAL_SHARE)),
+            "--reap-grace-ms", str(REAP_GRACE_MS), "--reap-heap-share", str(REAP_HEAP_SHARE)]
 
 
 def import_dir() -> Path:
     """The server's ``LOAD CSV`` import root: an empty folder (file URLs are refused anyway)."""
-    path = state_dir() / "import"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return private_dir(state_dir() / "import")
 
 
 def start(port: int | None = None, data_dir: Path | None = None, heap: str = "1g",
@@ -208,8 +263,8 @@ def _start(port: int | None, data_dir: Path | None, heap: str, pagecache: str, w
     java = _require("java", "install a Java 17 runtime (e.g. `apt-get install openjdk-17-jre-headless`)")
     jar = build()
     target = jar.parent
-    home = Path(data_dir) if data_dir else state_dir() / "dbms"
-    home.mkdir(parents=True, exist_ok=True)
+    home = private_dir(Path(data_dir) if data_dir else state_dir() / "dbms")
+    make_private(home)
     port = port or free_port()
     if _bolt_ready(port):
         raise Neo4jServerError(f"port {port} is already in use: pick another with --port")
@@ -218,11 +273,12 @@ def _start(port: int | None, data_dir: Path | None, heap: str, pagecache: str, w
     cmd = [java, f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, "-cp", classpath, "sgr.launcher.Launcher",
            "--home", str(home), "--port", str(port), "--plugins", str(target / "plugins"),
            "--import-dir", str(import_dir()), "--procedures", ",".join(PROCEDURE_ALLOWLIST),
-           "--pagecache", pagecache]
+           "--pagecache", pagecache, *limit_flags(heap)]
     cmd += ["--password-file", str(password_file())] if auth else ["--no-auth"]
-    with open(log, "w") as fh:
+    write_private(log, "")
+    with open(log, "w") as fh:  # umask 077: the store, transaction logs and system database are the owner's only
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, umask=0o077)
     info = ServerInfo(pid=proc.pid, port=port, uri=f"bolt://127.0.0.1:{port}", home=str(home),
                       log=str(log), started_at=time.time(), auth=auth, heap=heap, pagecache=pagecache)
     deadline = time.time() + wait_s
@@ -236,7 +292,7 @@ def _start(port: int | None, data_dir: Path | None, heap: str, pagecache: str, w
             raise Neo4jServerError(f"Neo4j exited during start-up (code {proc.returncode}); log {log}: "
                                    + " | ".join(tail))
         if READY_MARK in log.read_text(errors="replace") and _bolt_ready(port):
-            state_file().write_text(json.dumps(asdict(info), indent=2))
+            write_private(state_file(), json.dumps(asdict(info), indent=2))
             return info
         time.sleep(0.5)
     proc.terminate()
@@ -268,7 +324,7 @@ def update_state(**fields: object) -> None:
         return
     data = asdict(info)
     data.update(fields)
-    state_file().write_text(json.dumps(data, indent=2))
+    write_private(state_file(), json.dumps(data, indent=2))
 
 
 def status() -> ServerInfo | None:

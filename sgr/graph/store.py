@@ -10,20 +10,24 @@ Graph model (see README):
 * ``(:Relation {name, text})`` — the relation vocabulary, ``text`` a readable form of ``name``.
 * ``(:Source {path, sha256, triples, loaded_at})`` — what was loaded from which file.
 
-Every read (sgr's own and untrusted Cypher alike) passes :func:`check_read_query` first: no
+Every read (sgr's own and untrusted Cypher alike) passes :func:`~sgr.graph.readonly.check_read_query` first: no
 ``LOAD CSV``, no ``USE`` of another database, no administration command, and ``CALL`` only of the
-read-only procedures in :data:`READ_PROCEDURES`. Untrusted Cypher (``sgr query``, generated queries)
-runs through :meth:`GraphStore.run_generated`: READ access, a server-side timeout, a row cap.
+read-only procedures in :data:`~sgr.graph.readonly.READ_PROCEDURES`. Untrusted Cypher (``sgr query``, generated
+and compiled queries) runs through :meth:`GraphStore.run_generated`: only when Neo4j's own ``EXPLAIN`` plan is a read
+(:func:`~sgr.graph.readonly.check_plan`), with READ access, a server-side timeout (which the embedded server's
+launcher makes hold, see ``java/``) and a row cap.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
+import threading
 import time
-import unicodedata
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,10 +35,13 @@ from typing import Any
 
 import neo4j
 from neo4j import GraphDatabase, READ_ACCESS, WRITE_ACCESS
-from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import AuthError, ClientError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from sgr.core.config import Neo4jSettings
 from sgr.core.errors import ConfigError, CypherError, Neo4jUnavailable
+from sgr.core.text import check_utf8
+from sgr.graph.readonly import (MAX_QUERY_CHARS, READ_PROCEDURES, check_plan, check_read_query,  # noqa: F401 - API
+                                cypher_code)
 
 ENTITY = "Entity"
 CVT = "CVT"
@@ -59,9 +66,6 @@ logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
 # Without a handler, Python prints the driver's connection errors to stderr (logging.lastResort) next to
 # sgr's own one-line error; they still reach handlers an application installs.
 logging.getLogger("neo4j").addHandler(logging.NullHandler())
-#: Longest query text accepted on the read path (characters); generated queries are far shorter.
-MAX_QUERY_CHARS = 100_000
-
 #: Neo4j's answer to any login while a user is locked after repeated failures (the driver has no class for it).
 AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
 
@@ -76,66 +80,6 @@ def is_mid(value: str) -> bool:
 def relation_text(name: str) -> str:
     """Readable form of a relation name: ``location.country.languages_spoken`` → ``location country languages spoken``."""
     return re.sub(r"\s+", " ", re.sub(r"[._]+", " ", name)).strip()
-
-
-#: Procedures a read may CALL: Neo4j's read-only built-ins that sgr (and Neo4j Browser) use, plus the
-#: plugin procedures the embedded server loads (``sgr.graph.server.PROCEDURE_ALLOWLIST``).
-READ_PROCEDURES = frozenset({
-    "db.index.fulltext.queryNodes", "db.index.fulltext.queryRelationships", "db.relationshipTypes",
-    "db.labels", "db.propertyKeys", "db.awaitIndex", "db.awaitIndexes", "db.schema.visualization",
-    "db.schema.nodeTypeProperties", "db.schema.relTypeProperties", "db.info", "db.ping",
-    "dbms.components", "apoc.meta.stats",
-})
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|$)", re.DOTALL)
-_BACKTICK = re.compile(r"`(?:[^`]|``)*`")
-_LOAD_CSV = re.compile(r"\bLOAD\s+CSV\b", re.IGNORECASE)
-_USE = re.compile(r"(?:^|[\s{(;])USE\s+[A-Za-z_`]", re.IGNORECASE)
-_ADMIN = re.compile(r"^\s*(?:EXPLAIN\s+|PROFILE\s+)?(SHOW(?!(?:\s+\w+)*?\s+(?:INDEX|INDEXES|CONSTRAINT|CONSTRAINTS)\b)|TERMINATE|GRANT|DENY|REVOKE|ALTER|RENAME|START|STOP|"
-                    r"ENABLE|DEALLOCATE|REALLOCATE|DRYRUN)\b", re.IGNORECASE)
-_CALL = re.compile(r"\bCALL\s+(?!\{|\()([A-Za-z_][\w.]*|`[^`]*`(?:\s*\.\s*(?:`[^`]*`|\w+))*)", re.IGNORECASE)
-
-
-def cypher_code(query: str) -> str:
-    """``query`` with comments, string literals and back-quoted names blanked, Unicode-normalised (NFKC).
-
-    What remains is the query's code: keywords inside data never count, and look-alike letters
-    (full-width ``ＬＯＡＤ``) compare as their plain forms.
-    """
-    q = unicodedata.normalize("NFKC", query)
-    out, i = [], 0
-    pattern = re.compile(_COMMENT.pattern + "|" + _STRING.pattern + "|" + _BACKTICK.pattern, re.DOTALL)
-    for m in pattern.finditer(q):
-        out.append(q[i:m.start()])
-        tok = m.group(0)
-        out.append(" " if tok[0] == "/" else ("`x`" if tok[0] == "`" else "''"))
-        i = m.end()
-    out.append(q[i:])
-    return "".join(out)
-
-
-def check_read_query(query: str) -> None:
-    """Refuse what a read must never do: raise :class:`CypherError` naming it.
-
-    ``LOAD CSV`` (file or network access), ``USE`` (another database, e.g. ``system``), administration
-    commands (``SHOW`` other than indexes and constraints, ``ALTER``, ``GRANT`` …) and ``CALL`` of a procedure outside :data:`READ_PROCEDURES`.
-    Writes are refused by Neo4j itself (READ access), so they are not listed here.
-    """
-    if len(query) > MAX_QUERY_CHARS:
-        raise CypherError(f"the query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
-    code = cypher_code(query)
-    if _LOAD_CSV.search(code):
-        raise CypherError("LOAD CSV is not allowed: sgr's queries may not read files or URLs")
-    if _USE.search(code):
-        raise CypherError("USE is not allowed: queries run on the configured database only")
-    m = _ADMIN.match(code)
-    if m:
-        raise CypherError(f"{m.group(1).upper()} commands are not allowed: only read queries run")
-    for m in _CALL.finditer(code):
-        name = re.sub(r"[\s`]", "", m.group(1))
-        if name not in READ_PROCEDURES:
-            raise CypherError(f"CALL {name} is not allowed: only read procedures sgr uses may be called "
-                              f"(db.labels, db.relationshipTypes, db.index.fulltext.queryNodes, … see READ_PROCEDURES)")
 
 
 def first_line(message: str) -> str:
@@ -157,6 +101,62 @@ TYPES_AT = ("CALL (e) { MATCH (e)-[r]-() WHERE NOT type(r) STARTS WITH 'SGR_' WI
 def quote_identifier(name: str) -> str:
     """Backtick-quote a label or relationship type for Cypher."""
     return "`" + name.replace("`", "``") + "`"
+
+
+#: Neo4j's codes for a transaction it stopped (its deadline passed) and for one over its memory limits.
+STOPPED_CODES = frozenset({"Neo.ClientError.Transaction.TransactionTimedOut",
+                           "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+                           "Neo.ClientError.Transaction.Terminated", "Neo.TransientError.Transaction.Terminated"})
+MEMORY_CODES = frozenset({"Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+                          "Neo.TransientError.General.TransactionMemoryLimit",
+                          "Neo.TransientError.General.TransactionOutOfMemoryError",
+                          "Neo.DatabaseError.General.OutOfMemoryError"})
+
+#: URI schemes of a Bolt server (sgr needs Bolt: READ sessions, transaction timeouts; not Neo4j's HTTP Query API).
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def check_uri(uri: Any) -> str:
+    """``uri`` when it names a Bolt server (``bolt://host:port``, ``neo4j://…``), else a one-line ConfigError."""
+    from urllib.parse import urlsplit
+
+    hint = "expected bolt://HOST:PORT or neo4j://HOST:PORT, e.g. bolt://127.0.0.1:7687"
+    if not isinstance(uri, str) or not uri.strip():
+        raise ConfigError(f"the Neo4j URI (NEO4J_URI) is empty: {hint}")
+    try:
+        parts = urlsplit(uri)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"invalid Neo4j URI {uri!r} (NEO4J_URI): {exc}; {hint}") from None
+    if parts.scheme.lower() not in BOLT_SCHEMES:
+        raise ConfigError(f"invalid Neo4j URI {uri!r} (NEO4J_URI): scheme {parts.scheme or '(none)'!r} is not Bolt; "
+                          f"{hint}")
+    if not parts.hostname:
+        raise ConfigError(f"invalid Neo4j URI {uri!r} (NEO4J_URI): no host; {hint}")
+    if port is not None and not 0 < port < 65536:
+        raise ConfigError(f"invalid Neo4j URI {uri!r} (NEO4J_URI): port {port} is out of range; {hint}")
+    if parts.query and parts.scheme.lower().startswith("bolt"):
+        raise ConfigError(f"invalid Neo4j URI {uri!r} (NEO4J_URI): bolt:// takes no ?parameters (routing context "
+                          "is for neo4j://); remove them")
+    return uri
+
+
+#: Longest timeout a query may be given (one day): the driver sends it to the server in milliseconds.
+MAX_TIMEOUT_S = 86_400.0
+#: Query texts remembered as planned reads per store (their EXPLAIN is not repeated).
+PLAN_CACHE_SIZE = 512
+
+
+def check_timeout(seconds: Any) -> float:
+    """``seconds`` as a timeout: a finite number above 0 and at most :data:`MAX_TIMEOUT_S`, else ConfigError."""
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(seconds, bool) or not (0 < value <= MAX_TIMEOUT_S):  # nan fails every comparison
+        raise ConfigError(f"the timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:,.0f} "
+                          f"(got {seconds!r})")
+    return value
 
 
 @dataclass
@@ -187,12 +187,15 @@ class GraphStore:
         self.row_cap = row_cap
         self.query_seconds = 0.0
         self.query_count = 0
+        self._plans_read: OrderedDict[str, None] = OrderedDict()
+        self._plans_lock = threading.Lock()
         auth = (user, password) if password else None
+        check_uri(uri)
         try:
             self._driver = GraphDatabase.driver(uri, auth=auth, connection_timeout=5.0,
                                                 max_connection_lifetime=3600)
-        except ValueError as exc:  # bad URI scheme
-            raise Neo4jUnavailable(f"invalid NEO4J_URI {uri!r}: {exc}") from exc
+        except (ValueError, DriverError) as exc:  # what check_uri did not foresee
+            raise ConfigError(f"invalid Neo4j URI {uri!r} (NEO4J_URI): {first_line(str(exc))}") from exc
 
     @classmethod
     def from_settings(cls, settings: Neo4jSettings | None = None) -> "GraphStore":
@@ -226,14 +229,17 @@ class GraphStore:
         return Neo4jUnavailable(f"lost the connection to Neo4j at {self.uri} ({first_line(str(exc))}): start it "
                                 "again (`sgr neo4j start`) and rerun the command; runs resume where they stopped")
 
-    def _dropped(self, exc: Exception) -> Exception:
-        """An untrusted query lost its connection: a Cypher error if the server still answers, else the server is gone."""
+    def _dropped(self, exc: Exception, seconds: float, timeout: float | None) -> Exception:
+        """An untrusted query lost its connection: a Cypher error if the server still answers, else the server is gone.
+
+        The embedded server closes the connection of a query it had to stop (past its timeout, or filling the heap)."""
         try:
             self._driver.verify_connectivity()
         except Exception:  # noqa: BLE001 - the server is gone: say that
             return self._lost(exc)
-        return CypherError("Neo4j dropped the connection while running the query (it timed out or failed on "
-                           "the server): simplify the query")
+        why = (f"it ran past its timeout of {timeout:g} s" if timeout is not None and seconds >= timeout
+               else "it failed on the server, e.g. filled its memory")
+        return CypherError(f"Neo4j stopped the query and closed its connection ({why}): simplify the query")
 
     def _auth_error(self, exc: Exception) -> Neo4jUnavailable:
         """One line for a refused login: which server, and where the right password comes from."""
@@ -260,7 +266,7 @@ class GraphStore:
         return self._run(cypher, params, WRITE_ACCESS)
 
     @contextmanager
-    def _query(self, *, untrusted: bool, rejected: str = "") -> Iterator[None]:
+    def _query(self, *, untrusted: bool, rejected: str = "", timeout: float | None = None) -> Iterator[None]:
         """Count and time one query, and turn driver errors into sgr's: a refused login, the rate limit, a lost
         server; for ``untrusted`` (generated) Cypher also a dropped connection and a rejected query
         (:class:`CypherError`, its message after ``rejected``)."""
@@ -270,13 +276,24 @@ class GraphStore:
         except AuthError as exc:
             raise self._auth_error(exc) from exc
         except (ServiceUnavailable, SessionExpired) as exc:
-            raise (self._dropped(exc) if untrusted else self._lost(exc)) from exc
+            lost = self._dropped(exc, time.perf_counter() - t0, timeout) if untrusted else self._lost(exc)
+            raise lost from exc
         except (ClientError, Neo4jError) as exc:
             if exc.code == AUTH_RATE_LIMIT:
                 raise self._rate_limited() from exc
             if not untrusted:
                 raise
+            if exc.code in STOPPED_CODES:
+                raise CypherError(f"Neo4j stopped the query: it ran past its timeout of {timeout:g} s: simplify the "
+                                  "query" if timeout is not None else "Neo4j stopped the query") from exc
+            if exc.code in MEMORY_CODES or "heap space" in str(exc.message or ""):
+                raise CypherError("Neo4j stopped the query: it needs more memory than the server gives one query "
+                                  f"({first_line(exc.message or str(exc))}): simplify the query") from exc
             raise CypherError(rejected + first_line(exc.message or str(exc))) from exc
+        except DriverError as exc:  # the driver's own (a transaction already failed, a result consumed …)
+            if not untrusted:
+                raise
+            raise CypherError(rejected + first_line(str(exc))) from exc
         finally:
             self.query_seconds += time.perf_counter() - t0
             self.query_count += 1
@@ -288,45 +305,60 @@ class GraphStore:
             work = session.execute_read if access == READ_ACCESS else session.execute_write
             return work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
 
+    def _plan_is_read(self, tx: neo4j.Transaction, cypher: str, params: Mapping[str, Any] | None) -> None:
+        """Raise :class:`CypherError` unless Neo4j's EXPLAIN plan of ``cypher`` is a read (:func:`check_plan`);
+        a query text once found to be a read is not explained again (its plan's operators depend on the text only)."""
+        with self._plans_lock:  # workers share one store
+            if cypher in self._plans_read:
+                self._plans_read.move_to_end(cypher)
+                return
+        summary = tx.run("EXPLAIN " + cypher, dict(params or {})).consume()
+        check_plan(summary.query_type, summary.plan, self.database)
+        with self._plans_lock:
+            self._plans_read[cypher] = None
+            while len(self._plans_read) > PLAN_CACHE_SIZE:
+                self._plans_read.popitem(last=False)
+
     def run_generated(self, cypher: str, params: Mapping[str, Any] | None = None,
                       timeout_s: float | None = None, row_cap: int | None = None) -> QueryResult:
-        """Run untrusted (generated) Cypher: READ access, a server-side timeout and a row cap.
+        """Run untrusted (generated) Cypher: only if Neo4j plans it as a read, with READ access, a server-side
+        timeout and a row cap.
 
-        Raises :class:`CypherError` with Neo4j's message when the query fails.
+        Raises :class:`CypherError` with the reason when the query is refused or fails, :class:`ConfigError` for a
+        timeout that is not a positive finite number of seconds (at most :data:`MAX_TIMEOUT_S`) or a row cap below 1.
         """
-        check_read_query(cypher)
-        cap = row_cap or self.row_cap
-        timeout = timeout_s or self.query_timeout_s
-        if timeout <= 0 or cap < 1:
-            raise ConfigError(f"the timeout must be above 0 s and the row cap at least 1 (got {timeout} s, {cap} rows)")
+        check_read_query(check_utf8(cypher, "the query"))
+        cap = self.row_cap if row_cap is None else row_cap
+        timeout = check_timeout(self.query_timeout_s if timeout_s is None else timeout_s)
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ConfigError(f"the row cap must be a whole number of rows, at least 1 (got {cap!r})")
         t0 = time.perf_counter()
         truncated = False
-
-        @neo4j.unit_of_work(timeout=timeout)
-        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
-            nonlocal truncated
-            result = tx.run(cypher, dict(params or {}))
-            out = []
-            for record in result:
-                if len(out) >= cap:
-                    truncated = True
-                    break
-                out.append(record.data())
-            result.consume()
-            return out
-
-        with self._query(untrusted=True, rejected="Neo4j rejected the query: "), self._session(READ_ACCESS) as session:
-            rows = session.execute_read(work)
+        # one explicit transaction, not a retried unit of work: a query the server stops is not run again
+        with (self._query(untrusted=True, rejected="Neo4j rejected the query: ", timeout=timeout),
+              self._session(READ_ACCESS) as session):
+            with session.begin_transaction(timeout=timeout) as tx:
+                self._plan_is_read(tx, cypher, params)
+                result = tx.run(cypher, dict(params or {}))
+                rows = []
+                for record in result:
+                    if len(rows) >= cap:
+                        truncated = True
+                        break
+                    rows.append(record.data())
+                result.consume()
         return QueryResult(rows=rows, seconds=time.perf_counter() - t0, truncated=truncated)
 
     def explain(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """``EXPLAIN`` a query; return Neo4j's notifications (unknown labels, types, properties …).
 
-        Raises :class:`CypherError` on a syntax or semantic error.
+        Raises :class:`CypherError` on a syntax or semantic error, or when the plan is not a read (:func:`check_plan`).
         """
-        check_read_query(cypher)
+        check_read_query(check_utf8(cypher, "the query"))
         with self._query(untrusted=True), self._session(READ_ACCESS) as session:
-            summary = session.run("EXPLAIN " + cypher, dict(params or {})).consume()
+            with session.begin_transaction(timeout=check_timeout(self.query_timeout_s)) as tx:
+                summary = tx.run("EXPLAIN " + cypher, dict(params or {})).consume()
+        check_plan(summary.query_type, summary.plan, self.database)
         notes = []
         with warnings.catch_warnings():  # driver 6 deprecates it for gql_status_objects; codes are clearer
             warnings.simplefilter("ignore", DeprecationWarning)

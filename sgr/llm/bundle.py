@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from sgr.core.checkpoints import load_checkpoint
 from sgr.core.errors import ConfigError, LLMError
 from sgr.core.files import (RETURN_PART_BYTES, bundle_parser, bundle_result, cut_parts, join_parts, read_parts,
                             sha256_file)
@@ -113,7 +114,7 @@ def run(bundle: Path, out: Path, *, part_folders: Sequence[Path] = (), device: s
     g0 = time.time()
     replies = ft.generate(model, tok, probe, max_new_tokens=40)
     gen_s = time.time() - g0
-    state = torch.load(result.state_path, weights_only=False)
+    state = load_checkpoint(result.state_path, what="tuned weights file")
     buf = io.BytesIO()
     torch.save({k: v.to(torch.float16) for k, v in state.items()}, buf)
     parts = cut_parts(buf.getvalue(), out / WEIGHTS, RETURN_PART_BYTES)
@@ -140,10 +141,8 @@ def read(out: Path) -> Returned:
     """The weights (fp32) and figures a bundle run wrote to ``out``."""
     import io
 
-    import torch
-
     res = bundle_result(out, None, "sgr.llm.bundle")
-    state = torch.load(io.BytesIO(read_parts([out], res["weights_parts"])), weights_only=False)
+    state = load_checkpoint(io.BytesIO(read_parts([out], res["weights_parts"])), what="bundle's returned weights")
     return Returned(state={k: v.float() for k, v in state.items()}, result=res)
 
 

@@ -1,7 +1,7 @@
 """The one on-disk cache of sgr: a SQLite ``key -> bytes`` store, safe across threads and processes.
 
-Used for LLM calls (JSON values), sentence embeddings (float32 vectors) and SCR's subgraphs (pickled
-arrays): each user picks a file under ``cache_dir(...)`` and a table name; values are bytes, with
+Used for LLM calls (JSON values), sentence embeddings (float32 vectors) and SCR's subgraphs (``np.savez``
+arrays, read back without pickle): each user picks a file under ``cache_dir(...)`` and a table name; values are bytes, with
 :meth:`KVCache.get_json`/:meth:`KVCache.put_json` for JSON. WAL mode lets parallel ``sgr eval`` workers
 read while one writes.
 """

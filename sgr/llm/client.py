@@ -169,6 +169,31 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def _context_overflow(exc: BaseException) -> bool:
+    """Was the refusal about a prompt longer than the model's context? (langchain's ContextOverflowError, which
+    langchain-openai raises from its own module, or the server's words for it.)"""
+    try:
+        from langchain_core.exceptions import ContextOverflowError
+    except ImportError:  # pragma: no cover - an older langchain-core
+        ContextOverflowError = ()  # type: ignore[assignment]  # noqa: N806
+    text = str(exc).lower()
+    return isinstance(exc, ContextOverflowError) or any(
+        w in text for w in ("context_length_exceeded", "exceeds the available context", "exceed context window",
+                            "context window", "maximum context length"))
+
+
+def _rejection(exc: BaseException) -> bool:
+    """An error of the OpenAI client or its HTTP layer, whichever module raised it (langchain-openai subclasses)."""
+    try:
+        import openai
+
+        if isinstance(exc, openai.OpenAIError):
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    return any(c.__module__.split(".")[0] in ("openai", "httpx") for c in type(exc).__mro__)
+
+
 class LLM:
     """A chat model with constrained decoding, structured outputs, Yes/No log-probs, accounting and a cache.
 
@@ -352,7 +377,11 @@ class LLM:
             raise LLMUnavailable(f"the LLM endpoint{where} did not answer ({type(exc).__name__}: {_one_line(exc)}): "
                            "is `sgr llm serve` running, or SGR_LLM_BASE_URL right?") from exc
         except Exception as exc:  # the endpoint rejected the request (bad model name, unsupported parameter …)
-            if type(exc).__module__.split(".")[0] in ("openai", "httpx"):
+            if _rejection(exc) and _context_overflow(exc):
+                raise LLMError(f"the prompt is longer than the model's context window{where} ({_one_line(exc)}): "
+                               "shorten the question or the topic names, or serve the model with a larger "
+                               "--n-ctx") from exc
+            if _rejection(exc):
                 raise LLMError(f"the LLM endpoint{where} rejected the request ({type(exc).__name__}: "
                                f"{_one_line(exc)})") from exc
             raise

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sgr.core.checkpoints import load_checkpoint
 from sgr.core.errors import ConfigError, LLMError
 
 IM_END = "<|im_end|>"
@@ -344,7 +345,7 @@ def _top_trainable(model, tok, train_ex, val_ex, cfg: TuneConfig, out_dir: Path,
     cache_file = out_dir / "lower_cache.pt"
     key = {"split": split, "ids": [e.id for e in train_ex] + ["|"] + [e.id for e in val_ex], "prefix": prefix}
     c0 = time.time()
-    cached = torch.load(cache_file, weights_only=False) if cache_file.exists() else None
+    cached = load_checkpoint(cache_file, what="frozen-layer cache") if cache_file.exists() else None
     if cached and cached.get("key") == key:
         prefix_h, train_states, val_states = cached["prefix"], cached["train"], cached["val"]
         cache_seconds = cached["seconds"]
@@ -474,7 +475,7 @@ def train(model, tok, train_ex: Sequence[ChatExample], val_ex: Sequence[ChatExam
         state = {"epoch": 0, "step_in_epoch": 0, "steps": 0, "val_losses": [], "best": float("inf"), "bad": 0,
                  "tokens": 0, "train_seconds": 0.0, "base_val_loss": None, "stopped_early": False}
         if ck_file.exists():
-            ck = torch.load(ck_file, weights_only=False)
+            ck = load_checkpoint(ck_file, what="tuning checkpoint")
             if ck.get("key") == tr.key and _trajectory(ck.get("config") or {}) == _trajectory(asdict(cfg)):
                 model.load_state_dict(ck["weights"], strict=False)
                 opt.load_state_dict(ck["optimizer"])
@@ -525,7 +526,7 @@ def train(model, tok, train_ex: Sequence[ChatExample], val_ex: Sequence[ChatExam
             save_checkpoint()
     for p in model.parameters():
         p.requires_grad_(False)
-    model.load_state_dict(torch.load(best_file, weights_only=False), strict=False)
+    model.load_state_dict(load_checkpoint(best_file, what="tuned weights file"), strict=False)
     if cfg.method == "lora":
         tr.modules.merge_and_unload()
     model.eval()

@@ -1,9 +1,12 @@
 """What every question-answering method shares: its context, its typed options, and the usage meter.
 
 - :class:`MethodContext` is what a factory gets (the store, the user's ``-o KEY=VALUE`` options, an LLM).
+- :func:`accepts` declares, on a factory, the options its method accepts (its typed config's fields), so callers
+  (``sgr.api.ask``, the docs' configuration reference) ask the registry instead of guessing from a method's name.
 - :func:`parse_options` turns those options into the method's one typed config dataclass, once: an
   unknown key or a value of the wrong type is a :class:`~sgr.core.errors.ConfigError` that lists the
-  valid keys, so a typo never runs with a default.
+  valid keys, so a typo never runs with a default; a negative whole number (``-o beam=-1``) or a float that
+  is not finite (``nan``, ``inf``) is refused the same way.
 - :class:`UsageMeter` measures one question for every method alike: LLM calls and tokens (billed and
   cached apart, from :class:`sgr.llm.client.LLM`'s counters), stage timers, Neo4j query count and time.
 """
@@ -11,18 +14,20 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import types
 import typing
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from sgr.core.errors import ConfigError
 from sgr.core.types import Usage
 from sgr.graph.store import GraphStore
 
 C = TypeVar("C")
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Options every method accepts whatever its config: they steer the harness or the LLM factory.
 COMMON_OPTIONS = {"llm_cache"}
@@ -35,6 +40,30 @@ class MethodContext:
     store: GraphStore
     options: dict[str, Any] = field(default_factory=dict)
     llm: Any = None  # an sgr.llm.client.LLM when the method needs one
+
+
+@dataclass
+class NoOptions:
+    """The config of a method without settings of its own (it accepts only :data:`COMMON_OPTIONS`)."""
+
+
+def accepts(config_cls: type, extra: Iterable[str] = ()) -> Callable[[F], F]:
+    """Declare on a method factory the ``-o`` options its method accepts: the fields of ``config_cls`` (the typed
+    config it parses with :func:`parse_options`), the ``extra`` keys it reads itself, and :data:`COMMON_OPTIONS`."""
+    def mark(factory: F) -> F:
+        factory.options = config_cls  # type: ignore[attr-defined]
+        factory.extra_options = frozenset(extra)  # type: ignore[attr-defined]
+        return factory
+    return mark
+
+
+def declared_options(factory: Any) -> tuple[type, frozenset[str]]:
+    """``(config class, option names)`` that :func:`accepts` declared on ``factory``; TypeError when it declared none."""
+    cls = getattr(factory, "options", None)
+    if cls is None:
+        raise TypeError(f"method factory {factory!r} declares no options: decorate it with @accepts(ConfigClass)")
+    names = {f.name for f in dataclasses.fields(cls)} | set(getattr(factory, "extra_options", ())) | COMMON_OPTIONS
+    return cls, frozenset(names)
 
 
 def _coerce(value: Any, hint: Any, key: str, method: str) -> Any:
@@ -65,11 +94,17 @@ def _coerce(value: Any, hint: Any, key: str, method: str) -> Any:
         if hint is int:
             if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError
-            return int(value)
+            number = int(value)
+            if number < 0:  # every whole-number option counts something (a beam, hops, rounds, a cap)
+                raise ConfigError(f"{method}: option {key}={value!r} must not be negative")
+            return number
         if hint is float:
             if isinstance(value, bool):
                 raise ValueError
-            return float(value)
+            real = float(value)
+            if not math.isfinite(real):
+                raise ConfigError(f"{method}: option {key}={value!r} must be a finite number")
+            return real
         if hint is str:
             return str(value)
         if origin in (tuple, list):

@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sgr.core.lexicon import OVERLAP_STOPWORDS
-from sgr.methods.base import MethodContext, UsageMeter, parse_options
+from sgr.methods.base import MethodContext, UsageMeter, accepts, parse_options
 from sgr.retrieval.entities import EntityLinker
 from sgr.graph.store import GraphStore
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
@@ -195,9 +195,11 @@ class Neighbors:
         return answers, best
 
 
+@accepts(OraclePathsConfig)
 def create_oracle_paths(ctx: MethodContext) -> OraclePaths:
     return OraclePaths(store=ctx.store, config=parse_options(OraclePathsConfig, ctx.options, method="oracle-paths"))
 
 
+@accepts(NeighborsConfig)
 def create_neighbors(ctx: MethodContext) -> Neighbors:
     return Neighbors(store=ctx.store, config=parse_options(NeighborsConfig, ctx.options, method="neighbors"))

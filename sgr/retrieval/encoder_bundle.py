@@ -38,6 +38,7 @@ from typing import Any
 
 import torch
 
+from sgr.core.checkpoints import load_checkpoint
 from sgr.core.errors import ConfigError
 from sgr.core.files import (RETURN_BYTES, RETURN_PART_BYTES, bundle_parser, bundle_result, cut_parts, join_parts,
                             read_parts, sha256_file)
@@ -143,7 +144,7 @@ def base_folder(bundle: Path, man: dict[str, Any], part_folders: Sequence[Path],
     if joined.stat().st_size != man["weights_bytes"] or sha256_file(joined) != man["weights_sha256"]:
         raise ConfigError(f"{joined}: the joined parts differ from the bundle's weights (size or SHA-256)")
     shutil.copytree(bundle / BASE, folder, dirs_exist_ok=True)
-    state = dequantise(torch.load(joined, weights_only=True))
+    state = dequantise(load_checkpoint(joined, what="quantised encoder weights"))
     save_file({k: v.contiguous() for k, v in state.items()}, str(folder / WEIGHTS))
     joined.unlink()
     return folder
@@ -164,11 +165,11 @@ def run(bundle: Path, out: Path, *, part_folders: Sequence[Path] = (), device: s
                            man["vocabulary"], cfg, out=work / "encoder", state_dir=work / "state",
                            progress=lambda log: print(json.dumps(asdict(log)), flush=True))
     if cfg.lora_rank:
-        adapters = torch.load(work / "state" / ADAPTERS, weights_only=True, map_location="cpu")
+        adapters = load_checkpoint(work / "state" / ADAPTERS, what="encoder adapters")
         torch.save({k: v.half() for k, v in adapters.items()}, out / ADAPTERS)
         parts: list[str] = []
     else:
-        best = torch.load(work / "state" / BEST, weights_only=True, map_location="cpu")
+        best = load_checkpoint(work / "state" / BEST, what="encoder state")
         buf = io.BytesIO()
         torch.save({k: v.half() for k, v in best.items()}, buf)
         parts = cut_parts(buf.getvalue(), out / WEIGHTS_BACK, RETURN_PART_BYTES)
@@ -197,11 +198,11 @@ def fold(bundle: Path, returned: Path, out: Path) -> Folded:
     cfg = EncoderTrainConfig(**man["config"])
     st = fresh_sentence_encoder(man["encoder"])
     if cfg.lora_rank:
-        adapters = torch.load(returned / ADAPTERS, weights_only=True, map_location="cpu")
+        adapters = load_checkpoint(returned / ADAPTERS, what="bundle's returned adapters")
         merge_adapters(st, {k: v.float() for k, v in adapters.items()}, cfg.lora_rank, cfg.lora_alpha)
     else:
-        weights = torch.load(io.BytesIO(read_parts([returned], res["weights_parts"])), weights_only=True,
-                             map_location="cpu")
+        weights = load_checkpoint(io.BytesIO(read_parts([returned], res["weights_parts"])),
+                                  what="bundle's returned weights")
         st[0].auto_model.load_state_dict({k: v.float() for k, v in weights.items()})
     out.mkdir(parents=True, exist_ok=True)
     st.save(str(out))

@@ -40,6 +40,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from sgr.core.checkpoints import load_checkpoint
 from sgr.core.errors import ConfigError
 from sgr.graph.store import relation_text
 from sgr.graph.store import GraphStore
@@ -230,7 +231,7 @@ def train_encoder(train: Sequence[RelationExample], val: Sequence[RelationExampl
     hist: dict = {"epochs": [], "best": None}
     checkpoint = state_dir / CHECKPOINT
     if checkpoint.exists():
-        saved = torch.load(checkpoint, weights_only=False, map_location=device)
+        saved = load_checkpoint(checkpoint, what="encoder training checkpoint", map_location=device)
         theirs = {k: saved["config"].get(k) for k in _TRAJECTORY} if "config" in saved else None
         if theirs is not None and theirs != {k: getattr(cfg, k) for k in _TRAJECTORY}:
             raise ConfigError(f"{checkpoint}: written with other settings ({theirs}); delete the folder to start "
@@ -295,7 +296,7 @@ def train_encoder(train: Sequence[RelationExample], val: Sequence[RelationExampl
             if progress:
                 progress(_log(rec))
     best = hist["best"]
-    enc.model.load_state_dict(torch.load(state_dir / BEST, weights_only=True, map_location=device))
+    enc.model.load_state_dict(load_checkpoint(state_dir / BEST, what="encoder state", map_location=device))
     if enc.lora:
         torch.save(adapter_state(enc.peft), state_dir / ADAPTERS)
     out.mkdir(parents=True, exist_ok=True)

@@ -11,8 +11,8 @@ Order of evidence for one mention (first that yields a node wins its tier):
 Ties between candidates of the best tier (same normalised name, or full-text scores within ``tie_margin``)
 are broken by how well each candidate's relation types match R_q: the sum of the schema's relation scores over
 the candidate's incident relationship types (SGR §3.1.1, "entity linking module maps mentions …"), then by
-degree. When no mention is known, :func:`spans` proposes the question's n-grams and the full-text index filters
-them (longest match first).
+degree. When no mention is known, every (span, node) pair the question's n-grams name is scored and the best is the
+topic (:mod:`sgr.retrieval.mentions`: match, span, position, capitalisation, relation evidence, type nodes).
 
 Dataset strings (topic entities and gold answers of MetaQA and the WebQSP slice, by name or Freebase MID) are
 resolved in bulk by :meth:`EntityLinker.resolve`: in sgr's graph model an entity's ``id`` is its MID when it has
@@ -32,9 +32,12 @@ from difflib import SequenceMatcher
 
 from neo4j.exceptions import Neo4jError
 
-from sgr.core.lexicon import STOPWORDS
+from sgr.retrieval.mentions import possessive, question_words
+from sgr.retrieval.mentions import spans as mention_spans
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
-from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, TYPES_AT, GraphStore, is_mid
+from sgr.core.lexicon import STOPWORDS
+from sgr.graph.profile import GraphProfile, fulltext_indexes
+from sgr.graph.store import EVIDENCE_REL, HUB_EDGE_SAMPLE, TYPES_AT, GraphStore, is_mid, quote_identifier
 
 #: Bulk resolution of dataset strings (:meth:`EntityLinker.resolve`): by id, then by exact name via full text.
 RESOLVE_BY_ID = "UNWIND $keys AS k MATCH (e:Entity {id: k}) RETURN k, e.id AS id"
@@ -54,6 +57,8 @@ class LinkedEntity:
     method: str
     relation_types: list[str] = field(default_factory=list)
     degree: int = 0
+    labels: list[str] = field(default_factory=list)  # a profiled graph's labels of the node (ProfileLinker)
+    span: tuple[int, int] = (0, 0)  # the mention's words in the question (ProfileLinker)
 
     @property
     def label(self) -> str:
@@ -61,19 +66,9 @@ class LinkedEntity:
 
 
 def spans(question: str, max_len: int = 6) -> list[str]:
-    """Word n-grams of the question (longest first) that are not only stop words: candidate mentions."""
-    words = re.findall(r"[\w'.\-&]+", question.replace("[", " ").replace("]", " "))
-    words = [w.strip(".'") for w in words if w.strip(".'")]
-    out: list[str] = []
-    for n in range(min(max_len, len(words)), 0, -1):
-        for i in range(len(words) - n + 1):
-            gram = words[i:i + n]
-            if all(w.lower() in STOPWORDS for w in gram):
-                continue
-            if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
-                continue
-            out.append(" ".join(gram))
-    return list(dict.fromkeys(out))
+    """Word n-grams of the question (longest first) that neither start nor end with a stop word: candidate mentions
+    (:func:`sgr.retrieval.mentions.spans`)."""
+    return list(dict.fromkeys(t for _, _, t in mention_spans(question_words(question), max_len)))
 
 
 class EntityLinker:
@@ -207,53 +202,14 @@ class EntityLinker:
         return self.link_spans(question, relation_scores, max_entities)
 
     def link_spans(self, question: str, relation_scores: dict[str, float] | None = None,
-                   max_entities: int = 2) -> list[LinkedEntity]:
-        """Longest question n-grams whose normalised form names a node (full-text filtered), no overlaps."""
-        qnorm = f" {normalize(question)} "
-        taken: list[str] = []
-        out: list[LinkedEntity] = []
-        for span in spans(question):
-            snorm = normalize(span)
-            if not snorm or any(f" {snorm} " in f" {t} " for t in taken):
-                continue
-            e = self.link_mention(span, relation_scores)
-            if e is None:
-                continue
-            if e.method == "fulltext":
-                # only accept near-verbatim names that occur in the question for span linking
-                if e.score < 0.85 or f" {normalize(e.label)} " not in qnorm and e.score < 0.9:
-                    continue
-            e.mention = span
-            out.append(e)
-            taken.append(snorm)
-            if len(out) >= max_entities:
-                break
-        return _dedupe(out)
+                   max_entities: int = 3) -> list[LinkedEntity]:
+        """The question's topic among all the nodes its spans name, then its further entities
+        (:mod:`sgr.retrieval.mentions`: every (span, node) pair scored by the shipped linker, no overlaps)."""
+        from sgr.retrieval.mentions import choose, load_link_scorer, mention_candidates, rank
 
-    def verbatim_mentions(self, question: str, max_entities: int = 3, limit: int = 60) -> list[LinkedEntity]:
-        """Nodes whose normalised name occurs word for word in the question, longest first, no overlaps — one
-        full-text query (used for the question's further entities, which only count for path alignment)."""
-        words = [w for w in re.findall(r"[\w']+", question.lower()) if w not in STOPWORDS and len(w) > 1]
-        if not words:
-            return []
-        rows = self.fulltext(" ".join(words), limit, fuzzy=False)
-        qnorm = f" {normalize(question)} "
-        hits = []
-        for r in rows:
-            n = normalize(r.get("name") or "")
-            if len(n) >= 4 and f" {n} " in qnorm and not all(w in STOPWORDS for w in n.split()):
-                hits.append((len(n), r))
-        out: list[LinkedEntity] = []
-        taken: list[str] = []
-        for _, r in sorted(hits, key=lambda x: -x[0]):
-            n = normalize(r["name"])
-            if any(f" {n} " in f" {t} " for t in taken):
-                continue
-            taken.append(n)
-            out.append(LinkedEntity(r["name"], r["id"], r["name"], 1.0, "verbatim"))
-            if len(out) >= max_entities:
-                break
-        return out
+        ranked = rank(question, mention_candidates(self.store, question), relation_scores or {}, load_link_scorer())
+        return [LinkedEntity(c.span, c.id, c.name, round(c.score, 4), c.method, c.relation_types, c.degree)
+                for c in choose(ranked, max_entities=max_entities)]
 
     # -- ties --------------------------------------------------------------------------------------
     def _break_ties(self, mention: str, cands: list[dict], relation_scores: dict[str, float] | None,
@@ -282,3 +238,128 @@ def _dedupe(items: list[LinkedEntity]) -> list[LinkedEntity]:
             seen.add(e.id)
             out.append(e)
     return out
+
+
+# -- a profiled graph (a user's own labels and naming properties) ----------------------------------------------------
+#: A node's name, labels and degree, by element id (what :class:`ProfileLinker` reports for a match).
+_NODE_ROWS = "RETURN row.span AS span, elementId(n) AS id, n[$prop] AS name, labels(n) AS labels, COUNT { (n)--() } AS degree"
+
+
+class ProfileLinker:
+    """Links a question's word spans to nodes of a profiled graph (:class:`sgr.graph.profile.GraphProfile`) by each
+    entity label's naming property (``title``, ``name`` …).
+
+    A span matches a node when both normalise to the same text (:func:`sgr.core.text.normalize`: case, punctuation
+    and articles ignored, so "the matrix" names *The Matrix*). Candidates come from a full-text index on the naming
+    property when the database has one (``sgr profile index --yes``), else from a scan of the label comparing
+    lower-cased names. The longest spans win; spans may not overlap; ties between nodes of one name go to the one
+    written as in the question (MetaQA's tag "ben whishaw" against the actor "Ben Whishaw"), then to the one with
+    most relationships."""
+
+    def __init__(self, store: GraphStore, profile: GraphProfile, *, max_len: int = 8) -> None:
+        self.store = store
+        self.profile = profile
+        self.max_len = max_len
+        self.indexes = fulltext_indexes(store)
+
+    def spans(self, question: str) -> list[tuple[int, int, str]]:
+        """(start, end, text) of every word n-gram with a word outside the stop words, longest first; a span whose
+        words the question joins by other characters than spaces ("Face/Off", "50/50") also as written."""
+        raw = question_words(question)
+        text = question.replace("[", " ").replace("]", " ")
+        cuts, at = [], 0
+        for w in raw:
+            at = text.index(w, at)
+            cuts.append((at, at + len(w)))
+            at += len(w)
+        out = []
+        for words in (raw, [possessive(w) for w in raw]):  # "The Slugger's Wife", and "Tom Hanks's" → "Tom Hanks"
+            for n in range(min(self.max_len, len(words)), 0, -1):
+                for i in range(len(words) - n + 1):
+                    gram = words[i:i + n]
+                    if not any(w.lower() not in STOPWORDS for w in gram):
+                        continue
+                    written = text[cuts[i][0]:cuts[i + n - 1][1]] if words is raw else ""
+                    for t in [" ".join(gram)] + ([written] if written and written.split() != gram else []):
+                        if (i, i + n, t) not in out:
+                            out.append((i, i + n, t))
+        return sorted(out, key=lambda sp: sp[0] - sp[1])  # longest first (stable: as written before possessives)
+
+    def matches(self, texts: Sequence[str]) -> list[dict]:
+        """Nodes whose naming property normalises to one of ``texts`` (rows with span, id, name, labels, degree)."""
+        wanted = {normalize(t): t for t in texts if normalize(t)}
+        rows: list[dict] = []
+        for lp in self.profile.entity_labels():
+            prop, label = lp.name_property, quote_identifier(lp.label)
+            index = self.indexes.get((lp.label, prop))
+            if index is not None:
+                batch = [{"span": t, "q": q} for t in wanted.values() if (q := lucene_phrase(t))]
+                found = self.store.read(
+                    f"UNWIND $rows AS row CALL db.index.fulltext.queryNodes($index, row.q, {{limit: 20}}) "
+                    f"YIELD node AS n WHERE n:{label} {_NODE_ROWS}", {"rows": batch, "index": index, "prop": prop})
+            else:
+                batch = [{"span": t, "low": low} for t in dict.fromkeys(texts) if normalize(t)
+                         for low in (t.lower(), "the " + t.lower(), "a " + t.lower())]
+                found = self.store.read(
+                    f"MATCH (n:{label}) WHERE toLower(toString(n[$prop])) IN $lows "
+                    f"WITH n, toLower(toString(n[$prop])) AS low UNWIND $rows AS row "
+                    f"WITH n, row WHERE low = row.low {_NODE_ROWS}",
+                    {"rows": batch, "lows": sorted({b["low"] for b in batch}), "prop": prop})
+            rows += [r for r in found if r["name"] is not None and normalize(str(r["name"])) == normalize(r["span"])]
+        return rows
+
+    @staticmethod
+    def bracketed(question: str) -> list[tuple[int, int]]:
+        """Word ranges of the mentions marked with brackets, MetaQA style (``what films did [Tom Hanks] star in``)."""
+        out, at = [], 0
+        for i, part in enumerate(re.split(r"[\[\]]", question)):
+            n = len(question_words(part))
+            if i % 2 and n:
+                out.append((at, at + n))
+            at += n
+        return out if "[" in question else []
+
+    def link_given(self, question: str, topics: Sequence[str]) -> list[LinkedEntity]:
+        """Topic entities a dataset gives (MetaQA's bracketed mention): each linked by name, its span being where the
+        question names it. Falls back to :meth:`link_question` when none links."""
+        words = [w.lower() for w in question_words(question)]
+        rows: dict[str, list[dict]] = {}
+        for r in self.matches(list(topics)):
+            rows.setdefault(normalize(r["span"]), []).append(r)
+        out = []
+        for topic in topics:
+            found = rows.get(normalize(topic))
+            if not found:
+                continue
+            tw = [w.lower() for w in question_words(topic)]
+            at = next((i for i in range(len(words) - len(tw) + 1) if words[i:i + len(tw)] == tw), 0)
+            out.append(_best_match(topic, found, "given", (at, at + len(tw))))
+        return _dedupe(out) or self.link_question(question)
+
+    def link_question(self, question: str, max_entities: int = 3) -> list[LinkedEntity]:
+        """The named nodes of ``question``: longest spans first, no two overlapping, at most ``max_entities``; only
+        the bracketed mentions when the question marks some (MetaQA: "what does [X] star in" is not about the film
+        *The Star*)."""
+        marked = self.bracketed(question)
+        spans = [sp for sp in self.spans(question) if not marked or (sp[0], sp[1]) in marked]
+        by_text: dict[str, list[dict]] = {}
+        for r in self.matches([t for _, _, t in spans]):
+            by_text.setdefault(normalize(r["span"]), []).append(r)
+        taken: list[tuple[int, int]] = []
+        out: list[LinkedEntity] = []
+        for i, j, text in spans:  # longest first
+            rows = by_text.get(normalize(text))
+            if not rows or any(i < b and a < j for a, b in taken):
+                continue
+            taken.append((i, j))
+            out.append(_best_match(text, rows, "exact", (i, j)))
+        out.sort(key=lambda e: e.span)
+        return _dedupe(out)[:max_entities]
+
+
+def _best_match(text: str, rows: list[dict], method: str, span: tuple[int, int]) -> LinkedEntity:
+    """The node of ``rows`` (:meth:`ProfileLinker.matches`) that ``text`` names: the one written as in the question
+    first, then the one with most relationships."""
+    best = max(rows, key=lambda r: (str(r["name"]) == text, r["degree"], r["id"]))
+    return LinkedEntity(text, best["id"], str(best["name"]), 1.0, method, degree=best["degree"],
+                        labels=list(best["labels"]), span=span)

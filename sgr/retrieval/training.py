@@ -47,6 +47,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sgr.core.checkpoints import load_checkpoint, require_keys
 from sgr.core.config import cache_dir
 from sgr.core.errors import ConfigError, InputError
 from sgr.graph.store import GraphStore, relation_text
@@ -400,7 +401,9 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the saved blob, its provenance with ``kind``) of a model file, read once."""
     if not path.exists():
         raise ConfigError(f"{path}: no trained relation model there (train one with `sgr relations train`)")
-    blob = torch.load(path, map_location="cpu", weights_only=True)
+    blob = require_keys(load_checkpoint(path, what="relation model"), ("meta",), source=path, what="relation model")
+    if not isinstance(blob["meta"], dict):
+        raise ConfigError(f"{path}: not a relation model (its 'meta' is not a dict)")
     return blob, {"kind": "heads", **blob["meta"]}
 
 

@@ -48,12 +48,17 @@ def test_ask_json_is_the_whole_trace(webqsp_graph, record, runner) -> None:
     assert {a["id"] for a in data["answers"]} <= node_ids(rows)
 
 
-def test_ask_prints_answers_paths_and_costs(webqsp_graph, record, runner) -> None:
+def test_ask_prints_the_answer_first_and_the_trace_on_request(webqsp_graph, record, runner) -> None:
     rec = record(RECORD)
     res = ask(runner, *question_args(rec))
     assert res.exit_code == 0, res.output
     for answer in rec["answer"]:
         assert answer in res.stdout
+    first = res.stdout.splitlines()[0]
+    assert any(answer in first for answer in rec["answer"]) or first.startswith("Not found in the graph")
+    assert "via " in res.stdout and "Cypher that answered" not in res.stdout and "--explain" in res.stdout
+    res = ask(runner, *question_args(rec), "--explain")
+    assert res.exit_code == 0, res.output
     assert "Cypher that answered" in res.stdout and "LLM: 0 calls" in res.stdout
 
 
@@ -106,8 +111,47 @@ def test_method_options_reach_the_method_and_unknown_keys_are_refused(webqsp_gra
     assert res.exit_code == ConfigError.exit_code and "KEY=VALUE" in res.output
 
 
-def test_an_unknown_entity_is_one_red_line(webqsp_graph, runner) -> None:
+def test_an_unknown_entity_is_not_found_in_the_graph(webqsp_graph, runner) -> None:
     res = ask(runner, "what does zzyzx qwv speak?", "--method", "sgr-compiled")
+    assert res.exit_code == 0, res.output  # abstaining is a normal outcome
+    assert res.stdout.startswith("Not found in the graph") and "no entity of the question" in res.stdout
+    assert "--topic" in res.stdout
+    # --min-confidence 0: never abstain, the old behaviour — one red line with EntityNotFound's exit code
+    res = ask(runner, "what does zzyzx qwv speak?", "--method", "sgr-compiled", "--min-confidence", "0")
     assert res.exit_code == EntityNotFound.exit_code
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "--topic" in lines[0]
+
+
+FORGING = "\x1b[2J\x1b[1;31mFAKE ANSWER [link=https://evil.example]x[/link]"
+
+
+def test_names_that_would_forge_the_terminal_print_as_text(clean_store, runner) -> None:
+    """Issue 42 item 4: an entity name carrying ANSI escapes reached the terminal raw in ask and evidence show."""
+    from tests.helpers import hand_graph
+
+    hand_graph(clean_store, {"m.j": "Jamaica", "m.f": FORGING}, [("m.j", "location.location.contains", "m.f")])
+    res = ask(runner, "what is in Jamaica?", "--topic", "Jamaica", "--method", "neighbors", "--save")
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.output and "\\x1b[2J\\x1b[1;31mFAKE ANSWER [link=https://evil.example]x[/link]" in res.output
+    qid = next(ln.split()[3] for ln in res.output.splitlines() if ln.startswith("evidence saved as"))
+    shown = runner.invoke(app, ["evidence", "show", qid])
+    assert shown.exit_code == 0 and "\x1b" not in shown.output and "\\x1b[2J" in shown.output
+
+
+def test_a_question_longer_than_the_context_is_one_line(webqsp_graph, local_llm_server, runner) -> None:
+    """Issue 42 item 6: a question longer than the model's context (about 14 KB) was a langchain traceback."""
+    base_url, model = local_llm_server
+    question = "which of " + " ".join(str(n) for n in range(3000)) + "?"  # 14 KB, about 6,000 tokens
+    res = runner.invoke(app, ["ask", question, "--topic", "Jamaica", "--method", "llm-only"],
+                        env={"SGR_LLM_BASE_URL": base_url, "SGR_LLM_MODEL": model or "local", "SGR_LLM_CACHE": "0",
+                             "COLUMNS": "200"})
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 5 and len(lines) == 1 and lines[0].startswith("error:"), res.output
+    assert "context" in lines[0]
+
+
+def test_an_empty_question_is_refused_before_any_work(webqsp_graph, runner) -> None:
+    for text in ("", "   "):
+        res = ask(runner, text, "--method", "sgr-compiled")
+        assert res.exit_code == 2 and "empty" in res.output

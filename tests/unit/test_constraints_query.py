@@ -17,9 +17,6 @@ def test_rules_become_conditions():
     assert qc("where did he live before 2001").year_op == "before" and qc("where did he live").type_name == "location"
     assert qc("how many countries border france").count
     assert not qc("how many countries border france", count=False).count
-    for q in ("after how many years are the olympic games held?", "how many people live in china?",
-              "how many times did he win?"):  # a quantity the graph states, not the number of answers
-        assert not qc(q).count, q
     assert qc("when did he die").empty  # the time type has no condition
     assert qc("who is the latest president").ordinal == "latest"
     for q in ("who is the governor of ohio now?", "who is the leader of north korea today?",
@@ -51,5 +48,5 @@ def test_numbers_superlatives_and_their_measures():
     assert qc("who is the youngest child of ann").ordinal == "latest"  # a date ordinal, not a number
     c = qc("the largest city with over 2 million people")  # one measure per query: the superlative's
     assert (c.extreme, c.number, c.measure) == ("max", None, "area|population")
-    c = query_constraints([Constraint("comparison", "before", "before")], "who ruled before 1066", second_id="m.x")
-    assert (c.year, c.year_op, c.second_id) == (1066, "before", "m.x")
+    c = query_constraints([Constraint("comparison", "before", "before")], "who ruled before 1066", join_ids=["m.x"])
+    assert (c.year, c.year_op, c.join_ids) == (1066, "before", ("m.x",))

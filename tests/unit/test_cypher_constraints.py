@@ -37,8 +37,10 @@ def test_each_condition_appears_only_when_asked():
     assert "max(reduce(_a = \"0000\"" in text(ordinal="latest")
     counted = text(count=True)
     assert "count(DISTINCT x)" in counted and counted.rstrip().endswith("AS path_steps")
-    joined = compile_schema_path("m.ann", STEPS, constraints=QueryConstraints(second_id="m.paris"))
-    assert joined.params["second"] == "m.paris" and "(_x)--(:CVT)--(_s:Entity {id: $second})" in joined.cypher
+    joined = compile_schema_path("m.ann", STEPS, constraints=QueryConstraints(join_ids=("m.paris",)))
+    assert joined.params["join0"] == "m.paris" and "(_x)--(:CVT)--(_s:Entity {id: $join0})" in joined.cypher
+    both = compile_schema_path("m.ann", STEPS, constraints=QueryConstraints(join_ids=("m.paris", "m.rome")))
+    assert both.params["join1"] == "m.rome" and both.cypher.count("_s:Entity {id: $join") == 4  # each entity joins
     for t in (text(year=1990), counted, joined.cypher):
         assert "$seed" in t and "WITH x, nodes(p) AS ns" in t
 

@@ -191,3 +191,17 @@ def test_no_module_over_600_lines() -> None:
 def test_at_most_8_modules_directly_under_sgr() -> None:
     top = sorted(p.name for p in (ROOT / "sgr").glob("*.py") if p.name != "__init__.py")
     assert len(top) <= MAX_TOP_MODULES, top
+
+
+def test_cli_commands_go_through_the_api() -> None:
+    """One way in: a command module of ``sgr/cli/`` reaches the package only through ``sgr.api`` (plus the CLI's own
+    modules and the errors it turns into exit codes); ``render.py``, which formats what the API returns, may read the
+    record types it prints."""
+    allowed = ("sgr.api", "sgr.cli", "sgr.core.errors")
+    offenders = []
+    for module, targets in import_graph().items():
+        if not module.startswith("sgr.cli.") or module == "sgr.cli.render":
+            continue
+        offenders += [f"{module} imports {t}" for t in sorted(targets)
+                      if t.startswith(("sgr", "cypher", "loaders")) and not t.startswith(allowed)]
+    assert not offenders, "\n".join(offenders)

@@ -43,7 +43,7 @@ from sgr.core.errors import EntityNotFound
 from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
 from sgr.graph.store import GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
-from sgr.methods.base import UsageMeter, llm_cache_option, parse_options
+from sgr.methods.base import UsageMeter, accepts, llm_cache_option, parse_options
 from sgr.methods.rcr.paths import (PATHS_LINE, RELATION_PATH_PROMPT, PathExample, PathExamplePool,  # noqa: F401
                                    generate_relation_paths, parse_relation_paths, path_messages,
                                    relation_path_grammar, schema_path_grammar, schema_relation_paths,
@@ -422,13 +422,17 @@ def _shared_examples(store: GraphStore, vocabulary: set[str]) -> PathExamplePool
         return _POOLS[key]
 
 
+#: Options the factory reads besides RCRConfig's fields (a retriever object, from Python).
+RCR_FACTORY_OPTIONS = frozenset({"relation_retriever"})
+
+
 def create(ctx: Any, substitutions: int | None = None, name: str = "rcr") -> RCRAnswerer:
     """Build RCR for a :class:`sgr.methods.base.MethodContext`: ``-o`` options are :class:`RCRConfig`'s fields
     (an unknown one is a ConfigError); ``relation_retriever`` (a retriever object, from Python) replaces the one
     ``relation_model`` names. ``rcr-ks0``/``rcr-ks2`` fix ``substitutions``."""
     options = dict(getattr(ctx, "options", {}) or {})
-    retriever = options.pop("relation_retriever", None)
-    cfg = parse_options(RCRConfig, options, method=name)
+    retriever = options.get("relation_retriever")
+    cfg = parse_options(RCRConfig, options, method=name, extra_keys=RCR_FACTORY_OPTIONS)
     if substitutions is not None:
         cfg.substitutions = substitutions
     llm = getattr(ctx, "llm", None)
@@ -439,13 +443,16 @@ def create(ctx: Any, substitutions: int | None = None, name: str = "rcr") -> RCR
     return RCRAnswerer(ctx.store, llm, retriever, cfg, name=name)
 
 
+@accepts(RCRConfig, RCR_FACTORY_OPTIONS)
 def make_rcr(ctx: Any) -> RCRAnswerer:
     return create(ctx)
 
 
+@accepts(RCRConfig, RCR_FACTORY_OPTIONS)
 def make_rcr_ks0(ctx: Any) -> RCRAnswerer:
     return create(ctx, substitutions=0, name="rcr-ks0")
 
 
+@accepts(RCRConfig, RCR_FACTORY_OPTIONS)
 def make_rcr_ks2(ctx: Any) -> RCRAnswerer:
     return create(ctx, substitutions=2, name="rcr-ks2")

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from sgr.core.checkpoints import load_checkpoint
 from sgr.core.errors import ConfigError
 from sgr.core.files import RETURN_BYTES, RETURN_PART_BYTES, bundle_parser, bundle_result, cut_parts, read_parts
 from sgr.core.types import Question
@@ -192,8 +193,8 @@ def fold(bundle: Path, returned: Path, out: Path) -> tuple[ScrTrainResult, dict[
     man = manifest(bundle)
     res = bundle_result(returned, man["id"], "sgr.methods.scr.bundle")
     model = SCRModel(SCRConfig.from_dict(man["model"]))
-    weights = torch.load(io.BytesIO(read_parts([returned], res["weights_parts"])), weights_only=True,
-                         map_location="cpu")
+    weights = load_checkpoint(io.BytesIO(read_parts([returned], res["weights_parts"])),
+                              what="bundle's returned weights")
     expected = {n for n, p in model.named_parameters() if p.requires_grad}
     if set(weights) != expected:
         raise ConfigError(f"{returned}: the returned weights are not the trainable weights of the bundle's model "

@@ -40,7 +40,7 @@ import torch
 
 from sgr.core.errors import ConfigError
 from sgr.core.text import normalize, parse_answer_lines
-from sgr.methods.base import UsageMeter, llm_cache_option, parse_options
+from sgr.methods.base import UsageMeter, accepts, llm_cache_option, parse_options
 from sgr.methods.scr.beam import ANSWER_SCORES, BeamPath, SearchResult, beam_search, single_step_search
 from sgr.methods.scr.data import ScrSubgraph, SubgraphSource
 from sgr.methods.scr.model import INFERENCE_PRECISIONS, SCRModel, int8_available, resolve_device
@@ -287,18 +287,22 @@ def _build(ctx: Any, name: str, *, single: bool = False, beam: int | None = None
                        answer_score=opts.answer_score)
 
 
+@accepts(ScrOptions)
 def create_scr(ctx: Any) -> SCRAnswerer:
     return _build(ctx, "scr")
 
 
+@accepts(ScrOptions)
 def create_scr_llm(ctx: Any) -> SCRAnswerer:
     return _build(ctx, "scr+llm", with_llm=True)
 
 
+@accepts(ScrOptions)
 def create_scr_greedy(ctx: Any) -> SCRAnswerer:
     return _build(ctx, "scr-greedy", beam=1)
 
 
+@accepts(ScrOptions)
 def create_scr_single_step(ctx: Any) -> SCRAnswerer:
     return _build(ctx, "scr-single-step", single=True)
 

@@ -46,6 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from sgr.core.checkpoints import load_checkpoint, require_keys
 from sgr.core.errors import ConfigError
 from sgr.methods.scr.conv import RelationalAttentionConv
 from sgr.methods.scr.data import ScrSubgraph, SubgraphConfig, relation_texts
@@ -456,9 +457,14 @@ class SCRModel(nn.Module):
     def load(cls, path: Path, device: str | torch.device = "cpu") -> tuple["SCRModel", dict[str, Any]]:
         if not Path(path).exists():
             raise ConfigError(f"{path}: no SCR checkpoint there (train one with `sgr scr train`)")
-        blob = torch.load(path, map_location="cpu", weights_only=False)
-        model = cls(SCRConfig.from_dict(blob["config"]))
-        model.load_state_dict(blob["state_dict"])
+        blob = require_keys(load_checkpoint(path, what="SCR checkpoint"), ("config", "state_dict"), source=path,
+                            what="SCR checkpoint")
+        try:
+            model = cls(SCRConfig.from_dict(blob["config"]))
+            model.load_state_dict(blob["state_dict"])
+        except (TypeError, ValueError, KeyError, RuntimeError) as exc:
+            raise ConfigError(f"{path}: not an SCR checkpoint of this version ({str(exc).splitlines()[0][:160]})") \
+                from None
         model.to(device)
         model.eval()
         meta = {k: v for k, v in blob.items() if k not in ("state_dict",)}

@@ -4,20 +4,18 @@
 (``Usage.stage_seconds``):
 
 1. ``link`` — V_q: topic entities as given, else mentions → nodes (:mod:`sgr.retrieval.entities`);
-2. ``schema`` — S_q: candidate relations around V_q, the model's ordered choice, constraints C_q
-   (:mod:`sgr.methods.sgr.schema`, §3.1.1);
+2. ``schema`` — S_q: relations around V_q, the model's ordered pick, C_q (:mod:`sgr.methods.sgr.schema`, §3.1.1);
 3. ``subgraph`` — G_q: scored paths from V_q along R_q (:mod:`sgr.methods.sgr.subgraph`, §3.1.2);
 4. ``direct`` — A_c from every source: the model's Cypher with validation and repair (:mod:`cypher.translate`,
    :mod:`cypher.repair`), each of the model's N-best grammar paths compiled, the nearest training questions'
    paths that exist from V_q (plans), G_q's compiled best schema path (:mod:`cypher.compile`, §3.4.1);
-5. ``validate`` — γ_j and δ_j of every candidate (§3.4.2); 6. ``collaborate`` — the voting paths P_q with ρ, η
-   (§3.5), PRP-RM ρ measured only when nothing is valid; then :func:`sgr.methods.sgr.decision.decide` gives the
-   answers (A_v, the ω-weighted vote, or both: ``integrate``); 7. ``generate`` — optional: the model picks the
-   answers among the top paths' ends.
+5. ``validate`` — γ_j, δ_j of every candidate (§3.4.2); 6. ``collaborate`` — the voting paths P_q with ρ, η (§3.5),
+   PRP-RM ρ only when nothing is valid; :func:`sgr.methods.sgr.decision.decide` gives the answers (A_v, the
+   ω-weighted vote, or both: ``integrate``); 7. ``generate`` — optional: the model picks among the paths' ends.
 
 The variants (``sgr``, ``sgr-direct``, ``sgr-verify``, ``sgr-no-schema``, ``cypher-only``, ``sgr-compiled``) are
-settings of :class:`sgr.methods.sgr.config.SGRConfig` (:data:`sgr.methods.sgr.config.VARIANTS`); ``llm-only`` is
-:class:`LLMOnlyAnswerer`. :class:`sgr.methods.sgr.trace.SGRResult` holds the whole trace.
+settings of :class:`sgr.methods.sgr.config.SGRConfig`, traced in :class:`sgr.methods.sgr.trace.SGRResult`; off sgr's
+``:Entity`` shape: ``ProfiledAnswerer`` (:mod:`sgr.methods.sgr.profiled`). ``llm-only``: :class:`LLMOnlyAnswerer`.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from cypher.compile import compile_schema_path
-from cypher.conditions import QueryConstraints
 from cypher.repair import CypherGeneration, generate_cypher
 from cypher.grammar import longest_query, token_budget
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
@@ -40,15 +37,17 @@ from sgr.graph.inverses import NO_INVERSES, InverseRelations, inverse_relations
 from sgr.graph.store import GraphStore
 from sgr.llm.client import shared_llm
 from sgr.llm.verify import path_confidence
-from sgr.methods.base import UsageMeter, llm_cache_option
-from sgr.methods.sgr.constraints import (apply_constraints, query_constraints, second_entity, stores_types,
+from sgr.methods.base import NoOptions, UsageMeter, accepts, llm_cache_option, parse_options
+from sgr.methods.confidence import attach_confidence
+from sgr.methods.sgr.constraints import (other_entities, query_constraints, settle_constraints, stores_types,
                                          voting_walks)
-from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_from_options, config_for_model
+from sgr.methods.sgr.config import FACTORY_OPTIONS, NEEDS_LLM, SGRConfig, config_from_options, config_for_model
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides, independent_walks
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
 from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
 from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
+from sgr.methods.sgr.profiled import for_profiled_graph
 from sgr.methods.sgr.grounding import ground_values, row_values
 from sgr.methods.sgr.trace import SGRResult
 from sgr.retrieval.entities import EntityLinker, LinkedEntity
@@ -104,13 +103,19 @@ class SGRAnswerer:
         try:
             return self.run(question).prediction
         except EntityNotFound as exc:
-            return Prediction(question_id=question.id, method=self.name, error=str(exc))
+            pred = Prediction(question_id=question.id, method=self.name, error=str(exc))
+            attach_confidence(pred, self.name, self.model_name)
+            return pred
+
+    @property
+    def model_name(self) -> str | None:
+        """The chat model this variant answers with (what its calibrator was fitted for); None without one."""
+        return getattr(self.llm, "name", None) if self.llm is not None else None
 
     def run(self, question: Question) -> SGRResult:
         """Answer ``question`` and return the full trace (raises EntityNotFound when nothing links)."""
-        result = SGRResult(question=question, method=self.name,
-                           prediction=Prediction(question_id=question.id, method=self.name), config=self.config,
-                           hops=self.config.hops)
+        result = SGRResult(question=question, method=self.name, config=self.config, hops=self.config.hops,
+                           prediction=Prediction(question_id=question.id, method=self.name))
         pred = result.prediction
         with self.meter.measure() as usage:
             try:
@@ -120,6 +125,8 @@ class SGRAnswerer:
                     pred.extra["llm_calls_by_stage"] = dict(self.llm.usage().by_stage)
         pred.usage = usage
         pred.extra["llm_cached_calls"] = usage.llm_cached_calls
+        pred.extra["signals"] = result.signals()
+        attach_confidence(pred, self.name, self.model_name)
         return result
 
     def _stages(self, question: Question, result: SGRResult) -> None:
@@ -134,6 +141,7 @@ class SGRAnswerer:
         if result.schema.plans:
             pred.extra["plans"] = [{"relations": list(p.relations), "cos": round(p.rho, 4)}
                                    for p in result.schema.plans]
+        asked = list(result.schema.constraints)  # C_q as the question states it (a later round may relax it)
         for round_no in range(1, max(1, cfg.max_rounds) + 1):
             action = "first" if round_no == 1 else self.widen(result)
             self.reason(question, result, first=round_no == 1)
@@ -149,17 +157,10 @@ class SGRAnswerer:
         pred.extra["route_source"] = result.decision.route_source if result.decision else None
         if result.inputs is not None:
             pred.extra["decision"] = result.decision_record()
-        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None and pred.answers:
-            # the compiled routes (the model's paths, plans, G_q's best path) applied C_q in Cypher already, and the
-            # voting paths met the mention before they voted; the rest (and count, over validated answers) here
-            in_cypher = pred.route == "direct" and result.cypher_source not in (None, "llm")
-            qc = query_constraints(result.schema.constraints, result.schema.cue_text,
-                                   mention=pred.route != "collaborative")
-            if in_cypher:
-                qc = QueryConstraints(count=qc.count)
-            pred.answers, notes = apply_constraints(self.store, pred.answers, qc, limit=cfg.max_answers)
-            if notes:
-                pred.extra.setdefault("constraints_applied", []).extend(notes)
+        if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:
+            # the compiled routes (the model's paths, plans, G_q's best path) applied C_q in Cypher already
+            settle_constraints(self.store, pred, result.schema, asked, limit=cfg.max_answers,
+                               in_cypher=pred.route == "direct" and result.cypher_source not in (None, "llm"))
         if cfg.generate_answers and self.llm is not None and pred.answers:
             with meter.stage("generate"):
                 self.generate(question, result)
@@ -167,7 +168,7 @@ class SGRAnswerer:
     def reason(self, question: Question, result: SGRResult, *, first: bool) -> None:
         """One round: G_q → every source's candidates → γ, δ → the voting paths → :func:`decide` (once more after
         measuring the paths' ρ when nothing was valid)."""
-        cfg, pred, meter = self.config, result.prediction, self.meter
+        cfg, meter = self.config, self.meter
         if cfg.use_subgraph:
             with meter.stage("subgraph"):
                 self.subgraph(question, result)
@@ -176,6 +177,8 @@ class SGRAnswerer:
                 result.scr_paths = self.scr_paths(question, result)
         with meter.stage("direct"):
             cands = self.direct(question, result, llm_cypher=first)
+        linked = {e.id for e in result.entities}  # an entity the question names is not its answer
+        cands = [c for c in cands if c.key not in linked]
         validated = cfg.validate_answers and result.subgraph is not None
         if validated:
             with meter.stage("validate"):
@@ -184,7 +187,9 @@ class SGRAnswerer:
         votes: list[VoteIn] = []
         if cfg.collaborative and result.subgraph is not None:
             with meter.stage("collaborate"):
-                vote_paths, votes = self.constrain_votes(result, *self.vote_paths(result, cands))
+                paths, pvotes = self.vote_paths(result, cands)
+                kept = [i for i, v in enumerate(pvotes) if v.answer not in linked]
+                vote_paths, votes = self.constrain_votes(result, [paths[i] for i in kept], [pvotes[i] for i in kept])
         proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
@@ -218,7 +223,7 @@ class SGRAnswerer:
         """Given topics, bracketed mentions or question spans (ties broken by relation similarity); when nothing
         links and the model may be asked, the model names the mentions. Raises EntityNotFound."""
         cfg = self.config
-        topics = list(question.topic_entities) or list(question.topic_mids)
+        topics = (list(question.topic_entities) or list(question.topic_mids)) if cfg.given_topics else []
         global_scores = {r.name: r.score for r in self.retriever.retrieve(question.text, 50)}
         mentions = bracket_mentions(question.text)
         entities = self.linker.link_question(question.text, mentions, topics=topics, relation_scores=global_scores)
@@ -262,7 +267,7 @@ class SGRAnswerer:
 
         cfg = self.config
         full = relation_paths(self.store, [e.id for e in entities], max_hops=cfg.hops,
-                              max_relations=max(1, min(3, 2 * cfg.hops)), graph_version=self.graph_version)
+                              max_relations=max(1, 2 * cfg.hops), graph_version=self.graph_version)
         masked = mask_entity(question.text, entities[0].label)
         trie = prefilter(full, lambda names: self.retriever.score_of(masked, names), cfg.max_grammar_paths)
         if not len(trie):
@@ -309,8 +314,9 @@ class SGRAnswerer:
         masked = mask_entity(question.text, result.entities[0].label)
         cfg = self.config if result.hops == self.config.hops else dataclasses.replace(self.config, hops=result.hops)
         result.subgraph = self.builder.build(result.schema, result.entities, cfg, masked_question=masked,
-                                             beta=self.config.beta)
+                                             beta=self.config.beta, inverses=self.inverses)
         result.prediction.paths = list(result.subgraph.paths[:10])
+        result.prediction.extra["subgraph_cost"] = result.subgraph.cost
 
     def scr_paths(self, question: Question, result: SGRResult) -> list[ReasoningPath]:
         """SCR's top-K paths from the linked entities (beam search over the same store)."""
@@ -360,8 +366,8 @@ class SGRAnswerer:
         cfg = self.config
         qc = None
         if cfg.answer_constraints and cfg.schema_guided and result.schema is not None:  # C_q in Cypher; count is
-            second = second_entity([e.id for e in result.entities], seed)  # taken over validated answers
-            qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, second_id=second,
+            others = other_entities([e.id for e in result.entities], seed)  # taken over validated answers
+            qc = query_constraints(result.schema.constraints, result.schema.cue_text, count=False, join_ids=others,
                                    mention=True)
         compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
                                        constraints=qc, inverses=self.inverses)
@@ -390,7 +396,7 @@ class SGRAnswerer:
         out: dict[str, Candidate] = {}
         seen: set[tuple[str, tuple[Any, ...]]] = set()
         for seed, steps in path.variants[:3]:
-            walk = (seed, tuple(self.inverses.step(rel, d) for rel, d in steps))
+            walk = self.inverses.walk(seed, steps)
             if walk in seen:
                 continue
             seen.add(walk)
@@ -569,7 +575,11 @@ class SGRAnswerer:
 def create(variant: str, ctx: Any) -> Any:
     """Build a variant for ``ctx`` (:class:`sgr.methods.base.MethodContext`); the LLM comes from ctx or the settings."""
     options = dict(getattr(ctx, "options", {}) or {})
+    if variant == "llm-only":  # no settings of its own: refuse any option but the common ones
+        parse_options(NoOptions, options, method=variant)
     cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
+    if cfg is not None and ctx.store is not None and (p := for_profiled_graph(ctx.store, variant, cfg.max_answers)):
+        return p
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:
         llm = shared_llm(cache=llm_cache_option(options, "sgr"))
@@ -580,14 +590,11 @@ def create(variant: str, ctx: Any) -> Any:
     return SGRAnswerer(ctx.store, llm if variant in NEEDS_LLM else None, cfg, name=variant, retriever=retriever)
 
 
-#: the registry's factories, one per variant: ``factory(ctx)``
-make_sgr = functools.partial(create, "sgr")
-make_sgr_direct = functools.partial(create, "sgr-direct")
-make_sgr_verify = functools.partial(create, "sgr-verify")
-make_sgr_no_schema = functools.partial(create, "sgr-no-schema")
-make_cypher_only = functools.partial(create, "cypher-only")
-make_llm_only = functools.partial(create, "llm-only")
-make_sgr_compiled = functools.partial(create, "sgr-compiled")
+#: the registry's factories, one per variant: ``factory(ctx)``, each declaring the options it accepts
+make_sgr, make_sgr_direct, make_sgr_verify, make_sgr_no_schema, make_cypher_only, make_sgr_compiled = (
+    accepts(SGRConfig, FACTORY_OPTIONS)(functools.partial(create, variant))
+    for variant in ("sgr", "sgr-direct", "sgr-verify", "sgr-no-schema", "cypher-only", "sgr-compiled"))
+make_llm_only = accepts(NoOptions)(functools.partial(create, "llm-only"))
 
 
 __all__ = ["SGRAnswerer", "SGRResult", "LLMOnlyAnswerer", "SGRConfig", "config_from_options", "create", "SgrError"]

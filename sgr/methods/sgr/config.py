@@ -28,12 +28,18 @@ class ExpansionConfig:
     * ``hops = 2`` — expansion depth; CVT nodes do not count (§3.1.2).
     * ``beam = 12`` — schema paths expanded per round; ``top_n = 100`` — walks kept in G_q;
       ``paths_per_answer = 3`` walks per end node; ``max_answers = 200`` end nodes per schema path;
-      ``seed_cap = 3000`` / ``node_cap = 200`` neighbours fetched per seed / other frontier node.
+      ``seed_cap = 3000`` / ``node_cap = 200`` neighbours fetched per seed / other frontier node;
+      ``fetch_budget = 20000`` rows fetched per question at most (no further depth once reached): with ``hops = 2``
+      a path has up to 4 relations (CVT steps are free), and one question's expansion costs at most
+      ``2·hops`` neighbour queries per seed and ``fetch_budget`` + one depth's rows, hubs included.
     * ``schema_guided = True`` — s(P) uses S_q (off: the ``sgr-no-schema`` ablation).
     * path score weights: ``w_rel = 1``, ``w_align = 0.3``, ``w_con = 0.2``, ``w_len = 0.3`` (per hop beyond the
       first, lifted for the model's own path), ``order_weight = 0.4`` — set on WebQSP questions disjoint from the
       benchmark sample.
     * ``consistency_temperature = 0.1`` — τ of C(p, G_q) = exp(−(s* − s(p))/τ).
+    * ``path_ranker = True`` — s(P) is the learned ranker (:mod:`sgr.methods.sgr.path_ranker`, weights fitted on dev
+      questions, shipped as ``sgr/assets/path_ranker.json``) over the same terms and P(hops | q); off (or without the
+      file): the hand-set sum above.
     """
 
     hops: int = 2
@@ -43,6 +49,7 @@ class ExpansionConfig:
     max_answers: int = 200
     seed_cap: int = 3000
     node_cap: int = 200
+    fetch_budget: int = 20000
     schema_guided: bool = True
     w_rel: float = 1.0
     w_align: float = 0.3
@@ -50,6 +57,7 @@ class ExpansionConfig:
     w_len: float = 0.3
     order_weight: float = 0.4
     consistency_temperature: float = 0.1
+    path_ranker: bool = True
 
 
 @dataclass
@@ -64,11 +72,14 @@ class SGRConfig(ExpansionConfig):
       path score (the order term); off, G_q is the graph's own judgement and the model's paths are validated
       against it (v = μ·ρ + (1−μ)·γ on the path's own walk) before the compiled best path is tried.
     * ``M = 100`` — paths of G_q voting in collaborative reasoning (eq. 14).
-    * ``mu = 0.9`` (μ, eq. 12), ``epsilon = 0.6`` (ε, eq. 13), ``lam = 0.1`` (λ, eq. 17) — chosen by
-      ``bench/sgr_grid.py`` on validation questions only (MetaQA dev 20 per hop, WebQSP train; with the schema
-      prompt's worked examples; ``bench/results/sgr_grid.json``): the model's path probability weighs most in
-      validation (a model path with ρ ≳ 0.6 is valid on its own; G_q's compiled path needs the model's
-      confidence too), the graph's consistency weighs most in the vote. Before the search: 0.3 / 0.7 / 0.3.
+    * ``mu = 0.5`` (μ, eq. 12), ``epsilon = 0.5`` (ε, eq. 13), ``lam = 0.3`` (λ, eq. 17) — chosen by
+      ``bench/sgr_grid.py`` on validation questions only. First (``bench/results/sgr_grid.json``, MetaQA dev 20 per
+      hop and WebQSP train, the hand-set G_q score): μ 0.9, ε 0.6, λ 0.1, the model's path probability weighing
+      most. Again with the learned G_q ranker and CWQ dev (``--cwq 100``, ``bench/results/sgr_grid_cwq.json``, ties
+      broken as the script does): μ 0.5, ε 0.5, λ 0.3, ``gamma_min`` 0.3 —
+      the model's path and G_q's compiled path weigh alike (a compiled path the graph holds, γ ≈ 1, is valid with
+      the prior δ), which the packaged model's compositional paths need (CWQ dev 0.35 → 0.44, MetaQA dev the same).
+      The graph's consistency weighs most in the vote. Before both searches: 0.3 / 0.7 / 0.3.
     * ``beta = 0.5`` — weight of the model's relation choice against embedding similarity in s(r).
     * ``answer_ratio = 0.5`` — voted answers kept relative to â's support.
     * ``integrate = False`` — how A_v and the vote combine (:mod:`sgr.methods.sgr.decision`): off, the first source
@@ -77,7 +88,7 @@ class SGRConfig(ExpansionConfig):
     * ``prior_confidence = 0.5`` — δ/ρ when the endpoint gives no log-probabilities.
     * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 0`` — PRP-RM Yes/No calls per stage
       (validation, collaboration) for candidates and paths the model did not propose (0: their δ/ρ is the prior;
-      the grid's figures were measured so, and the base model's Yes/No judgement is weak — see KNOWN.md);
+      the grid's figures were measured so, and the base model's Yes/No judgement is weak — see docs/methods/prp-rm.md);
       ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
       ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply; under the Cypher grammar the budget
       is raised to cover the longest query the grammar admits (:func:`cypher.grammar.longest_query`).
@@ -93,13 +104,16 @@ class SGRConfig(ExpansionConfig):
       ``plan_trust = 0.95`` — the cosine at which a plan is trusted before the model's paths (below it the plan
       is recorded and takes no part; 1.01: never), chosen on validation questions (``bench/sgr_grid.py``: every
       value of 0.8–0.95 gained the same there, the one closest to "never" is kept).
-    * ``gamma_min = 0`` — the least graph consistency γ a candidate needs when its δ is the model's own confidence
+    * ``gamma_min = 0.3`` — the least graph consistency γ a candidate needs when its δ is the model's own confidence
       (:mod:`sgr.methods.sgr.decision`): G_q's veto on a confident model path it does not hold; a tuned model's
       provenance sets it with the other decision parameters (``bench/sgr_grid.py --held-out``).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),
       ``scr_checkpoint = ""`` (default: the latest ``sgr scr train`` run or ``SGR_SCR_CHECKPOINT``).
+    * ``given_topics = True`` — link the question's given topic entities (a dataset's, ``--topic``) when it has
+      them; off, link from the text alone, as ``sgr ask`` without ``--topic`` does (``bench/confidence.py``
+      calibrates so: a calibrator fitted on given topics reads every linked-from-text answer as suspect).
     * stage switches set by the variants: ``use_llm_schema``, ``use_llm_cypher``, ``use_subgraph``,
       ``validate_answers``, ``collaborative``, ``compiled_fallback``.
     """
@@ -111,14 +125,15 @@ class SGRConfig(ExpansionConfig):
     schema_max_tokens: int = 120
     model_path_order: bool = False
     M: int = 100
-    lam: float = 0.1
-    mu: float = 0.9
-    epsilon: float = 0.6
+    lam: float = 0.3
+    mu: float = 0.5
+    epsilon: float = 0.5
     beta: float = 0.5
     answer_ratio: float = 0.5
     integrate: bool = False
     prior_confidence: float = 0.5
     max_repairs: int = 2
+    given_topics: bool = True
     cypher_max_tokens: int = 90
     max_verify_calls: int = 0
     lazy_verification: bool = True
@@ -136,7 +151,7 @@ class SGRConfig(ExpansionConfig):
     n_examples: int = 1
     plans: int = 1
     plan_trust: float = 0.95
-    gamma_min: float = 0.0
+    gamma_min: float = 0.3
     path_retriever: str = "schema"
     scr_beam: int = 10
     scr_checkpoint: str = ""

@@ -14,9 +14,9 @@
                     that measure on the answer (:data:`SUPERLATIVES`)
     number          more than/over/at least/less than/under N <unit> → the answer's number of the unit's measure
                     compared with N (:data:`UNITS`; "million" etc. scale N; no unit word: no condition)
-    count           the answer is the number of distinct answers (not for "how many years/times/people …":
-                    :data:`QUANTITIES` ask for a quantity the graph states)
-    second entity   a second linked entity the answer must touch (conjunctions), when the caller names one
+    count           the answer is the number of distinct answers
+    second entity   the other linked entities the answer must each touch (conjunctions: a join), when the caller
+                    names them
     mention         (``mention=True``) a CVT of the walk touches a node the question names outside the linked
                     mentions: "who plays Timon's voice in The Lion King" → the performance of the character Timon
 
@@ -36,10 +36,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from cypher.compile import compile_walk_filter
+from cypher.compile import compile_checkable, compile_walk_filter
 from cypher.conditions import QueryConstraints, mention_words
-from sgr.core.lexicon import (AFTER, BEFORE, EARLIEST, GENERIC, HOW_MANY, LATEST, NUMBER, NUMBER_OPS, POPULOUS,
-                              QUANTITIES, SCALE, SUPERLATIVES, UNITS, YEAR)
+from sgr.core.lexicon import (AFTER, BEFORE, EARLIEST, GENERIC, LATEST, NUMBER, NUMBER_LITERAL,
+                              NUMBER_OPS, POPULOUS, SCALE, SUPERLATIVES, UNITS, YEAR)
 from sgr.core.types import Answer
 from sgr.graph.store import GraphStore
 
@@ -51,7 +51,7 @@ def stores_types(store: GraphStore) -> bool:
 
 
 def query_constraints(constraints: Sequence[Any], question: str = "", *, count: bool = True,
-                      second_id: str | None = None, second_name: str | None = None,
+                      join_ids: Sequence[str] = (), second_name: str | None = None,
                       mention: bool = False) -> QueryConstraints:
     """The conditions Cypher can apply for SGR's ``constraints`` (module docstring); ``count=False`` leaves the
     count out (it is applied after validation); ``mention``: a CVT of the walk should touch a node that ``question``
@@ -77,9 +77,6 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
             has_count = True
         elif c.kind == "ordinal" and extreme is None and value in SUPERLATIVES:
             extreme, measure = SUPERLATIVES[value]
-    quantity = HOW_MANY.search(question)
-    if quantity and quantity.group(1).lower() in QUANTITIES:
-        has_count = False
     if op != "in" and year is None and qyear:
         year = int(qyear.group(1))
     if year is None:
@@ -93,7 +90,7 @@ def query_constraints(constraints: Sequence[Any], question: str = "", *, count: 
         number = None  # one measure per query: the superlative's
     mention_text = mention_words(question) if mention and question.strip() else None
     return QueryConstraints(type_name=type_name, year=year, year_op=op, ordinal=ordinal, count=count and has_count,
-                            second_id=second_id, second_name=second_name, mention_text=mention_text,
+                            join_ids=tuple(join_ids), second_name=second_name, mention_text=mention_text,
                             measure=measure, number=number,
                             number_op=number_op, extreme=extreme)
 
@@ -119,9 +116,9 @@ def constrained_walks(store: GraphStore, walks: Sequence[tuple[str, Sequence[str
     return {tuple(ids) for r in store.run_generated(query.cypher, query.params).rows for ids in r["path_ids"]}
 
 
-def second_entity(linked: Sequence[str], seed: str) -> str | None:
-    """The linked entity a walk from ``seed`` should meet (C_q's second entity): the first other one, if any."""
-    return next((e for e in linked if e != seed), None)
+def other_entities(linked: Sequence[str], seed: str) -> tuple[str, ...]:
+    """The linked entities a walk from ``seed`` should meet (C_q's join: a conjunction's other entities)."""
+    return tuple(dict.fromkeys(e for e in linked if e != seed))
 
 
 def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequence[str],
@@ -133,7 +130,7 @@ def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequ
     kinds: list[str] = []
     for seed in dict.fromkeys(w[0] for w in walks):
         mine = {tuple(w) for w in walks if w[0] == seed}
-        qc = QueryConstraints(second_id=second_entity(linked, seed), mention_text=mention_text)
+        qc = QueryConstraints(join_ids=other_entities(linked, seed), mention_text=mention_text)
         met = constrained_walks(store, [(w[-1], list(w)) for w in mine], qc)
         if met is not None and met < mine:  # a strict subset: some walks met a condition
             kept |= met
@@ -174,3 +171,63 @@ def apply_constraints(store: GraphStore | None, answers: list[Answer], constrain
             own = [p for p in a.paths if tuple(p.nodes) in kept[a.id]]
             out.append(dataclasses.replace(a, paths=own or a.paths))
     return out, [f"{kinds} in Cypher: kept {len(out)} of {len(answers)} answers"]
+
+
+def unchecked_constraints(store: GraphStore | None, answers: Sequence[Answer], constraints: Sequence[Any],
+                          question: str) -> list[str]:
+    """The question's constraints that nothing checked, one note each (the trace's "could not be checked"):
+
+    * a comparison, ordinal or superlative the rules found that no condition expresses (no year, date order or
+      known measure: "an ISO numeric greater than 132"), and a number the question states that no condition uses
+      ("a long term unemployment rate of 15.5");
+    * a time, comparison or ordinal condition when no node of the answers' walks carries a date, and a numeric
+      condition when no answer carries a number of its measure — the soft conditions then kept every answer.
+
+    ``question`` is the cue text (entity mentions masked); ``answers`` the final ones with their walks."""
+    qc = query_constraints(constraints, question, count=False)
+    notes: list[str] = []
+    for c in constraints:
+        if c.kind == "comparison" and qc.year is None and qc.number is None:
+            notes.append(f"comparison {c.text!r}: no date or known measure to compare")
+        elif c.kind == "ordinal" and qc.ordinal is None and qc.extreme is None:
+            notes.append(f"ordinal {c.text!r}: no date order or known measure to rank by")
+    for m in NUMBER_LITERAL.finditer(question):  # a stated number: the numeric condition uses it, a year the date one
+        if qc.number is None and not YEAR.fullmatch(m.group(0)):
+            notes.append(f"value {m.group(0)!r}: no property of the graph is compared with it")
+    dated = qc.year is not None or qc.ordinal is not None
+    if store is None or not answers or not (dated or qc.measure):
+        return notes
+    walks = [(a.id, list(p.nodes)) for a in answers if a.id for p in (a.paths or [])] or \
+        [(a.id, [a.id]) for a in answers if a.id]
+    if not walks:
+        return notes
+    query = compile_checkable(walks, qc.measure)
+    row = (store.run_generated(query.cypher, query.params).rows or [{}])[0]
+    if dated and not row.get("dated"):
+        what = "ordinal" if qc.ordinal else ("time" if qc.year_op == "in" else "comparison")
+        notes.append(f"{what}: no date on the answers' walks, so it kept every answer")
+    if qc.measure and not row.get("measured"):
+        notes.append(f"{'superlative' if qc.extreme else 'comparison'} on {qc.measure.replace('|', '/')}: "
+                     "no answer carries that number, so it kept every answer")
+    return notes
+
+
+def settle_constraints(store: GraphStore, pred: Any, schema: Any, asked: Sequence[Any], *, limit: int,
+                       in_cypher: bool) -> None:
+    """C_q after the decision, on ``pred`` (a :class:`sgr.core.types.Prediction`) in place: the conditions the answers'
+    query did not apply (``in_cypher``: a compiled route applied them all but ``count``; the voting paths met the
+    mention before they voted), then the notes of what nothing checked (:func:`unchecked_constraints`) over the
+    constraints the question ``asked`` — a later round that relaxed them leaves them all unchecked."""
+    if pred.answers:
+        qc = query_constraints(schema.constraints, schema.cue_text, mention=pred.route != "collaborative")
+        if in_cypher:
+            qc = QueryConstraints(count=qc.count)
+        pred.answers, notes = apply_constraints(store, pred.answers, qc, limit=limit)
+        if notes:
+            pred.extra.setdefault("constraints_applied", []).extend(notes)
+    if asked:
+        unchecked = unchecked_constraints(store, pred.answers, asked, schema.cue_text)
+        if list(schema.constraints) != list(asked):
+            unchecked.append(f"{', '.join(c.kind for c in asked)}: relaxed to find any answer")
+        if unchecked:
+            pred.extra["constraints_unchecked"] = unchecked

@@ -33,7 +33,7 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
-from sgr.core.lexicon import COMPARISON, COUNT, ORDINAL, TYPE, TYPE_STOP, WHEN, WHERE, WHO, YEAR
+from sgr.core.lexicon import COMPARISON, COUNT, ORDINAL, RANKED_NUMBER, TYPE, TYPE_STOP, WHEN, WHERE, WHO, YEAR
 from sgr.retrieval.relations import RelationRetriever, ScoredRelation
 
 CONSTRAINT_KINDS = ("type", "time", "comparison", "ordinal", "count")
@@ -129,7 +129,7 @@ def rule_constraints(question: str) -> list[Constraint]:
     m = ORDINAL.search(q)
     if m:
         out.append(Constraint("ordinal", m.group(0), m.group(1).lower()))
-    if COUNT.search(q):
+    if COUNT.search(q) and not RANKED_NUMBER.search(q):
         out.append(Constraint("count", COUNT.search(q).group(0), None))
     return out
 
@@ -140,11 +140,14 @@ def bracket_mentions(question: str) -> list[str]:
 
 
 # -- the LLM stage -----------------------------------------------------------------------------------------------
-SCHEMA_SYSTEM = (
+#: The JSON route's system message: the model picks numbered candidate relations (an endpoint without grammars, or
+#: ``path_grammar=false``). The grammar route's prompt, which ``sgr llm tune`` trains on, is
+#: :data:`sgr.methods.sgr.prompts.SCHEMA_SYSTEM`.
+PICK_RELATIONS_SYSTEM = (
     "You are a knowledge graph expert. For a question, write its query schema as one JSON object: "
     "\"relations\": the numbers of the candidate relations to follow from the topic entity to the answer, in order. "
     "Reply with the JSON object only.")
-SCHEMA_SYSTEM_ENTITIES = SCHEMA_SYSTEM.replace(
+PICK_RELATIONS_ENTITIES_SYSTEM = PICK_RELATIONS_SYSTEM.replace(
     "write its query schema as one JSON object: ",
     "write its query schema as one JSON object: \"entities\": the names of the things the question is about, "
     "copied from the question; ")
@@ -191,7 +194,7 @@ def _reply_json(example: dict, with_entities: bool) -> str:
 def schema_messages(question: str, entity: str | None, candidates: Sequence[str], examples: Sequence[dict],
                     with_entities: bool) -> list[BaseMessage]:
     """System message, worked examples (each a user/assistant pair), then the question."""
-    msgs: list[BaseMessage] = [SystemMessage(SCHEMA_SYSTEM_ENTITIES if with_entities else SCHEMA_SYSTEM)]
+    msgs: list[BaseMessage] = [SystemMessage(PICK_RELATIONS_ENTITIES_SYSTEM if with_entities else PICK_RELATIONS_SYSTEM)]
     for ex in examples:
         msgs.append(HumanMessage(_user_message(ex["question"], None if with_entities else ex.get("entity"),
                                                ex["candidates"])))

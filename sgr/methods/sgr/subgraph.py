@@ -26,19 +26,32 @@ Every schema path P ending on named nodes is scored (the paper names the three t
 The top ``beam`` schema paths are expanded further; the walks of the best ones, deduplicated and cut to
 ``top_n``, form G_q. The graph consistency of a walk is C(p, G_q) = exp(−(s* − s(p))/τ) with s* the best walk
 score of G_q and τ = ``consistency_temperature`` (0 outside G_q).
+
+With a learned path ranker (:mod:`sgr.methods.sgr.path_ranker`, ``path_ranker`` on) s(P) is its probability over
+the same terms; the ranker was fitted on dev runs without the model's schema stage, so when the model ordered R_q
+its order lifts a path as it does inside relevance: s(P) = (1 − α)·s_learned(P) + α·order(P).
+
+Schema paths that walk one fact path under a relation's two names (:mod:`sgr.graph.inverses`: ``actor`` out of the
+cast CVT, ``starring_roles`` into it) are one relation path: each gets the best score among them, so γ of an answer
+stored under the other name is that of the path, not of the name.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from sgr.core.lexicon import described_nouns, singular
 from sgr.core.text import normalize as normalise
 from sgr.graph.inverses import NO_INVERSES, InverseRelations
 from sgr.methods.sgr.config import ExpansionConfig
+from sgr.methods.sgr.path_ranker import PathRanker, load_path_ranker
 from sgr.retrieval.entities import LinkedEntity
+from sgr.retrieval.hops import hop_class, length_penalty, load_hop_model
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
@@ -82,6 +95,7 @@ class Subgraph:
     cvt: set[str]
     seeds: list[str]
     temperature: float = 0.1
+    cost: dict[str, Any] = field(default_factory=dict)  # rows fetched, queries, whether the fetch budget cut it
 
     @property
     def max_score(self) -> float:
@@ -237,9 +251,14 @@ class SubgraphBuilder:
         return out
 
     def build(self, schema: QuestionSchema, seeds: Sequence[LinkedEntity], cfg: ExpansionConfig, *,
-              masked_question: str | None = None, beta: float = 0.5) -> Subgraph:
-        """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked)."""
+              masked_question: str | None = None, beta: float = 0.5,
+              inverses: InverseRelations = NO_INVERSES) -> Subgraph:
+        """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked;
+        ``inverses``: the graph's paired relation names, whose variants of one path share its best score)."""
         question = masked_question or schema.question
+        ranker = load_path_ranker() if cfg.path_ranker and cfg.schema_guided else None
+        hop_model = load_hop_model() if cfg.schema_guided else None  # P(h | q): a term of every path (parts)
+        hop_dist = hop_model.distribution(question) if hop_model is not None else None
         names: dict[str, str | None] = {s.id: s.name for s in seeds}
         cvt: set[str] = set()
         scored: list[SchemaPath] = []
@@ -249,6 +268,8 @@ class SubgraphBuilder:
         allowed = None
         other_entities = {s.id for s in seeds}
         qnorm = f" {normalise(schema.question)} "
+        described = described_nouns(schema.question)  # composition's bridge nouns ("the author that …")
+        fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
             max_steps = cfg.hops * 2
@@ -256,10 +277,14 @@ class SubgraphBuilder:
                 expandable = [s for s in states if s.hops < cfg.hops or s.in_cvt]
                 if not expandable:
                     break
+                if fetched >= cfg.fetch_budget:  # the bound on one question's expansion, hubs included
+                    truncated = True
+                    break
                 frontier_ids = sorted({n for s in expandable for n in s.frontier})
                 open_ids = sorted({n for s in expandable if s.in_cvt for n in s.frontier})
                 rows = self._neighbours(frontier_ids, allowed, open_ids,
                                         cfg.seed_cap if depth == 0 else cfg.node_cap)
+                fetched, queries = fetched + len(rows), queries + 1
                 by_src: dict[str, list[dict]] = {}
                 for r in rows:
                     by_src.setdefault(r["src"], []).append(r)
@@ -297,21 +322,25 @@ class SubgraphBuilder:
                 rel_scores = self._relation_scores(schema, sorted({r for c in children for r, _ in c.steps}),
                                                    question, beta)
                 path_sims = self._path_similarities(children, qvec)
-                if cfg.schema_guided and any(c.kind == "type" and c.value for c in schema.constraints):
+                if cfg.schema_guided:
                     self._embed_missing([c.value for c in schema.constraints if c.kind == "type" and c.value]
-                                        + [end_role_text(*c.steps[-1]) for c in children])
+                                        + sorted(described) + [end_role_text(*c.steps[-1]) for c in children])
                 finished: list[tuple[_State, SchemaPath]] = []
                 for c, psim in zip(children, path_sims):
                     sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)
-                    self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg)
+                    self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg,
+                                ranker, hop_dist, described)
                     c.score = sp.score
                     if not c.in_cvt:
                         finished.append((c, sp))
                 scored += [sp for _, sp in finished]
                 children.sort(key=lambda s: -s.score)
                 states = children[:cfg.beam]
+        _share_scores_across_inverse_names(scored, inverses)
         scored.sort(key=lambda p: (-p.score, p.hops, p.steps))
-        return self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
+        g = self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
+        g.cost = {"rows_fetched": fetched, "queries": queries, "truncated": truncated}
+        return g
 
     def _path_similarities(self, children: Sequence[_State], qvec: np.ndarray) -> np.ndarray:
         """cos(q, text(P)): the question against the normalised sum of the path's relation-text embeddings (a
@@ -328,11 +357,16 @@ class SubgraphBuilder:
         return out
 
     def _score(self, sp: SchemaPath, schema: QuestionSchema, rel_scores: dict[str, float], path_sim: float,
-               others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig) -> None:
+               others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig,
+               ranker: PathRanker | None = None, hop_dist: dict[int, float] | None = None,
+               described: set[str] | frozenset[str] = frozenset()) -> None:
+        """s(P) of one schema path: the learned ranker over its terms (:mod:`sgr.methods.sgr.path_ranker`) when one is
+        given, else the hand-set sum of the module docstring; ``sp.parts`` records every term either way."""
         rels = sp.relations
         order = 0.0
+        scores = [rel_scores.get(r, 0.0) for r in rels]
         if cfg.schema_guided:
-            mean_rel = float(np.mean([rel_scores.get(r, 0.0) for r in rels])) if rels else 0.0
+            mean_rel = float(np.mean(scores)) if rels else 0.0
             base = 0.5 * mean_rel + 0.5 * max(0.0, path_sim)
             if schema.ordered:
                 order = lcs(rels, schema.ordered) / max(len(rels), len(schema.ordered))
@@ -341,7 +375,7 @@ class SubgraphBuilder:
                 relevance = base
         else:
             relevance = 0.0
-        # entity alignment
+        # entity alignment: the other linked entities on the walks; an end named in the question
         align = 0.0
         if others:
             hit = 0
@@ -350,24 +384,42 @@ class SubgraphBuilder:
                     hit = max(hit, len(others & set(w)))
             align = hit / len(others)
         named = [names.get(a) for a in sp.walks]
+        named_end = 0.0
         if any(n and len(normalise(n)) > 2 and f" {normalise(n)} " in qnorm for n in named):
-            align -= 1.0 if len(named) == 1 else 0.5
+            named_end = -1.0 if len(named) == 1 else -0.5
         # constraints
         checks: list[float] = []
+        type_check = 0.0
         if cfg.schema_guided:
             for c in schema.constraints:
                 if c.kind == "type" and c.value:
                     role = end_role_text(*sp.steps[-1])
                     if role:
-                        checks.append(max(0.0, float(self._vec(c.value) @ self._vec(role))))
+                        type_check = max(0.0, float(self._vec(c.value) @ self._vec(role)))
+                        checks.append(type_check)
                 elif c.kind == "time" and c.value:
                     ok = any(c.value in (names.get(n) or "") for walks in sp.walks.values() for w in walks for n in w)
                     checks.append(1.0 if ok else 0.0)
         con = float(np.mean(checks)) if checks else 0.0
-        sp.parts = {"relevance": relevance, "alignment": align, "constraints": con}
-        sp.parts["order"] = order
-        sp.score = (cfg.w_rel * relevance + cfg.w_align * align + cfg.w_con * con
-                    - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order))
+        role = end_role_text(*sp.steps[-1])  # the path ends on an entity the question only describes: its bridge
+        role_words = {singular(w) for w in role.split()}
+        described_sim = max((max(0.0, float(self._vec(d) @ self._vec(role))) for d in described if role), default=0.0)
+        p_hops = hop_dist.get(hop_class(sp.hops), 0.0) if hop_dist else 0.0
+        sp.parts = {"relevance": relevance, "alignment": align + named_end, "constraints": con, "order": order,
+                    "rel_mean": float(np.mean(scores)) if scores else 0.0, "rel_first": scores[0] if scores else 0.0,
+                    "rel_last": scores[-1] if scores else 0.0, "rel_min": min(scores, default=0.0),
+                    "path_sim": path_sim, "named_end": named_end, "type_check": type_check,
+                    "hops1": float(sp.hops <= 1), "hops2": float(sp.hops == 2), "hops3": float(sp.hops >= 3),
+                    "cvt_steps": float(len(sp.steps) - sp.hops), "p_hops": p_hops,
+                    "p_hops_gap": length_penalty(sp.hops, hop_dist) if hop_dist else 0.0,
+                    "log_answers": math.log1p(len(sp.walks)), "ends_on_linked": float(bool(others & set(sp.walks))),
+                    "described_end": float(bool(described & role_words)), "described_sim": described_sim}
+        if ranker is not None:  # fitted without a model's order (dev runs had no schema stage): it lifts as in
+            learned = ranker.score(sp.parts)  # relevance, s = (1 − α)·s_learned + α·order(P)
+            sp.score = (1 - cfg.order_weight) * learned + cfg.order_weight * order if schema.ordered else learned
+        else:
+            sp.score = (cfg.w_rel * relevance + cfg.w_align * (align + named_end) + cfg.w_con * con
+                        - cfg.w_len * max(0, sp.hops - 1) * (1.0 - order))
 
     def _assemble(self, scored: list[SchemaPath], names: dict[str, str | None], cvt: set[str],
                   seeds: list[str], cfg: ExpansionConfig) -> Subgraph:
@@ -390,3 +442,15 @@ class SubgraphBuilder:
             if len(paths) >= cfg.top_n:  # whole schema paths only: the best one is always complete
                 break
         return Subgraph(scored, paths, names, cvt, seeds, cfg.consistency_temperature)
+
+
+def _share_scores_across_inverse_names(scored: Sequence[SchemaPath], inverses: InverseRelations) -> None:
+    """Give the schema paths that are one relation path under paired names (module docstring) their best score."""
+    if not inverses.pairs:
+        return
+    best: dict[tuple, float] = {}
+    keys = [inverses.walk(sp.seed, sp.steps) for sp in scored]
+    for key, sp in zip(keys, scored):
+        best[key] = max(best.get(key, sp.score), sp.score)
+    for key, sp in zip(keys, scored):
+        sp.score = best[key]

@@ -76,6 +76,40 @@ class SGRResult:
         stage = decision.stage or ""
         self.cypher_source = ("model" if stage.startswith("model") else stage) if stage in inputs.sources else None
 
+    def signals(self) -> dict[str, float]:
+        """The numbers :mod:`sgr.methods.confidence` calibrates (its module docstring): the top answer's candidate
+        (v, δ, γ), whether any candidate was valid, the route and who carried it, the vote's share and margin, G_q's
+        best path score and its lead, the model's best ρ, the linking, unchecked constraints, a relaxed round, and how
+        well G_q's best path matches the question (its terms ``path_sim``, ``rel_mean``, ``rel_last``, ``type_check``)."""
+        pred, d = self.prediction, self.decision
+        top = d.answers[0] if d is not None and d.answers else None
+        cand = max((self.candidates[i] for i in top.candidates), key=lambda c: c.v, default=None) if top else None
+        tally = [a.score for a in d.tally] if d is not None else []
+        total = sum(tally)
+        gq = [sp.score for sp in self.subgraph.schema_paths[:2]] if self.subgraph is not None else []
+        best = self.subgraph.schema_paths[0].parts if self.subgraph is not None and self.subgraph.schema_paths else {}
+        rhos = [p.rho for p in (self.schema.model_paths if self.schema else []) if p.rho == p.rho]
+        source = (d.route_source if d is not None else None) or ""
+        first = self.entities[0] if self.entities else None
+        return {
+            "v_top": float(cand.v) if cand else 0.0, "delta_top": float(cand.delta) if cand else 0.0,
+            "gamma_top": float(cand.gamma) if cand else 0.0,
+            "valid_any": float(any(c.valid for c in self.candidates)),
+            "route_direct": float(pred.route == "direct"), "route_collaborative": float(pred.route == "collaborative"),
+            **{f"source_{s}": float(source == s) for s in ("model", "plan", "compiled", "graph")},
+            "vote_share": float(tally[0] / total) if total > 0 else 0.0,
+            "vote_margin": float((tally[0] - tally[1]) / tally[0]) if len(tally) > 1 and tally[0] > 0 else
+            float(bool(tally)),
+            "gq_top": float(gq[0]) if gq else 0.0, "gq_margin": float(gq[0] - gq[1]) if len(gq) > 1 else
+            float(gq[0]) if gq else 0.0,
+            "rho_top": float(max(rhos)) if rhos else 0.0,
+            "link_given": float(bool(first) and first.method in ("given", "mid")),
+            "link_score": float(first.score) if first else 0.0,
+            "unchecked": float(min(3, len(pred.extra.get("constraints_unchecked") or []))),
+            "relaxed": float(len(self.rounds) > 1),
+            **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
+        }
+
     def decision_record(self) -> dict[str, Any]:
         """The latest round's decision inputs (compact: ≤ 50 voting paths by ω, ≤ 50 candidates by v) and outcome."""
         assert self.inputs is not None
@@ -155,7 +189,7 @@ class SGRResult:
                 "schema_paths": [{"path": sp.render(self.subgraph.names.get(sp.seed)), "score": round(sp.score, 4),
                                   "answers": len(sp.walks), **{k: round(v, 4) for k, v in sp.parts.items()}}
                                  for sp in self.subgraph.schema_paths[:10]],
-                "nodes": len(self.subgraph.nodes()), "edges": len(self.subgraph.edges())},
+                "nodes": len(self.subgraph.nodes()), "edges": len(self.subgraph.edges()), "cost": self.subgraph.cost},
             "rounds": self.rounds,
             "generated_text": self.generated_text,
             "usage": dataclasses.asdict(pred.usage),

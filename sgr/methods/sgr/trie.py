@@ -3,7 +3,8 @@ grammar, and the model's N-best paths with their probabilities (GCR's KG-Trie ov
 
 **The trie.** For each linked topic entity, :func:`relation_paths` reads from Neo4j every relation path of
 1..``max_relations`` relationship types that leads within ``max_hops`` entity hops to a named node (CVT nodes
-are transparent: ``representatives > office_holder`` through a CVT is one hop, and a path never ends on a CVT).
+are transparent: ``representatives > office_holder`` through a CVT is one hop; a path never ends on a CVT, and
+leaves one by another role than the one it entered by).
 The walk is breadth-first, one query per depth, with ``node_cap`` neighbours per node and ``frontier_cap`` nodes
 per path kept, so hubs stay bounded. The result is cached per (store, graph version, entity, bounds).
 
@@ -101,12 +102,13 @@ def _walk(store: GraphStore, seed: str, max_hops: int, max_relations: int, node_
         for r in rows:
             by_src.setdefault(r["src"], []).append(r)
         nxt: dict[tuple[Step, ...], tuple[list[str], int, bool]] = {}
-        for steps, (nodes, hops, _in_cvt) in expandable.items():
+        for steps, (nodes, hops, in_cvt) in expandable.items():
             groups: dict[tuple[str, str, bool], list[str]] = {}
+            back = (steps[-1][0], "in" if steps[-1][1] == "out" else "out") if in_cvt else None
             for n in nodes:
                 for r in by_src.get(n, []):
-                    if r["dst"] == seed:
-                        continue
+                    if r["dst"] == seed or (r["rel"], "out" if r["out"] else "in") == back:
+                        continue  # a CVT is left by another role than the one that entered it (no U-turn)
                     g = groups.setdefault((r["rel"], "out" if r["out"] else "in", bool(r["cvt"])), [])
                     if len(g) < frontier_cap and r["dst"] not in g:
                         g.append(r["dst"])

@@ -204,3 +204,30 @@ def test_cli_error_budget(clean_store, neo4j_uri):
     assert res.returncode == 0, res.stderr
     assert "4 malformed lines" in res.stderr and f"{bad}:3:" in res.stderr
     assert graph_counts(clean_store)["rels"] == 2
+
+
+def test_a_relation_name_over_the_limit_leaves_nothing_half_loaded(clean_store, neo4j_uri, tmp_path):
+    """Issue 42 item 7: a 70,000-character relation committed relationships with no vocabulary entry or source
+    record, and failed the same way on every rerun. It is now a malformed line, found before anything is written."""
+    path = tmp_path / "long.txt"
+    path.write_text("A|rel.ok|B\n" + "C|" + "r" * 70_000 + "|D\n" + "E|rel.ok|F\n")
+    for _ in range(2):  # the rerun finds the file loaded
+        res = run_cli(["load", "triples", str(path), "--max-errors", "5"], neo4j_uri)
+        assert res.returncode == 0, res.stderr
+    assert "the relation is 70,000 characters long" in res.stderr or "already loaded" in res.stdout
+    counts = graph_counts(clean_store)
+    assert counts["rels"] == 2 and counts["relations"] == 1 and counts["sources"] == 1
+    assert stored_triples(clean_store) == {("A", "rel.ok", "B"), ("E", "rel.ok", "F")}
+
+
+def test_a_file_named_like_markup_loads_and_stats_still_print(clean_store, neo4j_uri, tmp_path):
+    """Issue 42 item 4: a loaded file named a[/b]c.txt made every later `sgr stats` fail (Rich MarkupError)."""
+    folder = tmp_path / "a["
+    folder.mkdir()
+    path = folder / "b]c.txt"  # the path holds "a[/b]c.txt", a Rich closing tag
+    path.write_text("A|rel.ok|B\n")
+    res = run_cli(["load", "triples", str(path)], neo4j_uri)
+    assert res.returncode == 0, res.stderr
+    res = run_cli(["stats"], neo4j_uri)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "a[/b]c.txt" in "".join(ln.strip() for ln in res.stdout.splitlines())

@@ -1,4 +1,4 @@
-"""RCR (sgr/rcr.py): grammar, parsing, substitution on a hand-built graph in the real Neo4j, the answerer."""
+"""RCR (sgr/methods/rcr/): grammar, parsing, substitution on a hand-built graph in the real Neo4j, the answerer."""
 
 from __future__ import annotations
 

@@ -93,8 +93,8 @@ def test_training_beats_untrained_and_answers_with_real_paths(metaqa_graph, shar
         assert res.scr_paths and all(p.source == "scr" and 0 < p.score <= 1 for p in res.scr_paths)
         assert res.prediction.route == "collaborative" and res.prediction.answers
         assert "scr" in res.prediction.usage.stage_seconds
-        sources = {p.source for v in res.votes for p in v.paths}
-        assert sources == {"scr"} if retriever == "scr" else "scr" in sources and len(sources) > 1
+        voted = {v.origin for v in res.inputs.votes}  # who voted (a walk G_q and SCR both found shows once)
+        assert voted == {"scr"} if retriever == "scr" else "scr" in voted and len(voted) > 1, (retriever, voted)
         for a in res.prediction.answers:
             assert a.paths and a.paths[0].nodes[-1] == a.id
     with pytest.raises(Exception, match="path_retriever"):

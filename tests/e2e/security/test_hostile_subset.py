@@ -56,8 +56,9 @@ def hostile_graph(clean_store, monkeypatch, corpus):
 
 def test_corpus_is_large_and_covers_every_family(corpus):
     assert corpus["all"] >= 250
-    assert {c.family for c in corpus["cases"]} == {"query", "generated", "data", "topic", "oversized", "loader"} - \
-        ({"oversized", "data"} - {c.family for c in corpus["cases"]})
+    families = {"query", "generated", "data", "topic", "oversized", "loader", "readonly", "output", "checkpoint",
+                "inputs", "limits"}
+    assert {c.family for c in corpus["cases"]} == families - ({"oversized", "data"} - {c.family for c in corpus["cases"]})
 
 
 def test_hostile_subset(hostile_graph, corpus):

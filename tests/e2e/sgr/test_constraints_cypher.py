@@ -89,8 +89,8 @@ def test_a_type_keeps_typed_answers_and_is_soft_when_nothing_matches(marriages):
 
 
 def test_a_second_entity_joins_the_answer(marriages):
-    assert run(marriages, second_id="m.paris") == ["Bob", "Carl"]
-    assert run(marriages, second_id="m.paris", ordinal="latest") == ["Carl"]
+    assert run(marriages, join_ids=("m.paris",)) == ["Bob", "Carl"]
+    assert run(marriages, join_ids=("m.paris",), ordinal="latest") == ["Carl"]
 
 
 def test_rows_keep_each_answers_own_walk(marriages):

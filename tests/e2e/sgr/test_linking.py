@@ -39,9 +39,14 @@ def test_normalised_and_fuzzy_mentions(webqsp_graph):
 
 
 def test_question_spans_link_without_topics(webqsp_graph):
+    from sgr.retrieval import mentions
+
     linker = EntityLinker(webqsp_graph)
-    out = linker.link_question("who plays ken barlow in coronation street?")
-    assert {"Coronation Street", "Ken Barlow"} <= {e.id for e in out}
+    q = "who plays ken barlow in coronation street?"
+    out = linker.link_question(q)
+    assert out[0].id in {"Coronation Street", "Ken Barlow"}
+    named = {(c.span, c.id) for c in mentions.mention_candidates(webqsp_graph, q) if c.method == "normalised"}
+    assert {("ken barlow", "Ken Barlow"), ("coronation street", "Coronation Street")} <= named
 
 
 def test_ties_are_broken_by_relation_match(webqsp_graph):
@@ -73,3 +78,60 @@ def test_relation_profile_samples_a_hub_and_counts_its_degree(clean_store, monke
 
     monkeypatch.setattr(store_module, "HUB_EDGE_SAMPLE", 2)
     assert len(clean_store.relation_types_at(["m.hub"])["m.hub"]) == 2
+
+
+def _link(store, question, relations):
+    return EntityLinker(store).link_question(question, relation_scores=relations)
+
+
+def test_topic_is_the_subject_not_the_more_frequent_type_name(clean_store):
+    b = GraphBatch()
+    b.add_triple("Eiffel Tower", "location.location.containedby", "Paris")
+    b.add_triple("Paris", "location.location.containedby", "France")
+    for i in range(40):  # "Country" is the far better-connected name: a type node
+        b.add_triple(f"Land {i}", "common.topic.notable_types", "Country")
+    b.add_triple("France", "common.topic.notable_types", "Country")
+    write_graph(clean_store, b)
+    out = _link(clean_store, "which country is the eiffel tower located in?", {"location.location.containedby": 0.8})
+    assert out[0].id == "Eiffel Tower" and out[0].mention == "eiffel tower"
+    assert "Country" not in [e.id for e in out[:1]]
+
+
+def test_a_part_of_a_name_quoted_sayings_and_hyphenated_words_link(clean_store):
+    b = GraphBatch()
+    for country in ("Brazil", "Portugal", "Angola", "Mozambique"):
+        b.add_triple("Portuguese Language", "language.human_language.countries_spoken_in", country)
+    b.add_triple("Brazilian Portuguese", "language.language_dialect.language", "Portuguese Language")
+    b.add_triple("Barack Obama", "people.person.quotations", "Yes we can!")
+    b.add_triple("Barack Obama", "government.politician.party", "Democratic Party")
+    b.add_triple("United States of America", "government.governmental_jurisdiction.government", "Federal republic")
+    b.add_triple("us", "music.recording.artist", "Peter Gabriel")  # an album named "us"
+    write_graph(clean_store, b)
+    rels = {"language.human_language.countries_spoken_in": 0.7}
+    assert _link(clean_store, "what countries do people speak portuguese?", rels)[0].id == "Portuguese Language"
+    assert _link(clean_store, "Which Portuguese-speaking country has the largest army?", rels)[0].id == \
+        "Portuguese Language"
+    out = _link(clean_store, 'The person who famously said "Yes we can!" represents what political party?',
+                {"people.person.quotations": 0.5, "government.politician.party": 0.6})
+    assert out[0].id == "Yes we can!"
+    gov = {"government.governmental_jurisdiction.government": 0.7}
+    assert _link(clean_store, "what is the political system of the us?", gov)[0].id == "United States of America"
+    assert "United States of America" not in [e.id for e in _link(clean_store, "can you tell us the system?", gov)]
+
+
+def test_linking_accuracy_counts_every_gold_topic(clean_store):
+    from sgr.core.types import Question
+    from sgr.evaluation.linking import linking_accuracy
+
+    b = GraphBatch()
+    b.add_triple("Logan Lerman", "film.actor.film", "Percy Jackson & the Olympians: The Lightning Thief")
+    b.add_triple("Percy Jackson", "book.book_character.appears_in_book", "The Lightning Thief")
+    b.add_triple("Marriage", "people.marriage_union_type.unions_of_this_type", "m.0union")
+    write_graph(clean_store, b)
+    q = Question(id="c", text="What movie features Logan Lerman and is part of the Percy Jackson series?",
+                 topic_entities=["Logan Lerman", "Percy Jackson", "Marriage", "Nobody"])
+    s = linking_accuracy(clean_store, [q]).summary()
+    assert s["accuracy"] == 1.0 and s["questions"] == 1 and s["multi_topic_questions"] == 1
+    assert s["all_topics_found"] == 0.0 and s["all_topics_found_multi"] == 0.0  # "Marriage" is not in the text
+    assert s["topic_recall"] == round(2 / 3, 4)  # "Nobody" resolves to no node: not a gold topic
+    assert 0 < s["linked_precision"] <= 1.0

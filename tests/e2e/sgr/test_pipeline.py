@@ -1,4 +1,4 @@
-"""SGR end to end against the real Neo4j with a scripted chat model (sgr/pipeline.py)."""
+"""SGR end to end against the real Neo4j with a scripted chat model (sgr/methods/sgr/)."""
 
 import json
 
@@ -101,9 +101,12 @@ def test_compiled_method_needs_no_llm_and_evidence_cypher_redraws_it(webqsp_grap
     assert d["route"] == "direct" and d["answers"][0]["paths"] and d["detail"]["evidence_cypher"].startswith("UNWIND")
 
 
-def test_unknown_entity_is_one_clear_error(webqsp_graph):
-    with pytest.raises(EntityNotFound, match="--topic"):
-        ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled")
+def test_unknown_entity_abstains_or_is_one_clear_error(webqsp_graph):
+    res = ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled")  # not found: an outcome
+    assert res.abstained and not res.prediction.answers
+    assert any("no entity" in r for r in res.reasons), res.reasons
+    with pytest.raises(EntityNotFound, match="--topic"):  # told never to abstain: the error names the way out
+        ask("what does zzyzx qwv speak?", store=webqsp_graph, method="sgr-compiled", min_confidence=0.0)
     pred = answerer(webqsp_graph, "sgr-compiled").answer(Question(id="x", text="what is qqq?", topic_entities=["qqq zzz"]))
     assert pred.error and not pred.answers
 
@@ -177,6 +180,7 @@ def test_a_tuned_model_gets_the_prompt_and_decision_parameters_of_its_provenance
     from sgr.llm.server import MODEL_ALIAS, TUNED_TAG, LLMServerInfo
     from sgr.methods.base import MethodContext
     from sgr.methods.registry import create_method
+    from sgr.methods.sgr.config import SGRConfig
 
     def config(name, **options):
         ctx = MethodContext(store=webqsp_graph, options=options, llm=scripted_llm(name=name))
@@ -189,17 +193,18 @@ def test_a_tuned_model_gets_the_prompt_and_decision_parameters_of_its_provenance
     assert config(tuned).n_examples == 0  # no provenance says otherwise: the zero-shot prompt
     assert config(tuned, n_examples="2").n_examples == 2  # an explicit option wins
     prov = tmp_path / "model.json"  # `sgr llm tune --examples 1`, then `bench/sgr_grid.py --held-out … --set-provenance`
-    prov.write_text(json.dumps({"prompt_examples": 1, "decision": {"mu": 0.5, "epsilon": 0.8, "plan_trust": 0.85,
-                                                                   "gamma_min": 0.3}}))
+    prov.write_text(json.dumps({"prompt_examples": 1, "decision": {"mu": 0.7, "epsilon": 0.8, "plan_trust": 0.85,
+                                                                   "gamma_min": 0.5}}))
     info = LLMServerInfo(pid=os.getpid(), port=1, base_url="http://127.0.0.1:1/v1", model=tuned, model_path="m.gguf",
                          log="m.log", started_at=0.0, kind="tuned", provenance=str(prov))
     (tmp_path / "server.json").write_text(json.dumps(asdict(info)))
     served = config(tuned)
-    assert (served.n_examples, served.mu, served.epsilon, served.lam) == (1, 0.5, 0.8, base.lam)
+    assert (served.n_examples, served.mu, served.epsilon, served.lam) == (1, 0.7, 0.8, base.lam)
     assert (served.plan_trust, config(tuned, plan_trust="1.01").plan_trust) == (0.85, 1.01)
-    assert (base.gamma_min, served.gamma_min, config(tuned, gamma_min="0").gamma_min) == (0.0, 0.3, 0.0)
+    floors = (base.gamma_min, served.gamma_min, config(tuned, gamma_min="0").gamma_min)
+    assert floors == (SGRConfig.gamma_min, 0.5, 0.0)
     assert base.use_llm_cypher and not served.use_llm_cypher  # tuned on the schema only: compiled direct Cypher
     assert config(tuned, use_llm_cypher="true").use_llm_cypher
-    assert config(tuned, mu="0.7").mu == 0.7
+    assert config(tuned, mu="0.6").mu == 0.6
     other = config(MODEL_ALIAS + TUNED_TAG + "ffff0000")  # weights other than the served ones
     assert (other.n_examples, other.mu) == (0, base.mu)

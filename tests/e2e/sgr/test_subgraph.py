@@ -1,4 +1,4 @@
-"""Subgraph generation G_q against the real Neo4j (sgr/subgraph.py)."""
+"""Subgraph generation G_q against the real Neo4j (sgr/methods/sgr/subgraph.py)."""
 
 import pytest
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -39,15 +40,26 @@ def test_start_status_stop_and_data_persists(tmp_path):
         assert secret.stat().st_mode & 0o777 == 0o600  # generated at first start, owner-only
         with GraphStore(uri, password=secret.read_text().strip()) as st:
             st.write("CREATE (:Entity {id: 'persisted', name: 'persisted'})")
+        kb = tmp_path / "kb.txt"
+        kb.write_text("Jamaica|location.country.languages_spoken|Jamaican English\n", encoding="utf-8")
+        assert _run(["load", "triples", str(kb)], env).returncode == 0
     finally:
         stopped = _run(["neo4j", "stop"], env)
     assert stopped.returncode == 0 and "stopped" in stopped.stdout
     assert _run(["neo4j", "status"], env).returncode == 1
     # the store persists: start again, the node is still there
-    assert _run(["neo4j", "start"], env).returncode == 0
+    again = _run(["neo4j", "start"], env)
+    assert again.returncode == 0 and "warming up" in again.stdout  # a graph is loaded: one question warms it
     try:
         out = _run(["query", "MATCH (e:Entity {id: 'persisted'}) RETURN e.name AS name"], env)
         assert "persisted" in out.stdout
+        log = tmp_path / "home" / "neo4j" / "warmup.log"
+        assert log.stat().st_mode & 0o777 == 0o600
+        deadline = time.time() + 240
+        while not log.read_text(encoding="utf-8").strip() and time.time() < deadline:
+            time.sleep(1)
+        answered = log.read_text(encoding="utf-8")
+        assert answered.strip() and "Traceback" not in answered and not answered.startswith("error"), answered
     finally:
         _run(["neo4j", "stop"], env)
 

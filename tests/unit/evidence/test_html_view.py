@@ -43,7 +43,7 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     assert '<span class="answer">Lang &lt;/script&gt;&lt;b&gt;</span>' in page
     assert page.count("</script>") == 3  # the data, the library, the page's own script
     data_block = re.search(r'<script id="sgr-data" type="application/json">(.*?)</script>', page, re.S).group(1)
-    data = json.loads(data_block.replace("<\\/", "</"))
+    data = json.loads(data_block)  # the script text is JSON as it stands
     roles = {n["id"]: n["role"] for n in data["nodes"]}
     assert roles == {"Jamaica": "topic", "m.0x": "path", "Lang </script><b>": "answer", "ghost": "path"}
     colors = {n["id"]: n["color"]["background"] for n in data["nodes"]}
@@ -55,6 +55,15 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     assert "1 node(s) and 1 edge(s)" in page
     assert "MATCH (n) WHERE n.name = &#x27;&lt;x&gt;&#x27; RETURN n" in page
     assert "SgrQuestion {id: &quot;abc&quot;}" in page
+
+
+@pytest.mark.parametrize("name", ["a <!-- b", "<!--", "x</script><!--<script>", "</SCRIPT", "a&b>c", "\u2028"])
+def test_script_data_is_json_whatever_the_names(name):
+    """Issue 42 item 5: ``<!--`` in a name was written as ``<\\!--``, which is not JSON (the graph did not draw)."""
+    obj = {"nodes": [{"id": name, "label": name, "title": f"{name}\n{name}"}]}
+    text = html_view._json_for_script(obj)
+    assert json.loads(text) == obj
+    assert not re.search(r"<|>|&", text)
 
 
 def test_missing_asset_is_a_one_line_error(monkeypatch):

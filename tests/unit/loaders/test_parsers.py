@@ -278,3 +278,167 @@ def test_error_budget_stops_with_the_first_bad_line_on_one_line():
     assert f"first: {FIX / 'triples_bad.txt'}:2:" in msg and "\n" not in msg
     batch, rep = parse_file(FIX / "triples_bad.txt", "triples", error_budget=4)
     assert rep.malformed_count == 4 and len(batch.triples) == 2
+
+
+# -- stated maximums (issue 42 item 7) -------------------------------------------------------------
+def _gzip_stream(path: Path, block: bytes, total: int, head: bytes = b"", tail: bytes = b"") -> None:
+    """``head`` + ``block`` repeated to ``total`` bytes + ``tail``, gzip-compressed (written in pieces)."""
+    with gzip.open(path, "wb", compresslevel=9) as gz:
+        gz.write(head)
+        for _ in range(total // len(block)):
+            gz.write(block)
+        gz.write(tail)
+
+
+def test_a_line_over_the_limit_is_one_malformed_line_read_in_bounded_memory(tmp_path, monkeypatch):
+    import resource
+
+    from loaders import records
+
+    monkeypatch.setattr(records, "MAX_LINE_BYTES", 4 * 2**20)
+    path = tmp_path / "long.txt"
+    path.write_bytes(b"a|r|b\n" + b"x" * (40 * 2**20) + b"|r|c\nd|r|e\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    recs = list(triples.parse(path))
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert [type(r) for r in recs] == [Triple, Malformed, Triple]
+    assert recs[1].line == 2 and "longer than 4,194,304 bytes" in recs[1].reason
+    assert grown_mb < 30  # the 40 MB line was never held whole
+
+
+@pytest.mark.parametrize("what", ["one endless line", "newlines"])
+def test_a_gzip_bomb_is_refused(tmp_path, what):
+    path = tmp_path / "bomb.txt.gz"
+    block = b"x" * 2**20 if what == "one endless line" else b"\n" * 2**20
+    _gzip_stream(path, block, 96 * 2**20, head=b"a|r|b\n")
+    assert path.stat().st_size < 2 * 2**20
+    with pytest.raises(InputError, match="decompression bomb") as err:
+        list(triples.parse(path))
+    assert "\n" not in str(err.value)
+
+
+def test_ordinary_gzip_text_is_not_a_bomb(tmp_path):
+    path = tmp_path / "kb.txt.gz"
+    lines = b"".join(f"Movie {i}|directed_by|Director {i % 977}\n".encode() for i in range(600_000))
+    with gzip.open(path, "wb") as gz:
+        gz.write(lines)
+    assert sum(1 for r in triples.parse(path) if isinstance(r, Triple)) == 600_000
+
+
+@pytest.mark.parametrize("line,field", [
+    ("a|" + "r" * 70_000 + "|b", "relation"), ("h" * 2_001 + "|r|t", "head"), ("h|r|" + "t" * 5_000, "tail")])
+def test_names_over_their_limit_are_malformed_before_anything_is_written(tmp_path, line, field):
+    path = tmp_path / "t.txt"
+    path.write_text(f"a|r|b\n{line}\nc|r|d\n")
+    parsed, rep = parse_file(path, "triples", error_budget=5)
+    assert rep.malformed_count == 1 and f"the {field} is" in rep.malformed[0] and ":2:" in rep.malformed[0]
+    assert parsed.triples == {("a", "r", "b"), ("c", "r", "d")}
+
+
+def test_ntriples_long_name_and_property_key_are_malformed(tmp_path):
+    path = tmp_path / "x.nt"
+    path.write_text(f'<{NS}m.1> <{NS}type.object.name> "{"n" * 3000}"@en .\n'
+                    f'<{NS}m.1> <{NS}{"k" * 1500}> "v" .\n'
+                    f'<{NS}m.1> <{NS}location.location.contains> <{NS}m.2> .\n')
+    parsed, rep = parse_file(path, "ntriples", error_budget=5)
+    assert rep.malformed_count == 2 and len(parsed.triples) == 1
+
+
+def test_rog_graph_entry_as_an_object_is_not_a_triple(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": "q", "graph": [{"head": "a", "relation": "r", "tail": "b"}, ["c", "r", "d"]]})
+                    + "\n" + json.dumps({"id": "q2", "graph": {"a": 1, "b": 2, "c": 3}}) + "\n")
+    recs = kinds(rog.parse(path))
+    assert [(t.head, t.relation, t.tail) for t in recs[Triple]] == [("c", "r", "d")]
+    assert len(recs[Malformed]) == 2
+
+
+# -- N-Triples read in blocks (pyarrow kernels for the common lines) ------------------------------------
+def _spilled(path: Path, blocks: bool, keep_all: bool = False):
+    """(report fields, skipped, edges lines sorted, nodes facts in order without 'a' lines, entities) of ``path``
+    read in blocks (``api.collect``) or record by record (``ntriples.parse``)."""
+    import tempfile
+
+    from loaders.records import LineReader
+    from loaders.spill import Spill
+
+    with tempfile.TemporaryDirectory() as tmp:
+        spill = Spill(Path(tmp))
+        if blocks:
+            rep, skipped, _ = api.collect(path, "ntriples", LineReader(path), spill, keep_all)
+        else:
+            c = api._Collector(path, spill, None)
+            reader = LineReader(path)
+            for rec in ntriples.parse(path, keep_all, reader):
+                c.take(rec, rec.line if isinstance(rec, Malformed) else reader.lines)
+            rep, skipped = c.report, c.skipped
+            rep.lines = reader.lines
+        spill.close()
+        edges = sorted(spill.edges_path.read_text(encoding="utf-8").splitlines())
+        nodes = spill.nodes_path.read_text(encoding="utf-8").splitlines()
+    facts = [line for line in nodes if line.split("\t")[1] != "a"]
+    entities = {line.split("\t")[0] for line in nodes}
+    counts = (rep.lines, rep.names, rep.types, rep.literals, rep.malformed_count, rep.malformed)
+    return counts, dict(skipped), edges, facts, entities, dict(spill.prop_kinds)
+
+
+BLOCK_LINES = [
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .",
+    f'<{NS}m.1> <{NS}type.object.name> "Éric First"@en .',  # read line by line (non-ASCII first letter) ...
+    f'<{NS}m.1> <{NS}type.object.name> "Eric Second"@en .',  # ... so the block's names keep their order
+    f'<{NS}m.2> <{NS}type.object.name> " padded "@en .',
+    f'<{NS}m.3> <{NS}type.object.name> "Quote \\" inside"@en .',
+    f'<{NS}m.4> <{NS}type.object.name> "Français"@fr .',
+    f'<{NS}m.5> <{NS}type.object.name> "Tagged"@en-GB .',
+    f'<{NS}m.6> <{NS}type.object.name> "Untagged" .',
+    f'<{NS}m.7> <{NS}type.object.name> ""@en .',
+    f'<{NS}m.8> <{NS}type.object.name> "Plain, name (with) punctuation!"@en .',
+    f"<{NS}m.8> <{NS}type.object.type> <{NS}film.actor> .",
+    f"<{NS}m.8> <{NS}common.topic.notable_types> <{NS}m.0t> .",
+    f"<{NS}m.8> <{NS}type.object.key> <{NS}m.3> .",
+    f"<{NS}m.8> <{NS}kg.x.y> <{NS}m.3> .",
+    f"<{NS}m.8> <{NS}type.object.name> <{NS}m.4> .",
+    f'<{NS}m.8> <{NS}people.person.height> "1.85"^^<http://www.w3.org/2001/XMLSchema#double> .',
+    f"<{NS}m.é> <{NS}type.object.type> <{NS}film.film> .",  # a type read line by line ...
+    f"<{NS}m.é> <{NS}type.object.type> <{NS}film.actor> .",  # ... and one in the block: order kept
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .  ",
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .\r",
+    f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2 x> .",
+    f"<{NS}m.{'x' * 2001}> <{NS}film.actor.film> <{NS}m.2> .",  # over the id limit: malformed
+    "",
+    "# a comment",
+    f"<{NS}m.9> <{NS}film.actor.film> <{NS}m.1> . # comment",
+    f"<{NS}m.9> <{NS}film.actor.film> <{NS}m.1> .",  # a repeat
+]
+
+
+@pytest.mark.parametrize("keep_all", [False, True])
+@pytest.mark.parametrize("block_bytes", [64, 8 * 2**20])
+def test_ntriples_blocks_read_like_the_record_parser(tmp_path, monkeypatch, keep_all, block_bytes):
+    from loaders import records
+
+    monkeypatch.setattr(records, "BLOCK_BYTES", block_bytes)
+    path = tmp_path / "fb.nt"
+    body = ("\ufeff" + "\n".join(BLOCK_LINES * 3)).encode("utf-8")
+    cut = body.index(b"\n", 200) + 1
+    path.write_bytes(body[:cut] + b"<bad \xff utf8> .\n" + body[cut:])  # and no line break at the end
+    assert _spilled(path, blocks=True, keep_all=keep_all) == _spilled(path, blocks=False, keep_all=keep_all)
+    counts, skipped, edges, facts, _, _ = _spilled(path, blocks=True, keep_all=keep_all)
+    assert counts[0] == 3 * len(BLOCK_LINES) + 1 and counts[4] == 10  # 3 x 3 bad lines + the bad UTF-8 one
+    names = [f for f in facts if f.startswith("m.1\tn\t")]
+    assert names[:2] == ['m.1\tn\t"Éric First"', 'm.1\tn\t"Eric Second"']
+    assert [f for f in facts if f.startswith("m.é\tt\t")][:2] == ["m.é\tt\tfilm.film", "m.é\tt\tfilm.actor"]
+    assert ("type.object.key" in skipped) != keep_all
+
+
+def test_ntriples_blocks_skip_a_line_over_the_limit(tmp_path, monkeypatch):
+    from loaders import records
+
+    monkeypatch.setattr(records, "MAX_LINE_BYTES", 2**20)
+    monkeypatch.setattr(records, "BLOCK_BYTES", 2**16)
+    path = tmp_path / "long.nt"
+    edge = f"<{NS}m.1> <{NS}film.actor.film> <{NS}m.2> .\n".encode()
+    path.write_bytes(edge + b"<" + b"x" * (3 * 2**20) + b"> .\n" + edge * 3)
+    counts, _, edges, _, _, _ = _spilled(path, blocks=True)
+    assert counts[0] == 5 and counts[4] == 1 and ":2: the line is longer than 1,048,576 bytes" in counts[5][0]
+    assert len(edges) == 4

@@ -80,7 +80,7 @@ def test_a_plan_answers_first_only_when_its_question_is_alike_enough():
                             [cand("m", "model1", 0.1, 0.9), cand("p", "plan1", 0.0, 0.95, P),
                              cand("c", "compiled", 1.0, 0.5, Q)],
                             model_patterns=[R])
-    params = DecisionParams(mu=0.5, epsilon=0.4)
+    params = DecisionParams(mu=0.5, epsilon=0.4, gamma_min=0.0)
     trusted = decide(inputs, dataclasses.replace(params, plan_trust=0.9))
     assert [a.key for a in trusted.answers] == ["p"] and trusted.stage == "plan1" and trusted.route_source == "plan"
     after = decide(inputs, dataclasses.replace(params, plan_trust=0.96))  # below plan_trust a plan takes no part
@@ -179,7 +179,7 @@ def test_gamma_min_lets_the_graph_veto_a_confident_model_path():
     inputs = DecisionInputs(["model1", "compiled"], [model, cand("truman", "compiled", 1.0, 0.5, VP),
                                                      cand("garner", "compiled", 0.47, 0.5, VP)],
                             votes=[vote("truman", 0.5, 1.0, VP), vote("truman", 0.5, 1.0, VP)], model_patterns=[NAT])
-    trusting = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8))  # v = 0.837: valid on the model's word alone
+    trusting = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.0))  # v = 0.837: valid on the model's word alone
     assert [a.key for a in trusting.answers] == ["usa"] and trusting.stage == "model1"
     vetoed = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3))
     assert vetoed.valid == [False, False, False] and vetoed.stage == "vote"  # compiled: v = 0.55 < ε
@@ -199,7 +199,7 @@ def test_gamma_min_also_bounds_the_rest_of_a_model_paths_answer_set():
     inputs = DecisionInputs(["model1", "compiled"],
                             [CandidateIn("a", "A", "model1", P, 1.0, 0.95, "model-path"),
                              cand("b", "compiled", 0.9, 0.5, P), cand("c", "compiled", 0.2, 0.5, P)])
-    open_set = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8))
+    open_set = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.0))
     assert [a.key for a in open_set.answers] == ["a", "b", "c"]  # c: v = 0.855 + 0.02 ≥ 0.8
     floored = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3))
     assert [a.key for a in floored.answers] == ["a", "b"]

@@ -1,4 +1,4 @@
-"""Schema extraction S_q: rule constraints, score combination, the constrained LLM stage (sgr/schema.py)."""
+"""Schema extraction S_q: rule constraints, score combination, the constrained LLM stage (sgr/methods/sgr/schema.py)."""
 
 import pytest
 from pydantic import ValidationError
@@ -23,6 +23,12 @@ def test_rule_constraints_find_type_time_ordinal_count():
     assert ("type", "person") in kinds and ("time", "1803") in kinds and ("ordinal", "first") in kinds
     assert any(c.kind == "count" for c in rule_constraints("how many countries border france"))
     assert ("type", "language") in {(c.kind, c.value) for c in rule_constraints("what language do they speak")}
+    assert any(c.kind == "count" for c in rule_constraints("what is the number of countries in europe"))
+
+
+def test_the_largest_number_of_ranks_answers_it_does_not_count_them():
+    kinds = [c.kind for c in rule_constraints("which school he attended has the largest number of undergraduates?")]
+    assert "count" not in kinds and "ordinal" in kinds
 
 
 def test_constraint_words_inside_entity_names_are_not_constraints():

@@ -25,7 +25,8 @@ import org.neo4j.io.ByteUnit;
  * Starts an embedded Neo4j 5.26 Community DBMS that serves Bolt on 127.0.0.1 only, locked down.
  *
  * <p>Usage: {@code Launcher --home DIR --port PORT --import-dir DIR [--password-file FILE | --no-auth]
- * [--plugins DIR] [--procedures a.b,c.*] [--pagecache 512m]}. ({@code sgr.graph.server} always passes one
+ * [--plugins DIR] [--procedures a.b,c.*] [--pagecache 512m] [--transaction-timeout SECONDS]
+ * [--transaction-memory SIZE] [--transaction-memory-total SIZE] [--reap-grace-ms N] [--reap-heap-share F]}. ({@code sgr.graph.server} always passes one
  * of the two auth flags; an invocation with neither, from an sgr that predates them, runs without
  * authentication and logs a warning. {@code --import-dir} defaults to {@code DIR/import}.)
  *
@@ -38,6 +39,9 @@ import org.neo4j.io.ByteUnit;
  *       {@code LOAD CSV FROM "http://…"} cannot reach the network.</li>
  *   <li>Only the plugin procedures named by {@code --procedures} are loaded (the allowlist; they may
  *       leave the sandbox, as {@code apoc.meta.stats} must). The HTTP connector is off.</li>
+ *   <li>Every transaction has a deadline ({@code db.transaction.timeout}, unless the client sets its own) and a memory
+ *       limit ({@code db.memory.transaction.max}, {@code dbms.memory.transaction.total.max}); {@link QueryReaper}
+ *       makes the deadline hold while Cypher evaluates one long expression ({@code --reap-grace-ms 0}: off).</li>
  * </ul>
  *
  * <p>The store lives under {@code DIR/data} and persists between runs. Prints
@@ -61,6 +65,11 @@ public final class Launcher {
         boolean auth = true;
         List<String> procedures = new ArrayList<>();
         String pagecache = "512m";
+        long txTimeoutSeconds = 0;
+        String txMemory = null;
+        String txMemoryTotal = null;
+        long reapGraceMillis = 500;
+        double reapHeapShare = 0.85;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             String v = i + 1 < args.length ? args[i + 1] : null;
@@ -76,6 +85,11 @@ public final class Launcher {
                     i++;
                 }
                 case "--pagecache" -> { pagecache = v; i++; }
+                case "--transaction-timeout" -> { txTimeoutSeconds = Long.parseLong(v); i++; }
+                case "--transaction-memory" -> { txMemory = v; i++; }
+                case "--transaction-memory-total" -> { txMemoryTotal = v; i++; }
+                case "--reap-grace-ms" -> { reapGraceMillis = Long.parseLong(v); i++; }
+                case "--reap-heap-share" -> { reapHeapShare = Double.parseDouble(v); i++; }
                 default -> fail("unknown argument: " + a);
             }
         }
@@ -118,7 +132,15 @@ public final class Launcher {
                         List.of(new IPAddressString("0.0.0.0/0"), new IPAddressString("::/0")))
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.parse(pagecache))
                 .setConfig(GraphDatabaseSettings.procedure_unrestricted, procedures)
-                .setConfig(GraphDatabaseSettings.procedure_allowlist, procedures);
+                .setConfig(GraphDatabaseSettings.procedure_allowlist, procedures)
+                // a deadline for every transaction that does not bring its own (a client's timeout replaces it)
+                .setConfig(GraphDatabaseSettings.transaction_timeout, Duration.ofSeconds(txTimeoutSeconds));
+        if (txMemory != null) {  // one transaction may not take the whole heap; nor may all of them together
+            builder.setConfig(GraphDatabaseSettings.memory_transaction_max_size, ByteUnit.parse(txMemory));
+        }
+        if (txMemoryTotal != null) {
+            builder.setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.parse(txMemoryTotal));
+        }
         if (plugins != null && Files.isDirectory(plugins)) {
             builder.setConfig(GraphDatabaseSettings.plugin_dir, plugins.toAbsolutePath());
         }
@@ -139,6 +161,9 @@ public final class Launcher {
             System.exit(1);
         }
         db.executeTransactionally("RETURN 1");
+        if (reapGraceMillis > 0) {
+            QueryReaper.start(db, reapGraceMillis, reapHeapShare);
+        }
         System.out.println("SGR-NEO4J-READY bolt://127.0.0.1:" + port + (auth ? "" : " (authentication off)"));
         System.out.flush();
         stopped.await();

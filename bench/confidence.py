@@ -1,0 +1,270 @@
+"""Calibrated confidence and abstention (:mod:`sgr.methods.confidence`): fit on dev, measure, and the unanswerable set.
+
+1. **Dev runs** of the method (default ``sgr`` with the served model): ``--cwq-dev`` CWQ dev questions (default
+   all 1,180; seed 0) and ``--metaqa-dev`` MetaQA dev questions per hop (seed 1), through ``sgr eval`` (resumable,
+   LLM calls cached). Every run links the question from its text (``given_topics=false``), as ``sgr ask`` does
+   without ``--topic``, so the linking signals mean at fitting what they mean when a user asks. Each prediction stores its signals (``extra.confidence.signals``), so fitting needs no second
+   pass.
+2. **Fit**: the calibrator of (method, model) on those dev predictions and the unanswerable set's (step 4: dev
+   questions whose answers were taken out of the graph, so any answer there is wrong) — logistic weights on one
+   half, the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
+   answers) on the other, halves split by CWQ base question — written to ``sgr/assets/calibration.json``. The dev
+   figures are cross-fitted (each half scored by a calibrator fitted on the other), so they are not in-sample.
+3. **Report**: CWQ dev and MetaQA dev from the dev runs, cross-fitted; WebQSP (``--webqsp-sample`` of the test set:
+   report only) and MetaQA test (``--metaqa`` per hop), scored with the fitted calibrator from their stored
+   signals.
+4. **Unanswerable**: ``--unanswerable`` CWQ dev questions of a pool of 200 (seed 2), asked against a store loaded
+   with the WebQSP slice and CWQ dev graphs *without* any triple that touches a gold answer of the pool (built from
+   the dev data here, loaded into ``--unanswerable-uri``, which must be empty or hold only this set); the right output
+   is "not found in the graph". ``unanswerable/abstain_rate`` = share that abstain at the default threshold (or give
+   no answer); ``answerable/kept_correct_rate`` = of the same questions answered correctly on the full store (the dev
+   run's predictions, each scored by the calibrator fitted without its half; a run of their own when the dev run
+   lacks some), the share the threshold keeps.
+
+    python bench/confidence.py --webqsp-uri bolt://… --metaqa-uri bolt://… --unanswerable-uri bolt://…
+
+Writes ``bench/results/confidence.json``: summary ``<dataset>/auroc``, ``<dataset>/ece``,
+``<dataset>/hits1_at_80_coverage``, ``<dataset>/coverage_at_default_threshold`` for cwq-dev, webqsp, metaqa (and
+per hop), ``unanswerable/abstain_rate``, ``answerable/kept_correct_rate``, the threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from record import RESULTS, write_result  # noqa: E402
+from sgr.core.config import sgr_home  # noqa: E402
+from sgr.core.errors import LLMError  # noqa: E402
+from sgr.datasets import shared_data_dir  # noqa: E402
+from sgr.evaluation.metrics.calibration import calibration_summary  # noqa: E402
+from sgr.evaluation.predictions import read_predictions  # noqa: E402
+from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
+from sgr.graph.store import GraphStore  # noqa: E402
+from sgr.methods.confidence import (SIGNALS, Calibrator, calibration_key, fit_calibrator,  # noqa: E402
+                                    save_calibrators)
+
+
+def model_name(method: str) -> str | None:
+    from sgr.methods.sgr.config import NEEDS_LLM
+
+    if method not in NEEDS_LLM:
+        return None
+    from sgr.llm.client import shared_llm
+
+    try:
+        return shared_llm().name
+    except LLMError:
+        raise SystemExit(f"{method} needs the model it is calibrated for: start it (`sgr llm serve`)") from None
+
+
+def run(dataset: str, method: str, out: Path, uri: str, *, split: str | None = None, sample: int | None = None,
+        seed: int = 0, options: dict[str, Any] | None = None) -> dict[str, dict]:
+    cfg = RunConfig(dataset=dataset, method=method, out=out, split=split, sample=sample, seed=seed, hops=2,
+                    options=dict(options or {}))
+    res = run_eval(cfg, store_factory=lambda: GraphStore(uri), progress=sys.stderr.isatty())
+    if res.interrupted:
+        raise SystemExit("interrupted; rerun to resume")
+    return read_predictions(res.run_dir / "predictions.jsonl")
+
+
+def labelled(preds: dict[str, dict]) -> list[tuple[str, dict[str, float], float]]:
+    """(question id, signals, strict Hits@1) of each scored prediction."""
+    out = []
+    for qid, p in preds.items():
+        if p.get("scores") is None:
+            continue
+        sig = ((p.get("extra") or {}).get("confidence") or {}).get("signals")
+        if sig is None:
+            continue
+        out.append((qid, sig, float(p["scores"]["hits1_strict"])))
+    return out
+
+
+def group(qid: str) -> str:
+    """The unit a split keeps together: a CWQ question's WebQSP base (``WebQTrn-12_…``), else the question (MetaQA's
+    ``1hop_dev:26`` is one question, not its hop)."""
+    return qid.split("_")[0] if qid.startswith("WebQ") else qid
+
+
+def halves(rows: list, seed: int = 0) -> tuple[list, list]:
+    groups = sorted({group(r[0]) for r in rows})
+    random.Random(seed).shuffle(groups)
+    first = set(groups[::2])
+    return [r for r in rows if group(r[0]) in first], [r for r in rows if group(r[0]) not in first]
+
+
+def fit(rows: list, keep: float, prov: dict[str, Any]) -> Calibrator:
+    a, b = halves(rows)
+    return fit_calibrator([s for _, s, _ in a], [int(y) for _, _, y in a], [s for _, s, _ in b],
+                          [int(y) for _, _, y in b], keep_correct=keep, signals=SIGNALS, provenance=prov)
+
+
+def figures(cal_of, rows: list, prefix: str, summary: dict[str, float]) -> dict[str, Any]:  # noqa: ANN001
+    """The summary keys of one dataset, each row scored by ``cal_of(question id)``."""
+    pairs, kept = [], 0
+    for qid, sig, y in rows:
+        cal = cal_of(qid)
+        p = cal.probability(sig) if sig.get("answered") else 0.0
+        pairs.append((p, y))
+        kept += p >= cal.threshold
+    cs = calibration_summary(pairs)
+    summary[f"{prefix}/auroc"] = round(cs.auroc, 4) if cs.auroc is not None else None
+    summary[f"{prefix}/ece"] = round(cs.ece, 4) if cs.ece is not None else None
+    summary[f"{prefix}/hits1_at_80_coverage"] = round(cs.hits1_at_coverage["80%"], 4)
+    summary[f"{prefix}/hits1_at_50_coverage"] = round(cs.hits1_at_coverage["50%"], 4)
+    summary[f"{prefix}/hits1"] = round(cs.hits1_at_coverage["100%"], 4)
+    summary[f"{prefix}/coverage_at_default_threshold"] = round(kept / len(rows), 4) if rows else None
+    summary[f"{prefix}/questions"] = len(rows)
+    return cs.as_dict()
+
+
+#: The unanswerable set: these many CWQ dev questions (seed 2); the store holds no triple touching their answers,
+#: whichever ``--unanswerable`` of them a run asks (so runs of several methods share one store)
+UNANSWERABLE_POOL = 200
+
+
+def unanswerable_files(n: int, folder: Path) -> tuple[Path, list[Path]]:
+    """The first ``n`` questions of the unanswerable pool (a dataset file) and the two graph files without any
+    triple touching an answer of the pool."""
+    data = shared_data_dir()
+    cwq = [json.loads(line) for line in open(data / "cwq" / "cwq_dev.jsonl", encoding="utf-8")]
+    pool = [cwq[i] for i in random.Random(2).sample(range(len(cwq)), UNANSWERABLE_POOL)]
+    gone = {a for r in pool for a in r["answer"]} | {a for r in pool for a in r.get("a_entity") or []}
+    folder.mkdir(parents=True, exist_ok=True)
+    questions = folder / f"cwq_dev_unanswerable_questions_{n}.jsonl"
+    questions.write_text("".join(json.dumps({**r, "graph": []}) + "\n" for r in pool[:n]), encoding="utf-8")
+    graphs = []
+    for src in (data / "webqsp" / "webqsp_mini.jsonl", data / "cwq" / "cwq_dev.jsonl"):
+        out = folder / f"{src.stem}_without_answers.jsonl"
+        with open(src, encoding="utf-8") as fh, open(out, "w", encoding="utf-8") as w:
+            for line in fh:
+                r = json.loads(line)
+                r["graph"] = [t for t in r["graph"] if t[0] not in gone and t[2] not in gone]
+                w.write(json.dumps(r) + "\n")
+        graphs.append(out)
+    return questions, graphs
+
+
+def ensure_unanswerable(uri: str, graphs: list[Path]) -> None:
+    from loaders.api import load_files
+
+    with GraphStore(uri) as store:
+        sources = {r["path"] for r in store.read("MATCH (s:Source) RETURN s.path AS path")}
+        mine = {str(p.resolve()) for p in graphs}
+        if sources and not sources <= mine:
+            raise SystemExit(f"--unanswerable-uri {uri} holds other data ({', '.join(sorted(sources))}): give an "
+                             "empty store")
+        if sources != mine:
+            load_files(store, graphs, bulk=False)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--method", default="sgr")
+    ap.add_argument("--webqsp-uri", required=True, help="the WebQSP slice + CWQ dev store")
+    ap.add_argument("--metaqa-uri", required=True)
+    ap.add_argument("--unanswerable-uri", required=True, help="an empty store for the unanswerable set")
+    ap.add_argument("--metaqa-dev", type=int, default=150, help="MetaQA dev questions per hop for fitting")
+    ap.add_argument("--metaqa", type=int, default=300, help="MetaQA test questions per hop (report)")
+    ap.add_argument("--webqsp-sample", type=int, default=500)
+    ap.add_argument("--cwq-dev", type=int, default=None, help="CWQ dev questions for fitting (default: all)")
+    ap.add_argument("--unanswerable", type=int, default=200)
+    ap.add_argument("--keep-correct", type=float, default=0.95, help="share of correct dev answers the threshold keeps")
+    ap.add_argument("--runs-dir", type=Path, default=None)
+    ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE")
+    ap.add_argument("--no-write-model", action="store_true")
+    ap.add_argument("--out", type=Path, default=RESULTS / "confidence.json")
+    args = ap.parse_args()
+
+    options = dict(o.split("=", 1) for o in args.option)
+    from sgr.methods.registry import method_options
+
+    if "given_topics" in method_options(args.method):  # link from the text, as `sgr ask` without --topic does
+        options.setdefault("given_topics", "false")
+    runs = args.runs_dir or sgr_home() / "bench-runs" / "confidence"
+    model = model_name(args.method)
+    key = calibration_key(args.method, model)
+    tag = key.replace("/", "_")
+    m = args.method
+    # 1. dev runs
+    name = "cwq-dev-all" if args.cwq_dev is None else f"cwq-dev-sample{args.cwq_dev}"
+    dev_cwq = labelled(run("cwq", m, runs / tag / name, args.webqsp_uri, sample=args.cwq_dev, options=options))
+    dev_mqa = []
+    for hop in (1, 2, 3):
+        dev_mqa += labelled(run(f"metaqa-{hop}hop", m, runs / tag / f"metaqa-{hop}hop-dev", args.metaqa_uri,
+                                split="dev", sample=args.metaqa_dev, seed=1, options=options))
+    # the unanswerable set, dev data built here: its questions on a store without their answers, where any answer
+    # is wrong by construction (label 0); it is fitted on cross-wise like the rest, with its question's base
+    questions, graphs = unanswerable_files(args.unanswerable, runs / "unanswerable-data")
+    ensure_unanswerable(args.unanswerable_uri, graphs)
+    gone = labelled_all(run(str(questions), m, runs / tag / "unanswerable", args.unanswerable_uri, options=options))
+    dev = dev_cwq + dev_mqa + [(q, sig, 0.0) for q, sig in gone if sig.get("answered")]
+    # 2. fit (and cross-fit for the dev figures)
+    prov = {"fitted_by": "python bench/confidence.py", "method": m, "model": model,
+            "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "cwq-dev-unanswerable": len(dev)
+                     - len(dev_cwq) - len(dev_mqa)}, "keep_correct": args.keep_correct}
+    final = fit(dev, args.keep_correct, prov)
+    a, b = halves(dev, seed=1)
+    cal_a, cal_b = fit(a, args.keep_correct, prov), fit(b, args.keep_correct, prov)
+    in_a = {r[0] for r in a}
+
+    def crossed(qid: str) -> Calibrator:
+        return cal_b if qid in in_a else cal_a
+
+    summary: dict[str, Any] = {"threshold": round(final.threshold, 4), "calibrated_for": key}
+    details: dict[str, Any] = {}
+    # 3. report
+    details["cwq-dev"] = figures(crossed, dev_cwq, "cwq-dev", summary)
+    details["metaqa-dev"] = figures(crossed, dev_mqa, "metaqa-dev", summary)
+    wq = labelled(run("webqsp", m, runs / tag / f"webqsp-sample{args.webqsp_sample}", args.webqsp_uri,
+                      sample=args.webqsp_sample, seed=0, options=options))
+    details["webqsp"] = figures(lambda _q: final, wq, "webqsp", summary)
+    mqa = []
+    for hop in (1, 2, 3):
+        rows = labelled(run(f"metaqa-{hop}hop", m, runs / tag / f"metaqa-{hop}hop-test", args.metaqa_uri,
+                            sample=args.metaqa, seed=0, options=options))
+        details[f"metaqa-{hop}hop"] = figures(lambda _q: final, rows, f"metaqa-{hop}hop", summary)
+        mqa += rows
+    details["metaqa"] = figures(lambda _q: final, mqa, "metaqa", summary)
+    # 4. unanswerable (each question scored by the calibrator fitted without its half)
+    asked = {q for q, _ in gone}
+    # the same questions on the full store: the dev run's predictions (cross-fitted), a run of their own otherwise
+    full = [(q, s, y, crossed(q)) for q, s, y in dev_cwq if q in asked]
+    if len(full) < len(asked):
+        full = [(q, s, y, final) for q, s, y in labelled(run(str(questions), m, runs / tag / "answerable",
+                                                             args.webqsp_uri, options=options))]
+    abstain = [(not sig.get("answered")) or crossed(q).probability(sig) < crossed(q).threshold for q, sig in gone]
+    kept = [cal.probability(sig) >= cal.threshold for _, sig, y, cal in full if y == 1.0]
+    summary["unanswerable/abstain_rate"] = round(float(np.mean(abstain)), 4) if abstain else None
+    summary["unanswerable/questions"] = len(gone)
+    summary["answerable/kept_correct_rate"] = round(float(np.mean(kept)), 4) if kept else None
+    summary["answerable/correct"] = len(kept)
+    if not args.no_write_model:
+        save_calibrators({key: final})
+        print(f"wrote the calibrator {key}")
+    write_result(args.out, {"summary": summary, "details": details, "calibrator": final.to_dict(),
+                            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})
+    print(json.dumps(summary, indent=1))
+
+
+def labelled_all(preds: dict[str, dict]) -> list[tuple[str, dict[str, float]]]:
+    """(question id, signals) of every prediction, scored or not (the unanswerable set's gold is not in the graph)."""
+    out = []
+    for qid, p in preds.items():
+        sig = ((p.get("extra") or {}).get("confidence") or {}).get("signals")
+        out.append((qid, sig if sig is not None else {"answered": float(bool(p.get("answers")))}))
+    return out
+
+
+if __name__ == "__main__":
+    main()

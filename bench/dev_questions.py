@@ -1,0 +1,95 @@
+"""The dev questions that sgr's fitted parts learn from, split into training and held-out, and the per-store cached
+extraction over them (``bench/linking.py``, ``bench/path_ranker.py``).
+
+Training: CWQ dev on WebQSP *train* bases (``WebQTrn-…``) and ``n_train`` MetaQA dev questions per hop; held out:
+CWQ dev on WebQSP *test* bases and ``n_held`` other MetaQA dev questions per hop (seed + hop). Optionally WebQSP
+*train* questions (``webqsp_train_paths.jsonl``: text and gold relation paths, no topics or answers; asked against the
+CWQ dev store, whose graph holds many of their facts), split the same way. Each item is ``(question, kind, held
+out?)`` with kind the CWQ type, ``metaqa-<k>hop`` or ``webqsp-train``. :func:`webqsp_train_topics`: the WebQSP train
+questions CWQ dev builds on, with their topic entities (linking on everyday phrasing).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+
+from sgr.core.config import cache_dir, shared_data_dir
+from sgr.core.types import Question
+from sgr.datasets import read_metaqa
+from sgr.graph.store import GraphStore
+
+DevItem = tuple[Question, str, bool]
+
+
+def cwq_dev() -> list[DevItem]:
+    """Every CWQ dev question (with its topics and answers), its type, and whether its WebQSP base is a test one."""
+    out = []
+    for line in open(shared_data_dir() / "cwq" / "cwq_dev.jsonl", encoding="utf-8"):
+        r = json.loads(line)
+        q = Question(id=r["id"], text=r["question"], topic_entities=list(r["q_entity"]), answers=list(r["answer"]))
+        out.append((q, r["type"], r["id"].split("_")[0].startswith("WebQTest")))
+    return out
+
+
+def metaqa_dev(n_train: int, n_held: int, seed: int) -> list[DevItem]:
+    """``n_train`` + ``n_held`` MetaQA dev questions per hop (a seeded sample), the first ``n_train`` for training."""
+    out = []
+    for hop in (1, 2, 3):
+        qs = read_metaqa(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv")
+        pick = random.Random(seed + hop).sample(qs, n_train + n_held)
+        out += [(q, f"metaqa-{hop}hop", i >= n_train) for i, q in enumerate(pick)]
+    return out
+
+
+def webqsp_train(n_train: int, n_held: int, seed: int) -> list[DevItem]:
+    """``n_train`` + ``n_held`` WebQSP train questions (a seeded sample) with their gold relation paths, the first
+    ``n_train`` for training."""
+    rows = [json.loads(line) for line in open(shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl",
+                                              encoding="utf-8")]
+    pick = random.Random(seed).sample(rows, min(len(rows), n_train + n_held))
+    return [(Question(id=r["id"], text=r["question"], gold_paths=[list(p) for p in r["ground_paths"]]),
+             "webqsp-train", i >= n_train) for i, r in enumerate(pick)]
+
+
+def extract_cached(name: str, extract: Callable[[GraphStore, Sequence[DevItem], str], list[dict]], *,
+                   cwq_uri: str | None, metaqa_uri: str, n_train: int, n_held: int, seed: int,
+                   reuse: bool, webqsp: tuple[int, int] = (0, 0)) -> list[dict]:
+    """``extract(store, items, part)`` over CWQ dev (on ``cwq_uri``, default the configured store), the MetaQA dev
+    sample (on ``metaqa_uri``) and, with ``webqsp`` = (training, held out) > 0, the WebQSP train sample (on
+    ``cwq_uri``), each part cached in its own file (a failure loses one part); ``reuse`` reads the cached parts
+    instead of extracting them again."""
+    rows: list[dict] = []
+    parts = [("cwq-dev", cwq_uri, cwq_dev), ("metaqa-dev", metaqa_uri, lambda: metaqa_dev(n_train, n_held, seed))]
+    if sum(webqsp):
+        parts.append((f"webqsp-train-{webqsp[0]}-{webqsp[1]}", cwq_uri, lambda: webqsp_train(*webqsp, seed)))
+    for part, uri, items in parts:
+        cache = cache_dir("bench") / f"{name}_{part}.json"
+        if reuse and cache.is_file():
+            rows += json.loads(cache.read_text())
+            continue
+        with (GraphStore(uri) if uri else GraphStore.from_settings()) as store:
+            got = extract(store, items(), part)
+        cache.write_text(json.dumps(got))
+        rows += got
+    return rows
+
+
+def webqsp_train_topics() -> list[Question]:
+    """WebQSP *train* questions with topic entities: those that CWQ dev builds on (``WebQTrn-N_…``), each with the
+    topics that every one of its CWQ questions other than compositions keeps (a conjunction adds an entity, a
+    comparative or superlative a literal; a composition replaces the topic by a description). Everyday phrasing
+    ("what countries do people speak portuguese"), for checking linking on dev data; the topics are the CWQ
+    training part's, so this is not a held-out set."""
+    keep: dict[str, set[str]] = {}
+    for q, kind, held in cwq_dev():
+        base = q.id.split("_")[0]
+        if not held and kind != "composition":
+            keep[base] = keep[base] & set(q.topic_entities) if base in keep else set(q.topic_entities)
+    out = []
+    for line in open(shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl", encoding="utf-8"):
+        r = json.loads(line)
+        if keep.get(r["id"]):
+            out.append(Question(id=r["id"], text=r["question"], topic_entities=sorted(keep[r["id"]])))
+    return out

@@ -1,0 +1,70 @@
+"""Calibrated confidence and abstention without a server (sgr/methods/confidence.py, the calibration metrics)."""
+
+import numpy as np
+import pytest
+
+from sgr.core.types import Answer, Prediction, ReasoningPath
+from sgr.evaluation.metrics.calibration import auroc, calibration_summary, ece, hits1_at_coverage
+from sgr.methods import confidence as conf
+
+
+def _data(n=600, seed=0):
+    """Signals whose G_q score decides correctness, with noise: P(correct) rises with gq_top."""
+    rng = np.random.default_rng(seed)
+    rows, labels = [], []
+    for _ in range(n):
+        g = float(rng.uniform(0, 1))
+        rows.append({"answered": 1.0, "gq_top": g, "vote_margin": float(rng.uniform(0, 1)), "unchecked": 0.0})
+        labels.append(int(rng.uniform(0, 1) < g))
+    return rows, labels
+
+
+def test_calibrator_is_monotone_in_its_evidence_and_round_trips():
+    rows, y = _data()
+    cal = conf.fit_calibrator(rows[:300], y[:300], rows[300:], y[300:], signals=("gq_top", "vote_margin"))
+    ps = [cal.probability({"gq_top": g, "vote_margin": 0.5}) for g in np.linspace(0, 1, 21)]
+    assert all(b >= a - 1e-12 for a, b in zip(ps, ps[1:])) and ps[-1] - ps[0] > 0.5  # monotone, and it moves
+    again = conf.Calibrator.from_dict(cal.to_dict())
+    assert again.probability({"gq_top": 0.7}) == pytest.approx(cal.probability({"gq_top": 0.7}))
+    assert 0.0 < cal.threshold < 1.0
+    kept = np.mean([cal.probability(r) >= cal.threshold for r, lab in zip(rows[300:], y[300:]) if lab])
+    assert kept >= 0.94  # the threshold keeps the stated share of correct answers (0.95) on its own half
+    with pytest.raises(ValueError, match="unknown signals"):
+        conf.Calibrator.from_dict(cal.to_dict() | {"features": ["gq_top", "made_up"]})
+
+
+def _pred(confidence, answers=("Japanese yen",), threshold=0.4, error=None):
+    p = Prediction(question_id="q", method="sgr", error=error,
+                   answers=[Answer(text=a, id=a, score=1.0, paths=[ReasoningPath(nodes=["Japan", a],
+                                                                                 relations=["r"])])
+                            for a in answers])
+    p.confidence = confidence
+    p.extra["confidence"] = {"calibrated_for": None, "threshold": threshold, "signals": {}}
+    return p
+
+
+def test_abstention_below_the_threshold_and_min_confidence_zero_never_abstains():
+    assert conf.abstention(_pred(0.9)) == (False, [])
+    abstain, reasons = conf.abstention(_pred(0.1))
+    assert abstain and reasons  # below the calibrator's threshold, with a reason
+    assert conf.abstention(_pred(0.1), min_confidence=0.0) == (False, [])  # today's behaviour: always answer
+    assert conf.abstention(_pred(None))[0] is False  # uncalibrated: nothing abstains on an unknown number
+    nothing = conf.abstention(_pred(0.0, answers=(), error="no graph node matches the question's entities"))
+    assert nothing == (True, [conf.REASONS["no_entity"]])
+
+
+def test_generic_signals_read_the_answers():
+    p = _pred(None, answers=("a", "b"))
+    p.answers[0].score, p.answers[1].score = 2.0, 1.0
+    s = conf.generic_signals(p)
+    assert s["answered"] == 1.0 and s["score_margin"] == pytest.approx(0.5) and s["path_length"] == 1.0
+
+
+def test_calibration_metrics():
+    perfect = [(0.9, 1.0), (0.8, 1.0), (0.2, 0.0), (0.1, 0.0)]
+    assert auroc(perfect) == 1.0 and auroc([(0.5, 1.0), (0.5, 0.0)]) == 0.5 and auroc([(0.5, 1.0)]) is None
+    assert hits1_at_coverage(perfect, 0.5) == 1.0 and hits1_at_coverage(perfect, 1.0) == 0.5
+    calibrated = [(0.75, 1.0)] * 3 + [(0.75, 0.0)]
+    assert ece(calibrated) == pytest.approx(0.0) and ece([(0.9, 0.0)]) == pytest.approx(0.9)
+    summary = calibration_summary(perfect)
+    assert summary.n == 4 and set(summary.hits1_at_coverage) == {"100%", "80%", "50%"}
