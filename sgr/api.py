@@ -25,6 +25,7 @@ from sgr.core.errors import ConfigError, EntityNotFound, InputError, SgrError
 from sgr.core.types import Prediction, Question
 from sgr.graph.server import NO_AUTH_WARNING
 from sgr.graph.store import GraphStore
+from sgr.retrieval.shipped_models import ShippedModel, shipped_models  # noqa: F401  (sgr models status|materialise)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -133,14 +134,15 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     SGR question whose entities nothing links abstains too ("no entity of the question was found in the graph").
     An empty question is an InputError before any work.
     """
+    from sgr.core.text import question_inputs
     from sgr.methods.confidence import abstention, attach_confidence
 
-    text, topics = _question_inputs(text, topics)
+    text, topics = question_inputs(text, topics)
     if not text or not text.strip():
         raise InputError("the question is empty: type a question, e.g. sgr ask \"what does jamaican people speak?\"")
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
         raise InputError(f"--min-confidence must be between 0 and 1, got {min_confidence}")
-    from sgr.methods.base import MethodContext
+    from sgr.methods.base import MethodContext, answered_by
     from sgr.methods.registry import create_method, method_options
     from sgr.methods.sgr.answerer import SGRAnswerer
     from sgr.methods.sgr.profiled import ProfiledAnswerer, check_runs_on
@@ -183,35 +185,6 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
         result.evidence = inspect_prediction(store, question.text, result.prediction, method, save=save, html=html,
                                              topic_ids=result.topic_ids)
     return result
-
-
-def answered_by(answerer: Any) -> tuple[str, str | None]:
-    """``(weights, retriever)``: one line each naming the language model a method's answerer called and the
-    relation retriever it ranked relations with (None for a method that ranks none)."""
-    from sgr.llm.server import describe_model
-    from sgr.retrieval.relations import describe_retriever
-
-    llm = getattr(answerer, "llm", None)
-    retriever = getattr(answerer, "retriever", None)
-    return (describe_model(getattr(llm, "name", None) if llm is not None else None),
-            describe_retriever(retriever) if hasattr(answerer, "retriever") else None)
-
-
-def _question_inputs(text: Any, topics: Any) -> tuple[str, list[str]]:
-    """The question and its topics as checked text: ``topics`` may be one name (``topics="Jamaica"``) or a list of
-    names; every one must be a string of UTF-8 text (bytes that are not UTF-8 reach argv as lone surrogates)."""
-    from sgr.core.text import check_utf8
-
-    if not isinstance(text, str):
-        raise ConfigError(f"the question must be a string, got {type(text).__name__}")
-    if topics is None:
-        topics = []
-    elif isinstance(topics, str):
-        topics = [topics]
-    elif not isinstance(topics, (list, tuple)) or not all(isinstance(t, str) for t in topics):
-        raise ConfigError("topics must be a topic name or a list of names (strings), got "
-                          f"{type(topics).__name__}")
-    return check_utf8(text, "the question"), [check_utf8(t, "a topic (--topic)") for t in topics]
 
 
 def _count(value: Any, what: str, *, minimum: int) -> int:
@@ -370,50 +343,6 @@ def open_evidence(question_id: str, *, store: GraphStore, html: Path | str | Non
 
     saved, inspection = inspect_saved(store, question_id, html=html)
     return EvidenceView(saved=saved, inspection=inspection)
-
-
-@dataclass
-class ShippedModel:
-    """One trained model that ships with sgr (``models/<name>/``) and where set-up materialised it."""
-
-    name: str
-    folder: Path
-    manifest: dict[str, Any]
-    materialised: Path | None = None
-    seconds: float | None = None
-    error: str | None = None
-
-
-def shipped_models(*, materialise: bool = False, force: bool = False, only: str | None = None) -> list[ShippedModel]:
-    """The shipped models (``sgr models status``); with ``materialise`` (``sgr models materialise``, run by
-    set-up) each is checked against its manifest's SHA-256s and folded into a usable model under
-    ``SGR_HOME/models`` (``force``: again; ``only``: that one). A model that cannot be materialised carries its
-    ``error``."""
-    import time
-
-    from sgr.core.errors import SgrError as _Err
-    from sgr.llm import shipped as lm
-    from sgr.llm.server import model_path
-    from sgr.retrieval import shipped as encoder
-
-    out: list[ShippedModel] = []
-    for mod, make in ((lm, lambda: lm.materialise(model_path(), force=force)),
-                      (encoder, lambda: encoder.materialise(force=force))):
-        if not mod.available() or (only is not None and only != mod.NAME):
-            continue
-        item = ShippedModel(mod.NAME, mod.folder(), mod.manifest(check=False))
-        try:
-            if materialise:
-                t0 = time.perf_counter()
-                item.materialised = make()
-                item.seconds = time.perf_counter() - t0
-            else:
-                target = mod.target(item.manifest)
-                item.materialised = target if target.is_file() else None
-        except _Err as exc:
-            item.error = str(exc)
-        out.append(item)
-    return out
 
 
 def tune(**options: Any) -> dict[str, Any]:
