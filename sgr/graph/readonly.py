@@ -63,7 +63,7 @@ READ_OPERATORS = frozenset({
     "TriadicBuild", "TriadicFilter",
     # rows
     "ProduceResults", "EmptyResult", "Filter", "Limit", "ExhaustiveLimit", "Skip", "Projection", "Distinct",
-    "OrderedDistinct", "Sort", "PartialSort", "Top", "PartialTop", "EagerAggregation", "OrderedAggregation",
+    "OrderedDistinct", "Sort", "PartialSort", "Top", "Top1WithTies", "PartialTop", "EagerAggregation", "OrderedAggregation",
     "Unwind", "Eager", "CacheProperties", "Optional", "Anti", "Union", "OrderedUnion",
     # joins and subqueries
     "Apply", "SemiApply", "AntiSemiApply", "LetSemiApply", "LetAntiSemiApply", "SelectOrSemiApply",

@@ -62,6 +62,8 @@ def test_plan_check_refuses_without_the_text_filter(webqsp_graph, no_text_filter
     "MATCH (e:Entity {name: 'Jamaica'})-[r]-(x) RETURN type(r) AS t, x.name AS x LIMIT 5",
     "MATCH (a:Entity {name: 'Jamaica'}), (b:Entity) WHERE a <> b WITH a, b LIMIT 5 "
     "MATCH p = shortestPath((a)-[*..3]-(b)) RETURN length(p) LIMIT 1",
+    "MATCH (a:Entity {name: 'Jamaica'}), (b:Entity) WHERE a <> b WITH a, b LIMIT 5 "
+    "MATCH p = allShortestPaths((a)-[*..4]-(b)) RETURN [r IN relationships(p) | type(r)] AS rels LIMIT 5",
     "MATCH (a:Entity) WHERE EXISTS { (a)--() } RETURN COUNT { (a)--() } AS d LIMIT 2",
     "CYPHER 5 MATCH (n) RETURN n LIMIT 1", "UNWIND [3, 1, 2] AS x WITH DISTINCT x ORDER BY x RETURN collect(x)",
 ])
