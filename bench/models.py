@@ -19,6 +19,8 @@ Steps (each keeps its figures in ``$SGR_HOME/bench/models/<step>.json``; ``summa
   (``relation_retriever=embedding``), the compiled Cypher of the top path for every model (``use_llm_cypher=false``)
   and SGR's default decision parameters. Keys ``from_graph/<metaqa-dev|cwq-dev>/<model>/hits1_strict`` (and
   ``…/path_accuracy``: the first generated path is the gold one, the same replies).
+* ``dev-check`` — before the path generator ships: ``sgr`` with it (the decision parameters its manifest carries,
+  and ``SGRConfig``'s defaults) and with the packaged model, on the from-graph evaluation samples.
 * ``rcr`` — ``rcr`` with the shipped models (the served shipped path generator asked in SGR's schema format, the
   shipped relation encoder) on WebQSP (a seeded sample of 200) and MetaQA 1-hop test (200).
 * ``fresh-clone`` — ``git clone`` of HEAD into a new folder, a new ``SGR_HOME`` (no cache of any kind), then what set-up
@@ -326,9 +328,45 @@ def step_fresh_clone(args: argparse.Namespace) -> None:
                               "llm_status": status, "fresh": {k: v for k, v in fresh.items() if "/sgr/" in k}})
 
 
+# -- dev-check ------------------------------------------------------------------------------------------
+#: SGRConfig's decision defaults, tried against the parameters the shipped manifest carries
+DEV_CHECK_DEFAULTS = {"mu": "0.5", "epsilon": "0.5", "lam": "0.3"}
+
+
+def step_dev_check(args: argparse.Namespace) -> None:
+    """``sgr`` with the shipped path generator before it ships, on dev questions no model trained on (the from-graph
+    evaluation samples: MetaQA dev 50 a hop, CWQ dev 100): with the decision parameters its manifest carries
+    (``shipped-carried``), with ``SGRConfig``'s defaults (``shipped-defaults``), and the packaged model (``base``);
+    the default options otherwise. Keys ``dev_check/<metaqa-dev|cwq-dev>/<label>/hits1_strict``."""
+    from sgr.llm import shipped
+    from sgr.llm.server import model_path
+
+    part = load_part("dev-check")
+    runs = part.setdefault("runs", {})
+    gguf = str(shipped.materialise(model_path()))
+    files, part["metaqa_eval"] = metaqa_eval_files()
+    with store_at(args.cwq_uri) as store:
+        cwq_file, part["cwq_eval"] = cwq_eval_file(store)
+    for label, model, opts in (("shipped-carried", gguf, {}), ("shipped-defaults", gguf, DEV_CHECK_DEFAULTS),
+                               ("base", str(model_path()), {})):
+        for f in files:
+            key = f"metaqa-dev/{label}/{f.stem}"
+            if key not in runs:
+                runs[key] = evaluate(str(f), model, f"dev-mq-{label}-{f.name[0]}", args.metaqa_uri,
+                                     {**opts, "hops": f.name[0]}, parts_dir() / "dev-runs")
+                save_part("dev-check", part)
+        if f"cwq-dev/{label}" not in runs:
+            runs[f"cwq-dev/{label}"] = evaluate(str(cwq_file), model, f"dev-cwq-{label}", args.cwq_uri, opts,
+                                                parts_dir() / "dev-runs")
+            save_part("dev-check", part)
+    part["summary"] = {f"dev_check/{k}/hits1_strict": round(r["metrics"]["hits1_strict"], 4)
+                       for k, r in runs.items()}
+    save_part("dev-check", part)
+
+
 # -- summary -----------------------------------------------------------------------------------------------
 def step_summary(_args: argparse.Namespace) -> None:
-    parts = {name: load_part(name) for name in ("shipped", "fresh-clone", "from-graph", "rcr")}
+    parts = {name: load_part(name) for name in ("shipped", "dev-check", "fresh-clone", "from-graph", "rcr")}
     summary: dict[str, Any] = {}
     for p in parts.values():
         summary.update(p.get("summary", {}))
@@ -347,7 +385,8 @@ def step_summary(_args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", choices=("shipped", "from-graph", "rcr", "fresh-clone", "summary"))
+    ap.add_argument("step", choices=("shipped", "dev-check", "from-graph", "rcr", "fresh-clone",
+                                         "summary"))
     ap.add_argument("--metaqa-uri", default=None, help="Neo4j holding the MetaQA KB")
     ap.add_argument("--webqsp-uri", default=None, help="Neo4j holding the WebQSP slice (bench/sgr.py's graph)")
     ap.add_argument("--cwq-uri", default=None, help="Neo4j holding the WebQSP slice and CWQ dev")
@@ -355,7 +394,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--webqsp-sample", type=int, default=500)
     ap.add_argument("--metaqa-sample", type=int, default=300)
     args = ap.parse_args(argv)
-    {"shipped": step_shipped, "from-graph": step_from_graph, "rcr": step_rcr, "fresh-clone": step_fresh_clone,
+    {"shipped": step_shipped, "dev-check": step_dev_check, "from-graph": step_from_graph, "rcr": step_rcr, "fresh-clone": step_fresh_clone,
      "summary": step_summary}[args.step](args)
 
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from cli import app
 from sgr.core.config import models_dir
+from sgr.retrieval import shipped as encoder
 
 RECORD = "WebQTest-0"  # "what does jamaican people speak?" about Jamaica
 
@@ -20,7 +21,7 @@ def shipped_on(monkeypatch: pytest.MonkeyPatch):
 
     if os.environ.get("SGR_LLM_BASE_URL"):
         pytest.skip("an external endpoint is configured")
-    assert sorted(p.parent.name for p in models_dir().glob("*/manifest.json")) == ["relation-encoder", "schema-lm"]
+    assert "schema-lm" in [p.parent.name for p in models_dir().glob("*/manifest.json")]  # the path generator ships
     monkeypatch.setenv("SGR_SHIPPED_MODELS", "1")
     from sgr.llm.client import reset_shared_llm
 
@@ -34,7 +35,9 @@ def test_materialise_then_serve_and_ask_with_the_shipped_models(shipped_on, loca
     runner = CliRunner()
     res = runner.invoke(app, ["models", "materialise"])
     assert res.exit_code == 0, res.output
-    assert "schema-lm" in res.output and "relation-encoder" in res.output and "ready at" in res.output
+    assert "schema-lm" in res.output and "ready at" in res.output
+    encoder_ships = encoder.available()
+    assert ("relation-encoder" in res.output) == encoder_ships
     assert "materialised at" in runner.invoke(app, ["models", "status"]).output
     res = runner.invoke(app, ["llm", "serve", "--threads", "1"])
     try:
@@ -46,7 +49,9 @@ def test_materialise_then_serve_and_ask_with_the_shipped_models(shipped_on, loca
         assert res.exit_code == 0, res.output
         out = " ".join(res.output.split())
         assert "Answered by: shipped path generator" in out
-        assert "Relations ranked by: the shipped encoder" in out
+        # the shipped relation encoder when one ships (models/relation-encoder), else plain cosine
+        assert ("Relations ranked by: the shipped encoder" in out) == encoder_ships, out
+        assert encoder_ships or "Relations ranked by: MiniLM cosine (untrained)" in out, out
         assert any(a in res.output for a in rec["answer"]), res.output  # the gold answers, from the record
         res = runner.invoke(app, ["llm", "serve", "--model", "base"])
         assert res.exit_code != 0 and "already serves" in res.output  # one server at a time, named weights
