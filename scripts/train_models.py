@@ -9,7 +9,7 @@
 * ``lm`` — SGR's path generator: the top decoder layers of SmolLM2-135M-Instruct on SGR's own schema prompts
   (``sgr llm tune``, :mod:`sgr.methods.sgr.tuning`): WebQSP train, MetaQA dev (never test) and CWQ dev's training
   part; validation = a seeded 5 % plus CWQ dev's held-back part.
-* ``export`` (``export-lm``: the path generator alone) — writes ``models/<name>/`` (the weights in fp16
+* ``export`` (``export-lm``, ``export-encoder``: one of the two) — writes ``models/<name>/`` (the weights in fp16
   safetensors and ``manifest.json``) from the two runs
   (:func:`sgr.llm.shipped.export` and :func:`sgr.retrieval.shipped.export`), then materialises them here and
   measures the materialised artefacts' validation figures into the manifests.
@@ -244,7 +244,8 @@ def export_encoder(store: GraphStore) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", nargs="?", default="all", choices=("all", "encoder", "lm", "export", "export-lm"))
+    ap.add_argument("step", nargs="?", default="all", choices=("all", "encoder", "lm", "export", "export-lm",
+                                                               "export-encoder"))
     ap.add_argument("--dry-run", action="store_true", help="build the data and say what would train")
     args = ap.parse_args(argv)
     store = store_with_data()
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
             train_encoder_step(store, args.dry_run)
         if args.step in ("all", "lm"):
             train_lm_step(args.dry_run)
-        if args.step in ("all", "export") and not args.dry_run:
+        if args.step in ("all", "export", "export-encoder") and not args.dry_run:
             export_encoder(store)
         if args.step in ("all", "export", "export-lm") and not args.dry_run:
             export_lm()
