@@ -28,7 +28,7 @@ a gold answer occurs in it). Latency is wall time per question; ``calls`` counts
 MetaQA (``--metaqa-*``): the same sample of MetaQA dev questions per hop (``--metaqa-sample``, seed 0; never the
 test files) answered by sgr on the KB as a property graph (``sgr load example metaqa``, the profiled route) and by
 ``--metaqa-methods`` on the KB in sgr's ``:Entity`` shape (``sgr load triples kb.txt``), each in its own Neo4j (the
-``SGR_HOME`` folders given).
+``SGR_HOME`` folders given; without ``--metaqa-entity-home`` only the property graph).
 """
 
 from __future__ import annotations
@@ -125,19 +125,22 @@ def first_column(rows: list[Any]) -> list[str]:
     return out
 
 
-def make_systems(names: list[str], store: Any, profile: Any) -> dict[str, Any]:
-    """One ``ask(question) -> (answers, reply, calls, error)`` per system."""
+def make_systems(names: list[str], store: Any, profile: Any,
+                 sgr_options: list[tuple[str, str]] = ()) -> dict[str, Any]:
+    """One ``ask(question) -> (answers, reply, calls, error, answered_by)`` per system (``sgr_options``: sgr's ``-o``
+    options; ``answered_by``: which of sgr's sources answered — compiled, llm, vote — None for a peer)."""
     out: dict[str, Any] = {}
     if "sgr" in names:
         from sgr.core.types import Question
         from sgr.methods.base import MethodContext
         from sgr.methods.registry import create_method
 
-        method = create_method("sgr", MethodContext(store=store, options={}))
+        method = create_method("sgr", MethodContext(store=store, options=dict(sgr_options)))
 
-        def ask_sgr(text: str) -> tuple[list[str], str, int, str | None]:
+        def ask_sgr(text: str) -> tuple[list[str], str, int, str | None, str | None]:
             pred = method.answer(Question(id="q", text=text))
-            return pred.answer_texts, (pred.cypher[-1] if pred.cypher else ""), pred.usage.llm_calls, pred.error
+            return (pred.answer_texts, pred.cypher[-1] if pred.cypher else "", pred.usage.llm_calls, pred.error,
+                    pred.extra.get("answered_by"))
 
         out["sgr"] = ask_sgr
     peers = [n for n in names if n != "sgr"]
@@ -166,16 +169,16 @@ def make_systems(names: list[str], store: Any, profile: Any) -> dict[str, Any]:
         chain = GraphCypherQAChain.from_llm(chat, graph=graph, allow_dangerous_requests=True,
                                             return_intermediate_steps=True, top_k=50)
 
-        def ask_langchain(text: str) -> tuple[list[str], str, int, str | None]:
+        def ask_langchain(text: str) -> tuple[list[str], str, int, str | None, None]:
             counter.calls = 0
             try:
                 res = chain.invoke({"query": text})
             except Exception as exc:  # noqa: BLE001 - a peer's failure is a scored miss, recorded
-                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", None
             steps = res.get("intermediate_steps") or []
             context = next((s.get("context") for s in steps if "context" in s), []) or []
             cypher = next((s.get("query") for s in steps if "query" in s), "")
-            return first_column(context), f"{cypher}\n--\n{res.get('result', '')}", counter.calls, None
+            return first_column(context), f"{cypher}\n--\n{res.get('result', '')}", counter.calls, None, None
 
         out["langchain-cypher-qa"] = ask_langchain
     if "neo4j-graphrag-text2cypher" in peers:
@@ -187,17 +190,17 @@ def make_systems(names: list[str], store: Any, profile: Any) -> dict[str, Any]:
         retriever = Text2CypherRetriever(driver=driver, llm=chat, neo4j_schema=schema)
         rag = GraphRAG(retriever=retriever, llm=chat)
 
-        def ask_graphrag(text: str) -> tuple[list[str], str, int, str | None]:
+        def ask_graphrag(text: str) -> tuple[list[str], str, int, str | None, None]:
             counter.calls = 0
             try:
                 res = rag.search(query_text=text, return_context=True)
             except Exception as exc:  # noqa: BLE001 - a peer's failure is a scored miss, recorded
-                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                return [], "", counter.calls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", None
             ctx = res.retriever_result
             records = [item.content for item in ctx.items] if ctx else []
             cypher = (ctx.metadata or {}).get("cypher", "") if ctx else ""
             values = first_column([_record_dict(c) for c in records])
-            return values, f"{cypher}\n--\n{res.answer}", counter.calls, None
+            return values, f"{cypher}\n--\n{res.answer}", counter.calls, None, None
 
         out["neo4j-graphrag-text2cypher"] = ask_graphrag
     return out
@@ -237,6 +240,8 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
     graphs = [("metaqa-property-graph", args.metaqa_property_home, ["sgr"]),
               ("metaqa-entity", args.metaqa_entity_home, [m for m in args.metaqa_methods.split(",") if m])]
     for prefix, home, methods in graphs:
+        if home is None:  # the property graph alone: compared with an :Entity figure of another run
+            continue
         with home_store(home) as store:
             for method_name in methods:
                 for hop in [int(h) for h in args.metaqa_hops.split(",") if h]:
@@ -245,7 +250,7 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
                     opts = {"hops": hop} if "hops" in method_options(method_name) and prefix == "metaqa-entity" else {}
                     method = create_method(method_name, MethodContext(store=store, options=opts))
                     data = load_dataset(f"metaqa-{hop}hop", split="dev", sample=args.metaqa_sample, seed=0)
-                    scores, times, calls = [], [], []
+                    scores, times, calls, by = [], [], [], {}
                     for q in data.questions:
                         t0 = time.perf_counter()
                         pred = method.answer(q)
@@ -253,6 +258,7 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
                         sc = score_answers(pred.answer_texts, q.answers)
                         scores.append(sc)
                         calls.append(pred.usage.llm_calls)
+                        by[pred.extra.get("answered_by")] = by.get(pred.extra.get("answered_by"), 0) + 1
                         rows.append({"set": f"metaqa-{hop}hop-dev", "system": f"{prefix}/{method_name}", "id": q.id,
                                      "question": q.text, "gold": q.answers[:20], "answers": pred.answer_texts[:20],
                                      "hits1_strict": sc.hits1_strict, "f1": round(sc.f1, 4),
@@ -264,6 +270,7 @@ def run_metaqa(args: argparse.Namespace, summary: dict[str, Any], rows: list[dic
                     summary[f"{key}/p50_ms"] = round(statistics.median(times), 1)
                     summary[f"{key}/calls"] = round(sum(calls) / len(calls), 3)
                     summary[f"{key}/n"] = s.n
+                    summary.update({f"{key}/answered_by/{k}": v for k, v in sorted(by.items(), key=str) if k})
                     print(key, summary[f"{key}/hits1_strict"], s.n, flush=True)
 
 
@@ -272,6 +279,9 @@ def main() -> None:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--sets", default="dev,heldout")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions of each set")
+    ap.add_argument("--sgr-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of sgr on the movie graph, as `sgr ask -o` takes it (lazy_verification=false: "
+                         "the model's Cypher on every question)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "anygraph.json"))
     ap.add_argument("--metaqa-property-home", help="SGR_HOME whose Neo4j holds `sgr load example metaqa`")
     ap.add_argument("--metaqa-entity-home", help="SGR_HOME whose Neo4j holds `sgr load triples kb.txt` (:Entity)")
@@ -279,8 +289,8 @@ def main() -> None:
     ap.add_argument("--metaqa-sample", type=int, default=100, help="MetaQA dev questions per hop (seed 0)")
     ap.add_argument("--metaqa-hops", default="1,2,3", help="which MetaQA hop counts")
     args = ap.parse_args()
-    if bool(args.metaqa_property_home) != bool(args.metaqa_entity_home):
-        raise SystemExit("--metaqa-property-home and --metaqa-entity-home go together (the figures stand side by side)")
+    if args.metaqa_entity_home and not args.metaqa_property_home:
+        raise SystemExit("--metaqa-entity-home needs --metaqa-property-home (the :Entity figures stand beside those)")
     names = [s for s in args.systems.split(",") if s]
     unknown = set(names) - set(SYSTEMS)
     if unknown:
@@ -295,26 +305,31 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     with connect() as store:
         profile = read_profile(store)
-        systems = make_systems(names, store, profile)
+        sgr_options = [tuple(o.split("=", 1)) for o in args.sgr_option]
+        if any(len(o) != 2 for o in sgr_options):
+            raise SystemExit("--sgr-option takes KEY=VALUE")
+        systems = make_systems(names, store, profile, sgr_options)
         for set_name in [s for s in args.sets.split(",") if s]:
             questions = read_questions(set_name, args.limit)
             check_gold(store, questions)
             prefix = "movies" if set_name == "dev" else f"movies-{set_name}"
             for name, ask in systems.items():
-                scores, times, calls, replies = [], [], [], []
+                scores, times, calls, replies, sources = [], [], [], [], []
                 for q in questions:
                     t0 = time.perf_counter()
-                    answers, reply, n_calls, error = ask(q["question"])
+                    answers, reply, n_calls, error, source = ask(q["question"])
                     ms = (time.perf_counter() - t0) * 1000
                     sc = score_answers(answers, q["answers"])
                     scores.append(sc)
                     times.append(ms)
                     calls.append(n_calls)
+                    sources.append(source)
                     replies.append(hit([reply.split("\n--\n")[-1]], q["answers"]) if reply else 0.0)
                     rows.append({"set": set_name, "system": name, "id": q["id"], "kind": q["kind"],
                                  "question": q["question"], "gold": q["answers"], "answers": answers[:20],
                                  "hits1_strict": sc.hits1_strict, "f1": round(sc.f1, 4), "ms": round(ms, 1),
-                                 "calls": n_calls, "reply": reply[:2000], "error": error})
+                                 "calls": n_calls, "reply": reply[:2000], "error": error,
+                                 **({"answered_by": source} if name == "sgr" else {})})
                     print(f"{set_name} {name} {q['id']} h1={sc.hits1_strict:.0f} {ms:.0f}ms {answers[:3]}",
                           flush=True)
                 s = summarize(scores)
@@ -327,6 +342,9 @@ def main() -> None:
                 summary[f"{key}/n"] = s.n
                 if name != "sgr":
                     summary[f"{key}/hit_reply"] = round(sum(replies) / len(replies), 4)
+                else:  # which source answered: the compiled plans, the model's Cypher, the vote (None: unanswered)
+                    for src in sources:
+                        summary[f"{key}/answered_by/{src}"] = summary.get(f"{key}/answered_by/{src}", 0) + 1
                 by_kind: dict[str, list[float]] = {}
                 for q, sc in zip(questions, scores):
                     by_kind.setdefault(q["kind"], []).append(sc.hits1_strict)
@@ -335,9 +353,9 @@ def main() -> None:
     if args.metaqa_property_home:
         run_metaqa(args, summary, rows)
     llm_model = os.environ.get("SGR_LLM_MODEL") or "the local server's (sgr llm status)"
-    config = {"systems": names, "sets": args.sets, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
+    config = {"systems": names, "sets": args.sets, "sgr_options": args.sgr_option, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
               "model": llm_model, "metaqa_sample": args.metaqa_sample if args.metaqa_property_home else None,
-              "metaqa_methods": args.metaqa_methods if args.metaqa_property_home else None,
+              "metaqa_methods": args.metaqa_methods if args.metaqa_entity_home else None,
               "metaqa_hops": args.metaqa_hops if args.metaqa_property_home else None}
     write_result(args.out, {"summary": summary, "config": config, "rows": rows})
     print(json.dumps({k: v for k, v in summary.items() if "/by_kind/" not in k}, indent=1))

@@ -133,6 +133,38 @@ def no_schema_messages(question: str, entity: str | None) -> list[BaseMessage]:
             HumanMessage(_user(question, entity, []))]
 
 
+#: The NL→Cypher prompt on a profiled graph (a user's own labels and properties, :mod:`sgr.graph.profile`): the
+#: system text and one worked example over an invented schema (no label, type or property of any benchmark graph), so
+#: the model sees the shape of the answer — a MATCH from the named node by its naming property, a literal condition,
+#: ``RETURN … AS answer``. Both are module constants a caller may replace.
+PROFILE_SYSTEM = (
+    "You translate questions into Cypher for a Neo4j graph. Use only the labels, properties and relationship types "
+    "listed, in the direction shown. Write one read-only query: MATCH from the named node by its name property, "
+    "RETURN DISTINCT the answer AS answer. Reply with the query only.")
+PROFILE_EXAMPLE = {
+    "question": "which books did Ursula K. Le Guin write after 1970?",
+    "schema": ["(:Author {name: String, born: Long})", "(:Book {title: String, published: Long})",
+               "(:Author)-[:WROTE]->(:Book)", "(:Book)-[:PART_OF]->(:Series)"],
+    "named": ['(:Author {name: "Ursula K. Le Guin"})'],
+    "query": 'MATCH (a:Author {name: "Ursula K. Le Guin"})-[:WROTE]->(b:Book) WHERE b.published > 1970 '
+             "RETURN DISTINCT b.title AS answer",
+}
+
+
+def _profile_user(question: str, schema_lines: Sequence[str], named: Sequence[str]) -> str:
+    return "\n".join(["Schema:", *schema_lines, "Named nodes:", *(named or ["(none)"]), f"Question: {question}"])
+
+
+def profile_messages(question: str, schema_lines: Sequence[str], named: Sequence[str],
+                     example: dict | None = None) -> list[BaseMessage]:
+    """System message, the worked example (:data:`PROFILE_EXAMPLE` unless ``example``), then the question with the
+    profile's schema (:meth:`sgr.graph.profile.GraphProfile.schema_lines`, the question's keys and labels first)
+    and its linked nodes as ``(:Label {naming_property: "value"})``."""
+    ex = example or PROFILE_EXAMPLE
+    return [SystemMessage(PROFILE_SYSTEM), HumanMessage(_profile_user(ex["question"], ex["schema"], ex["named"])),
+            AIMessage(ex["query"]), HumanMessage(_profile_user(question, schema_lines, named))]
+
+
 def grammar_for(relations: Sequence[str], entity_names: Sequence[str], max_hops: int,
                 constraints: QueryConstraints | None = None, *, cvt_relations: Sequence[str] = (),
                 has_types: bool = False) -> str | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,11 @@ NUMBER_TYPES = frozenset({"Long", "Integer", "Double", "Float"})
 PATTERN_SAMPLE = 1000
 PROFILE_VERSION = 1
 SHAPES = ("entity", "property")
+
+
+def identifier(name: str) -> str:
+    """A label, type or property name as Cypher writes it: back-quoted only where it must be."""
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else quote_identifier(name)
 
 
 @dataclass
@@ -110,6 +115,21 @@ class GraphProfile:
         props = [p for lp in self.labels.values() for p in lp.properties]
         props += [p for r in self.relationships for p in r.properties]
         return list(dict.fromkeys([r.type for r in self.relationships] + props))
+
+    def schema_lines(self, first_labels: Sequence[str] = (), first_keys: Sequence[str] = ()) -> list[str]:
+        """The schema as Cypher patterns, one a line: each label with its properties (the naming one first), then
+        each relationship pattern with its properties; ``first_labels`` and the relationship types or property keys
+        in ``first_keys`` lead (a question's linked nodes and the keys it names), the rest in profile order."""
+        def props(properties: Mapping[str, str], first: str | None = None) -> str:
+            names = sorted(properties, key=lambda p: p != first)
+            return " {" + ", ".join(f"{identifier(p)}: {properties[p]}" for p in names) + "}" if names else ""
+
+        labels = sorted(self.labels.values(), key=lambda lp: lp.label not in first_labels)
+        named = set(first_keys)
+        rels = sorted(self.relationships, key=lambda r: (r.type not in named and not named & set(r.properties),
+                                                         r.start not in first_labels and r.end not in first_labels))
+        return ([f"(:{identifier(lp.label)}{props(lp.properties, lp.name_property)})" for lp in labels]
+                + [f"(:{identifier(r.start)})-[:{identifier(r.type)}{props(r.properties)}]->(:{identifier(r.end)})" for r in rels])
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": PROFILE_VERSION, "shape": self.shape,

@@ -13,11 +13,17 @@ does not depend on one dataset:
   one);
 * where the span stands: right after "what/which (kind of)" it is the answer's type, not the topic (``TYPE``);
   right after another named span ("Vienna, Austria") it qualifies that one (and that one comes right before it);
-  inside a longer span that names a whole node ("Peru" in "the Cabinet of Peru") it is part of that name;
-* capitalisation, where the question is cased at all;
+  inside a longer span that names a whole node ("Peru" in "the Cabinet of Peru") it is part of that name, and so is
+  a place right after another that an edge joins it to ("Austria" in "Vienna, Austria", :func:`graph_context`);
+* capitalisation, where the question is cased at all, and whether the span is written exactly as the name
+  (``verbatim``: MetaQA's tag "famke janssen" against the actor *Famke Janssen*);
 * the graph: how well the node's relationship types match the question (the relation retriever's scores — the
   question's relations as evidence), its degree, and whether it is a *type node* (most of its edges are type
-  statements, :data:`sgr.core.lexicon.TYPE_RELATIONS`).
+  statements, :data:`sgr.core.lexicon.TYPE_RELATIONS`); both against the other nodes the same span names
+  (``namesake_rel``, ``namesake_degree``); how many of the question's other spans name a node within two edges of
+  this one (``coherence``: the New York *Giants*, linked to the *Super Bowl* the question names);
+* a demonym's place ("British" → *United Kingdom*, :data:`sgr.core.lexicon.DEMONYMS`), a candidate of its own
+  (``demonym``).
 
 A :class:`LinkScorer` (a conditional logit over each question's candidates, fitted on dev questions by
 ``bench/linking.py`` and shipped as ``sgr/assets/linker.json``) turns the features into P(topic | span, node);
@@ -37,7 +43,7 @@ from typing import Any
 
 from neo4j.exceptions import Neo4jError
 
-from sgr.core.lexicon import NAME_ALIASES, STOPWORDS, TYPE, TYPE_RELATIONS
+from sgr.core.lexicon import DEMONYMS, NAME_ALIASES, STOPWORDS, TYPE, TYPE_RELATIONS
 from sgr.core.logistic import LogisticScorer, asset_file, fit_listwise, load_scorer
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
 from sgr.graph.store import EVIDENCE_REL, GraphStore
@@ -46,7 +52,7 @@ ASSET = "linker.json"
 #: The features of one (span, node) pair, in order (module docstring).
 FEATURES = ("match", "exact", "coverage", "quoted", "span_words", "span_hits", "after_wh", "follows_mention",
             "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum", "log_degree",
-            "type_node", "position")
+            "type_node", "position", "coherence", "verbatim", "namesake_rel", "namesake_degree", "demonym")
 _WORD = re.compile(r"[\w'.\-&]+")
 
 
@@ -60,12 +66,13 @@ class MentionCandidate:
     id: str
     name: str | None
     match: float
-    method: str  # "id" | "exact" | "normalised" | "partial" | "fulltext" | "alias"
+    method: str  # "id" | "exact" | "normalised" | "partial" | "fulltext" | "alias" | "demonym"
     coverage: float = 1.0  # the share of the node name's words the span covers
     features: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
     relation_types: list[str] = field(default_factory=list)
     degree: int = 0
+    qualifies: bool = False  # "Austria" in "Vienna, Austria" (:func:`graph_context`)
 
     def overlaps(self, other: "MentionCandidate") -> bool:
         return self.start < other.end and other.start < self.end
@@ -194,6 +201,8 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
     phrase_hits: dict[str, list[str]] = {}  # span text -> ids its phrase query found
     alias = {t: NAME_ALIASES[t.replace(".", "")] for t in texts if t.replace(".", "") in NAME_ALIASES}
     rows = [{"t": t, "q": q} for t in texts if (q := lucene_phrase(alias.get(t, t)))]
+    demonym = {t: DEMONYMS[t.lower()] for t in texts if t.lower() in DEMONYMS}  # "British": also United Kingdom
+    rows += [{"t": p, "q": q} for p in sorted(set(demonym.values()) - set(texts)) if (q := lucene_phrase(p))]
     for r in _read_or_none(store, "UNWIND $rows AS row CALL db.index.fulltext.queryNodes('entity_name', row.q, "
                            "{limit: $k}) YIELD node WHERE node.name IS NOT NULL RETURN row.t AS t, node.id AS id, "
                            f"node.name AS name, {_DEGREE} AS degree", {"rows": rows, "k": phrase_limit}):
@@ -225,6 +234,10 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
         for degree, node_id, m in sorted(partial, key=lambda p: (-p[0], p[1]))[:PARTIAL_PER_SPAN]:
             for i, j in by_text[t]:
                 add(i, j, t, node_id, nodes[node_id][0], m)
+        for node_id in phrase_hits.get(demonym.get(t, ""), []):  # the place the demonym names, by its whole name
+            if normalize(nodes[node_id][0]) == normalize(demonym[t]):
+                for i, j in by_text[t]:
+                    add(i, j, t, node_id, nodes[node_id][0], NameMatch(1.0, 1.0, "demonym"))
     cands = list(found.values())
     if cands:
         profile = store.read(
@@ -241,7 +254,61 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
             c.relation_types = list(dict.fromkeys(rels))
             c.features["type_node"] = (sum(r in TYPE_RELATIONS for r in rels) / len(rels)) if rels else 0.0
             c.features["quoted"] = float((c.start, c.end) in quoted)
+            c.features["demonym"] = float(c.method == "demonym")
+        graph_context(store, cands)
     return cands
+
+
+def _named(c: MentionCandidate) -> bool:
+    """The span names the whole node (not a part of its name, not a near spelling)."""
+    return c.coverage == 1.0 and c.match == 1.0
+
+
+def graph_context(store: GraphStore, cands: Sequence[MentionCandidate]) -> None:
+    """What the graph says between the question's mentions (:func:`connections`):
+
+    * ``qualifies`` (not a feature of its own): the span comes right after a span naming a whole node (a comma
+      between them allowed) and an edge joins the two nodes — "Vienna, Austria": *Austria* qualifies *Vienna*, as a
+      part of the place's written name (Freebase names *Pine Hills, Atlanta*); :func:`featurize` counts it as
+      ``inside_named``, like "Peru" in "the Cabinet of Peru";
+    * ``coherence``: how many of the question's other spans (not overlapping this one) name a whole node (a near
+      spelling too: "super bowls") within two edges of this node — the New York, not the San Francisco, *Giants*
+      are linked to the *Super Bowl* the question also names (entity coherence; at most 3)."""
+    anchors = [o for o in cands if o.coverage == 1.0 and o.match >= ANCHOR_MATCH]
+    pairs = {tuple(sorted((c.id, o.id))) for c in cands for o in anchors if c.id != o.id and not c.overlaps(o)}
+    hops = connections(store, sorted(pairs), {c.id: c.degree for c in cands})
+    for c in cands:
+        near = {o.id: hops.get(tuple(sorted((c.id, o.id))), 0) for o in anchors if o.id != c.id and not c.overlaps(o)}
+        c.qualifies = any(o.end == c.start and _named(o) and near.get(o.id) == 1 for o in anchors)
+        spans_near = {(o.start, o.end) for o in anchors if near.get(o.id, 0) in (1, 2)}
+        c.features["coherence"] = float(min(3, len(spans_near)))
+
+
+#: The least similarity of a span to a whole name for it to count in ``coherence`` (:func:`graph_context`).
+ANCHOR_MATCH = 0.9
+#: Per node, the neighbours :func:`connections` reads to find two-edge links (a hub's first ones only).
+NEIGHBOUR_CAP = 200
+
+
+def connections(store: GraphStore, pairs: Sequence[tuple[str, str]], degree: Mapping[str, int]
+                ) -> dict[tuple[str, str], int]:
+    """For each pair of node ids, 1 when an edge joins them, 2 when a node between them does (among the first
+    :data:`NEIGHBOUR_CAP` neighbours of the less connected one), absent when neither; sgr's own ``SGR_*`` links
+    are not data. One batched read."""
+    if not pairs:
+        return {}
+    rows = [{"a": a, "b": b} if degree.get(a, 0) <= degree.get(b, 0) else {"a": b, "b": a} for a, b in pairs]
+    out: dict[tuple[str, str], int] = {}
+    for r in store.read(
+            "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
+            "CALL (a) { MATCH (a)-[r]-(m:Entity) WHERE NOT type(r) STARTS WITH 'SGR_' "
+            "  WITH DISTINCT m LIMIT $cap RETURN collect(m) AS near } "
+            "WITH row, b, near, b IN near AS one "
+            "RETURN row.a AS a, row.b AS b, one, one OR any(m IN near WHERE EXISTS { "
+            "  (m)-[r]-(b) WHERE NOT type(r) STARTS WITH 'SGR_' }) AS two", {"rows": rows, "cap": NEIGHBOUR_CAP}):
+        if r["two"]:
+            out[tuple(sorted((r["a"], r["b"])))] = 1 if r["one"] else 2
+    return out
 
 
 def _sub_spans(text: str) -> list[str]:
@@ -271,7 +338,7 @@ def featurize(question: str, cands: Sequence[MentionCandidate], relation_scores:
     wh_type = set()
     for m in TYPE.finditer(" ".join(words)):  # word offset of the type word after "what/which (kind of)"
         wh_type.add(len(" ".join(words)[:m.start(2)].split()))
-    named = {(c.start, c.end) for c in cands if c.coverage == 1.0 and c.match == 1.0}  # spans that name a whole node
+    named = {(c.start, c.end) for c in cands if _named(c)}  # spans that name a whole node
     named_ends = {j for _, j in named}  # "Vienna, Austria": Austria qualifies Vienna
     named_starts = {i for i, _ in named}
     for c in cands:
@@ -284,13 +351,27 @@ def featurize(question: str, cands: Sequence[MentionCandidate], relation_scores:
             "coverage": c.coverage,
             "span_words": float(c.end - c.start), "after_wh": float(c.start in wh_type),
             "follows_mention": float(c.start in named_ends), "precedes_mention": float(c.end in named_starts),
-            "inside_named": float(any(i <= c.start and c.end <= j and j - i > c.end - c.start for i, j in named)),
+            "inside_named": float(c.qualifies or any(i <= c.start and c.end <= j and j - i > c.end - c.start
+                                                     for i, j in named)),
             "capitalised": (sum(caps) / len(caps)) if caps and cased else 0.0, "cased_question": float(cased),
             "rel_match": max(rel, default=0.0), "rel_sum": 0.1 * sum(rel), "log_degree": math.log1p(c.degree),
-            "position": c.start / n})
-        c.features.setdefault("type_node", 0.0)
-        c.features.setdefault("quoted", 0.0)
-        c.features.setdefault("span_hits", 0.0)
+            "position": c.start / n, "verbatim": float(c.span == c.name)})
+        for key in ("type_node", "quoted", "span_hits", "coherence", "demonym"):
+            c.features.setdefault(key, 0.0)
+    namesakes(cands)
+
+
+def namesakes(cands: Sequence[MentionCandidate]) -> None:
+    """Among the nodes one span names (two *Giants*, *Super Bowl* and *Super bowl*): each node's relation evidence
+    and log degree less the best of them (``namesake_rel``, ``namesake_degree``: 0 for the best, below 0 else)."""
+    best: dict[tuple[int, int], tuple[float, float]] = {}
+    for c in cands:
+        r, d = best.get((c.start, c.end), (-math.inf, -math.inf))
+        best[(c.start, c.end)] = (max(r, c.features["rel_match"]), max(d, c.features["log_degree"]))
+    for c in cands:
+        r, d = best[(c.start, c.end)]
+        c.features["namesake_rel"] = c.features["rel_match"] - r
+        c.features["namesake_degree"] = c.features["log_degree"] - d
 
 
 #: P(topic | span, node) = σ(w·z + b): the topic scorer is a :class:`~sgr.core.logistic.LogisticScorer` over
@@ -330,7 +411,12 @@ def rank(question: str, cands: list[MentionCandidate], relation_scores: Mapping[
     return sorted(cands, key=lambda c: (-c.score, -(c.end - c.start), c.start, c.id))
 
 
-def choose(ranked: Sequence[MentionCandidate], *, max_entities: int = 3, min_score: float = 0.5
+#: The least score of a further entity (a conjunction's other entities, :func:`choose`): the lowest threshold whose
+#: linked entities are still 0.90 gold topics on the CWQ dev training part (``bench/experiments/linking.md``).
+FURTHER_MIN_SCORE = 0.45
+
+
+def choose(ranked: Sequence[MentionCandidate], *, max_entities: int = 3, min_score: float = FURTHER_MIN_SCORE
            ) -> list[MentionCandidate]:
     """The topic (the best candidate) and the further entities: non-overlapping candidates scoring at least
     ``min_score`` (the conjunction's other entities), one node per span."""

@@ -578,7 +578,7 @@ def create(variant: str, ctx: Any) -> Any:
     if variant == "llm-only":  # no settings of its own: refuse any option but the common ones
         parse_options(NoOptions, options, method=variant)
     cfg = config_from_options(variant, options) if variant != "llm-only" else None  # a typo fails before any work
-    if cfg is not None and ctx.store is not None and (p := for_profiled_graph(ctx.store, variant, cfg.max_answers)):
+    if cfg is not None and ctx.store is not None and (p := for_profiled_graph(ctx, variant, cfg, options)):
         return p
     llm = getattr(ctx, "llm", None)
     if llm is None and variant in NEEDS_LLM:

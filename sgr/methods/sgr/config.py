@@ -89,7 +89,8 @@ class SGRConfig(ExpansionConfig):
     * ``max_repairs = 2`` — NL→Cypher repair rounds; ``max_verify_calls = 0`` — PRP-RM Yes/No calls per stage
       (validation, collaboration) for candidates and paths the model did not propose (0: their δ/ρ is the prior;
       the grid's figures were measured so, and the base model's Yes/No judgement is weak — see docs/methods/prp-rm.md);
-      ``lazy_verification`` — ask δ only when it can change ``v ≥ ε``;
+      ``lazy_verification`` — ask δ only when it can change ``v ≥ ε`` (on a profiled graph, the NL→Cypher call only
+      when no compiled plan found rows: :mod:`sgr.methods.sgr.profiled`, which repairs at most once);
       ``cypher_max_tokens = 90`` — completion budget of one NL→Cypher reply; under the Cypher grammar the budget
       is raised to cover the longest query the grammar admits (:func:`cypher.grammar.longest_query`).
     * ``max_rounds = 2`` — reasoning rounds when nothing is answered: round 2 relaxes every constraint and extends

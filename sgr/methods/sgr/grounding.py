@@ -4,23 +4,26 @@ entities to an answer node that G_q does not reach (so every answer carries a pa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sgr.core.types import ReasoningPath
-from sgr.graph.store import GraphStore
+from sgr.graph.store import GraphStore, quote_identifier
 from sgr.methods.sgr.reasoning import Candidate
 
 
-def row_values(rows: Sequence[dict[str, Any]]) -> list[tuple[str | None, str]]:
-    """(node id or None, text) of the first column of each row; nodes give (id, name), lists are flattened."""
+def row_values(rows: Sequence[dict[str, Any]], name_keys: Sequence[str] = ("name",)) -> list[tuple[str | None, str]]:
+    """(node id or None, text) of the first column of each row; nodes give (id, name) — the first of ``name_keys``
+    they have (a profiled graph's naming properties) —, lists are flattened."""
     out: list[tuple[str | None, str]] = []
 
     def add(v: Any) -> None:
         if v is None:
             return
         if isinstance(v, dict):
-            if "id" in v or "name" in v:
-                out.append((v.get("id"), str(v.get("name") or v.get("id"))))
+            name = next((v[k] for k in name_keys if v.get(k) is not None), None)
+            if "id" in v or name is not None:
+                out.append((v.get("id"), str(name or v.get("id"))))
             return
         if isinstance(v, (list, tuple)):
             for x in v:
@@ -37,17 +40,39 @@ def row_values(rows: Sequence[dict[str, Any]]) -> list[tuple[str | None, str]]:
     return [x for x in out if not (x in seen or seen.add(x))]
 
 
+@dataclass(frozen=True)
+class NodeKeys:
+    """How a graph's nodes are matched, identified and named in Cypher (``{v}``: the variable): sgr's ``:Entity``
+    shape by ``id`` and ``name``; a profiled graph by ``elementId`` and its naming properties (:meth:`for_names`)."""
+
+    label: str = ":Entity"
+    id: str = "{v}.id"
+    name: str = "{v}.name"
+
+    @classmethod
+    def for_names(cls, properties: Sequence[str]) -> "NodeKeys":
+        names = ", ".join(f"{{v}}.{quote_identifier(p)}" for p in dict.fromkeys(properties)) or "null"
+        return cls("", "elementId({v})", f"coalesce({names})")
+
+    def of(self, part: str, v: str) -> str:
+        return getattr(self, part).replace("{v}", v)
+
+
+ENTITY_KEYS = NodeKeys()
+
+
 def ground_by_shortest_path(store: GraphStore, seeds: Sequence[str], targets: Sequence[str],
-                            max_len: int = 4) -> dict[str, ReasoningPath]:
+                            max_len: int = 4, keys: NodeKeys = ENTITY_KEYS) -> dict[str, ReasoningPath]:
     """A shortest undirected path from some seed to each target node (for answers found outside G_q)."""
     targets = [t for t in targets if t not in set(seeds)]  # a topic entity is no answer of its own path
     if not seeds or not targets:
         return {}
     rows = store.read(
-        "UNWIND $targets AS tid MATCH (x:Entity {id: tid}) "
-        "CALL (x) { UNWIND $seeds AS sid MATCH (s:Entity {id: sid}) WHERE s <> x "
+        f"UNWIND $targets AS tid MATCH (x{keys.label}) WHERE {keys.of('id', 'x')} = tid "
+        f"CALL (x) {{ UNWIND $seeds AS sid MATCH (s{keys.label}) WHERE {keys.of('id', 's')} = sid AND s <> x "
         f"  MATCH p = shortestPath((s)-[*..{int(max_len)}]-(x)) RETURN p ORDER BY length(p) LIMIT 1 }} "
-        "RETURN x.id AS id, [n IN nodes(p) | n.id] AS ids, [n IN nodes(p) | n.name] AS names, "
+        f"RETURN {keys.of('id', 'x')} AS id, [n IN nodes(p) | {keys.of('id', 'n')}] AS ids, "
+        f"[n IN nodes(p) | {keys.of('name', 'n')}] AS names, "
         "[r IN relationships(p) | type(r)] AS rels, "
         "[i IN range(0, size(relationships(p)) - 1) | "
         "  CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'out' ELSE 'in' END] AS dirs",

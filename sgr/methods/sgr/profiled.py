@@ -12,11 +12,28 @@ The stages are SGR's (§3.1–3.4) with the profile in place of sgr's fixed shap
    the relations walked from the entity in the order the question names them (nearest first), there and back for
    "with"/"other" (co-actors), the named node's own relation first for "worked with", an intersection for two
    named nodes, a literal of the named node for a lookup ("when was X born"); only hops the profile has.
-4. **validate and answer**: each plan compiles to one parameterised Cypher query that runs read-only
+4. **compiled answers**: each plan compiles to one parameterised Cypher query that runs read-only
    (:meth:`GraphStore.run_generated`: Neo4j's plan must be a read, timeout, row cap); the first plan whose query
-   returns rows answers (ties of an order kept), with the query and its walk as the evidence.
+   returns rows gives the compiled candidates (ties of an order kept), with the query and its walk as the evidence.
+5. **the model's Cypher** (when a chat model is configured and the variant calls one): the profile's schema —
+   labels with their properties, relationship patterns, the question's linked labels and aligned keys first
+   (:meth:`GraphProfile.schema_lines`) — and the linked nodes go to the model (:func:`cypher.translate.
+   profile_messages`); its query is checked (read-only, one statement, known relationship types; Neo4j's EXPLAIN)
+   and repaired once on an error (:mod:`sgr.methods.sgr.profiled_model`), then runs read-only. Its values are
+   grounded on the graph: a name is a node by the profile's naming properties and needs a walk of at most
+   :data:`MAX_STEPS` hops from a linked node (its evidence); a literal needs a query that names a linked node.
+   With ``lazy_verification`` (the default) the model is asked only when no plan returned rows: a compiled
+   candidate is valid whatever the model says (below), so the model's query cannot change a compiled answer set.
+6. **validate and vote**: :func:`sgr.methods.sgr.decision.decide` — the :Entity route's decision — over both
+   sources (:func:`decision_inputs`): γ = C(p, G_q) with G_q the answering plan's walks (1 for its answers, 0 for
+   a value no plan reached), δ the prior (no log-probabilities are asked for), v = μ·δ + (1 − μ)·γ; the compiled
+   plan comes first in trust (the profile's schema-guided query, as the model's paths are on the :Entity route),
+   so a compiled answer (v = 1 − μ/2 ≥ ε for μ ≤ 2(1 − ε)) is kept, and the model's answers, invalid without a
+   plan's walk (γ 0 < ``gamma_min``), win only through the vote (ω = λ·ρ + (1 − λ)·η) when no plan found rows.
+   ``answered_by`` in the prediction's ``extra`` says which source answered (``compiled``, ``llm``, ``vote``).
 
-No model call is needed on this route; :func:`create` uses it whenever the graph is not in sgr's ``:Entity`` shape.
+Without a chat model (``sgr-compiled``, or none configured) no model call is made and step 4 answers alone;
+:func:`create` uses this route whenever the graph is not in sgr's ``:Entity`` shape.
 """
 
 from __future__ import annotations
@@ -27,13 +44,20 @@ from functools import cached_property
 from typing import Any
 
 from cypher.compile import CompiledQuery, PropertyQuery, PropertyStep
-from sgr.core.errors import ConfigError, CypherError, EntityNotFound
+from cypher.repair import CypherGeneration
+from cypher.validate import relationship_types_in
+from sgr.core.errors import ConfigError, CypherError, EntityNotFound, LLMError
 from sgr.core.lexicon import (ASKED, BINDING_WORDS, CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES,
                               LATEST, WHEN, WHO, WHO_LAST, WORKED_WITH)
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.profile import NUMBER_TYPES, GraphProfile, profile_for
 from sgr.graph.store import GraphStore, quote_identifier
-from sgr.methods.base import UsageMeter
+from sgr.llm.client import shared_llm
+from sgr.methods.base import UsageMeter, llm_cache_option
+from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig, config_for_model
+from sgr.methods.sgr.decision import Decision, DecisionInputs, DecisionParams, decide
+from sgr.methods.sgr.grounding import NodeKeys, row_values
+from sgr.methods.sgr.profiled_model import answer_key, decision_inputs, ground_model_values, model_query
 from sgr.retrieval.entities import LinkedEntity, ProfileLinker
 from sgr.retrieval.keys import KeyAligner, KeyMention
 from sgr.retrieval.mentions import question_words
@@ -73,6 +97,12 @@ class ProfiledResult:
     query: CompiledQuery | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     prediction: Prediction | None = None
+    compiled: list[Answer] = field(default_factory=list)  # the answering plan's answers, in its order
+    plan: PropertyQuery | None = None  # the plan that answered
+    generation: CypherGeneration | None = None  # the model's Cypher, every round
+    model: list[Answer] = field(default_factory=list)  # the model's grounded answers
+    inputs: DecisionInputs | None = None
+    decision: Decision | None = None
 
 
 def cue_position(pattern: re.Pattern, text: str, words: list[str]) -> int | None:
@@ -117,15 +147,18 @@ class ProfiledAnswerer:
     """SGR's stages over a profiled graph (see the module docstring); an :class:`sgr.core.types.Answerer`."""
 
     def __init__(self, store: GraphStore, llm: Any = None, *, name: str = "sgr", profile: GraphProfile | None = None,
-                 max_answers: int = 200) -> None:
+                 config: SGRConfig | None = None) -> None:
         self.store = store
         self.name = name
         self.llm = llm
+        self.config = config or SGRConfig()
         self.profile = profile or profile_for(store)
         self.linker = ProfileLinker(store, self.profile)
         self.aligner = KeyAligner(self.profile)
         self.meter = UsageMeter(store, llm)
-        self.max_answers = max_answers
+        self.max_answers = self.config.max_answers
+        self.name_keys = list(dict.fromkeys(lp.name_property for lp in self.profile.entity_labels()))
+        self.node_keys = NodeKeys.for_names(self.name_keys)
         self._years: dict[str, list[str]] = {}
 
     @cached_property
@@ -157,7 +190,15 @@ class ProfiledAnswerer:
                 result.plans = self.plans(result.schema)
             with self.meter.stage("direct"):
                 self.validate(result)
+            if self.llm is not None and (not self.config.lazy_verification or not result.compiled):
+                with self.meter.stage("cypher"):
+                    self.model_cypher(question, result)
+                if result.model:
+                    with self.meter.stage("validate"):
+                        self.decide(result)
         pred.usage = usage
+        pred.extra["answered_by"] = ("compiled" if result.decision is None and result.compiled else
+                                     result.decision.stage if result.decision is not None else None)
         pred.extra["entities"] = [{"name": e.name, "labels": e.labels, "id": e.id} for e in entities]
         pred.extra["keys"] = [f"{m.kind}:{m.key}" for m in result.schema.mentions]
         pred.extra["plans"] = len(result.plans)
@@ -410,7 +451,7 @@ class ProfiledAnswerer:
             if plan.count and rows and rows[0]["answer"] == 0 and plan is not result.plans[-1]:
                 continue
             if rows:
-                result.query, result.rows = compiled, rows
+                result.query, result.rows, result.plan = compiled, rows, plan
                 pred.route = "direct"
                 ids = [r["id"] for r in rows if r.get("id")][:50]
                 walks = self.walk_paths(plan, [] if plan.count else ids)
@@ -423,8 +464,45 @@ class ProfiledAnswerer:
                     pred.answers.append(Answer(text, node if plan.project is None else None, 1.0, paths[:3]))
                 pred.paths = walks[:10] if not plan.count else walks
                 pred.extra["redraw"] = plan.redraw([r["id"] for r in rows if r.get("id")][:50]).inline()
+                result.compiled = list(pred.answers)
                 return
         pred.extra["unanswered"] = "no plan's query returned rows"
+
+    # -- the model's Cypher, validated, and the decision ------------------------------------------------------------
+    def model_cypher(self, question: Question, result: ProfiledResult) -> None:
+        """The model's query and its grounded values (module docstring, step 5; :mod:`sgr.methods.sgr.profiled_model`)."""
+        pred = result.prediction
+        result.generation = gen = model_query(self.llm, self.store, self.profile, question.text,
+                                              result.schema.entities, result.schema.mentions, self.config)
+        pred.extra["llm_cypher"] = {"rounds": len(gen.attempts), "ran": gen.final is not None,
+                                    "problems": [p.message for a in gen.attempts for p in a.problems
+                                                 if p.blocking or p.kind == "runtime"][:4]}
+        if gen.final is not None:
+            pred.cypher.insert(0, gen.final.query)  # the last query is the one that answered (compiled, when it did)
+            result.model = ground_model_values(self.store, self.linker, self.node_keys, gen.final.query,
+                                               row_values(gen.final.rows or [], self.name_keys),
+                                               result.schema.entities, self.max_answers, MAX_STEPS)
+
+    def decide(self, result: ProfiledResult) -> None:
+        """Validate and vote over the compiled and the model's answers (:func:`decision_inputs`, :func:`decide`)."""
+        pred, plan = result.prediction, result.plan
+        compiled_pattern = tuple(t for st in plan.steps for t in st.types) if plan is not None else ()
+        model_pattern = tuple(relationship_types_in(result.generation.final.query)) if result.generation else ()
+        result.inputs = decision_inputs(result.compiled, compiled_pattern, result.model, model_pattern,
+                                        self.config.prior_confidence)
+        result.decision = d = decide(result.inputs, DecisionParams.from_config(self.config))
+        by_key = {answer_key(a): a for a in result.model} | {answer_key(a): a for a in result.compiled}
+        pred.answers = [Answer(by_key[a.key].text, by_key[a.key].id, round(a.score, 4), by_key[a.key].paths)
+                        for a in d.answers]
+        if d.answers and d.stage != "compiled":
+            pred.route = d.route
+            pred.paths = [p for a in pred.answers for p in a.paths[:1]] + pred.paths
+            if pred.cypher and result.generation and result.generation.final is not None:  # the model's query last
+                pred.cypher.remove(result.generation.final.query)
+                pred.cypher.append(result.generation.final.query)
+            pred.extra.pop("unanswered", None)
+        pred.extra["route_source"] = d.route_source
+        pred.extra["decision"] = d.summary()
 
     def walk_paths(self, plan: PropertyQuery, answer_ids: list[str]) -> list[ReasoningPath]:
         """The walks of ``plan`` to ``answer_ids`` (every walk when empty), named by the profile's naming properties:
@@ -435,11 +513,29 @@ class ProfiledAnswerer:
                 for r in self.store.read(compiled.cypher, compiled.params)]
 
 
-def for_profiled_graph(store: GraphStore, name: str, max_answers: int = 200) -> ProfiledAnswerer | None:
-    """The answerer SGR variant ``name`` is on ``store`` when its profile is not sgr's own shape, else None."""
-    profile = profile_for(store)
-    return None if profile.is_entity_shape else ProfiledAnswerer(store, name=name, profile=profile,
-                                                                 max_answers=max_answers)
+def for_profiled_graph(ctx: Any, name: str, config: SGRConfig,
+                       options: dict[str, Any] | None = None) -> ProfiledAnswerer | None:
+    """The answerer SGR variant ``name`` is on ``ctx.store`` (a :class:`sgr.methods.base.MethodContext`) when its
+    profile is not sgr's own shape, else None; its chat model as :func:`profiled_llm` says."""
+    profile = profile_for(ctx.store)
+    if profile.is_entity_shape:
+        return None
+    config, llm = profiled_llm(name, config, ctx, options or {})
+    return ProfiledAnswerer(ctx.store, llm, name=name, profile=profile, config=config)
+
+
+def profiled_llm(variant: str, cfg: SGRConfig, ctx: Any, options: dict[str, Any]) -> tuple[SGRConfig, Any]:
+    """The config and chat model of ``variant`` on a profiled graph: the model writes Cypher there (no schema stage),
+    so only variants with ``use_llm_cypher`` get one — ctx's, else the configured one, else none (the compiled plans
+    answer alone, as without a model configured at all)."""
+    llm = getattr(ctx, "llm", None)
+    if llm is None and variant in NEEDS_LLM and cfg.use_llm_cypher:
+        try:
+            llm = shared_llm(cache=llm_cache_option(options, "sgr"))
+        except LLMError:
+            llm = None
+    cfg = config_for_model(cfg, options, getattr(llm, "name", None))
+    return cfg, llm if cfg.use_llm_cypher else None
 
 
 def check_runs_on(store: GraphStore, method: str) -> None:

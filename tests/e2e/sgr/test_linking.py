@@ -135,3 +135,42 @@ def test_linking_accuracy_counts_every_gold_topic(clean_store):
     assert s["all_topics_found"] == 0.0 and s["all_topics_found_multi"] == 0.0  # "Marriage" is not in the text
     assert s["topic_recall"] == round(2 / 3, 4)  # "Nobody" resolves to no node: not a gold topic
     assert 0 < s["linked_precision"] <= 1.0
+
+
+def test_city_country_namesakes_and_demonyms_read_the_graph(clean_store):
+    """The graph between the question's mentions: "Vienna, Austria" (an edge joins them: Austria qualifies Vienna),
+    the Giants that the Super Bowl is linked to (coherence), namesakes told apart, and a demonym's country."""
+    from sgr.retrieval import mentions
+
+    b = GraphBatch()
+    b.add_triple("Vienna", "location.location.containedby", "Austria")
+    b.add_triple("Linz", "location.location.containedby", "Austria")
+    b.add_triple("Vienna State Opera", "location.location.containedby", "Vienna")
+    b.add_triple("Super Bowl XLII", "sports.sports_championship_event.champion", "New York Giants")
+    b.add_triple("Super Bowl XLII", "sports.sports_championship_event.championship", "Super Bowl")
+    for rel in ("baseball.baseball_team.league", "sports.sports_team.arena_stadium", "sports.sports_team.colors"):
+        b.add_triple("San Francisco Giants", rel, f"SF {rel}")  # the better-connected namesake
+    b.add_triple("United Kingdom", "location.country.official_language", "English Language")
+    write_graph(clean_store, b)
+
+    def cands(question):
+        found = mentions.mention_candidates(clean_store, question)
+        mentions.featurize(question, found, {})
+        return {(c.span, c.id): c.features for c in found}
+
+    f = cands("What building in Vienna, Austria has 50 floors?")
+    assert f[("Austria", "Austria")]["inside_named"] == 1.0 and f[("Vienna", "Vienna")]["inside_named"] == 0.0
+    f = cands("What building in Linz Vienna has 50 floors?")  # adjacent, but no edge joins them
+    assert f[("Vienna", "Vienna")]["inside_named"] == 0.0 and f[("Linz", "Linz")]["inside_named"] == 0.0
+    f = cands("What super bowls have the Giants won?")
+    ny, sf = f[("Giants", "New York Giants")], f[("Giants", "San Francisco Giants")]
+    assert ny["coherence"] == 1.0 and sf["coherence"] == 0.0  # two edges from the Super Bowl, the other none
+    assert sf["namesake_degree"] == 0.0 and ny["namesake_degree"] < 0.0  # New York's team has fewer edges
+    f = cands("What language is spoken by British people?")
+    assert f[("British", "United Kingdom")]["demonym"] == 1.0
+    assert all(not v["demonym"] for (s, _), v in f.items() if s != "British")
+    out = _link(clean_store, "What building in Vienna, Austria has 50 floors?", {"location.location.containedby": 0.6})
+    assert out[0].id == "Vienna"
+    out = _link(clean_store, "What super bowls have the Giants won?",
+                {"sports.sports_championship_event.champion": 0.6})
+    assert "New York Giants" in [e.id for e in out] and "San Francisco Giants" not in [e.id for e in out]

@@ -63,6 +63,22 @@ def test_shipped_scorer_prefers_the_specific_part_of_a_name_and_the_qualified_pl
     q = "What building in Vienna, Austria has 50 floors?"
     vienna = _cand("Vienna", 3, 4, "Vienna", degree=40, types=["location.location.contains"])
     austria = _cand("Austria", 4, 5, "Austria", degree=80, types=["location.location.contains"])
+    austria.qualifies = True  # an edge joins Vienna and Austria (graph_context)
     ranked = mentions.rank(q, [austria, vienna], {"location.location.contains": 0.5}, scorer)
     assert austria.features["follows_mention"] == 1.0 and vienna.features["follows_mention"] == 0.0
+    assert austria.features["inside_named"] == 1.0 and vienna.features["inside_named"] == 0.0
     assert ranked[0].id == "Vienna"
+
+
+def test_namesakes_are_compared_within_their_span_and_verbatim_names_count():
+    q = "what movies can be described by famke janssen"
+    tag = _cand("famke janssen", 5, 7, "famke janssen", degree=3, types=["movie.has_tags"], method="id")
+    actor = _cand("famke janssen", 5, 7, "Famke Janssen", degree=30, types=["movie.starred_actors"],
+                  method="normalised")
+    other = _cand("movies", 1, 2, "Movies", degree=300, types=["movie.has_tags"])
+    mentions.featurize(q, [tag, actor, other], {"movie.has_tags": 0.8, "movie.starred_actors": 0.3})
+    assert tag.features["verbatim"] == 1.0 and actor.features["verbatim"] == 0.0
+    assert tag.features["namesake_rel"] == 0.0 and actor.features["namesake_rel"] == pytest.approx(-0.5)
+    assert actor.features["namesake_degree"] == 0.0
+    assert tag.features["namesake_degree"] == pytest.approx(mentions.math.log1p(3) - mentions.math.log1p(30))
+    assert other.features["namesake_degree"] == 0.0  # the only node its span names
