@@ -1,14 +1,18 @@
 """Retrain the models sgr ships under ``models/`` — one command:
 
     SGR_HOME=/tmp/sgr-train .venv/bin/python scripts/train_models.py [all | encoder | lm | export] [--dry-run]
+        [--bundle DIR [--from-bundle OUT]]
 
 * ``encoder`` — the relation encoder: LoRA adapters on all-MiniLM-L6-v2 (:mod:`sgr.retrieval.encoder_training`),
   trained on WebQSP train paths (10 % held out, seed 0, as ``sgr relations train``), a seeded MetaQA dev sample
   and CWQ dev's training part; validation = the WebQSP and MetaQA held-out questions plus CWQ dev's held-back part;
   ranked over the relations of the loaded graph plus MetaQA's nine.
-* ``lm`` — SGR's path generator: the top decoder layers of SmolLM2-135M-Instruct on SGR's own schema prompts
-  (``sgr llm tune``, :mod:`sgr.methods.sgr.tuning`): WebQSP train, MetaQA dev (never test) and CWQ dev's training
-  part; validation = a seeded 5 % plus CWQ dev's held-back part.
+* ``lm`` — SGR's path generator: LoRA adapters (rank 32) on every linear map of every decoder layer of
+  SmolLM2-135M-Instruct, trained on SGR's own schema prompts (``sgr llm tune``, :mod:`sgr.methods.sgr.tuning`):
+  WebQSP train, MetaQA dev (never test) and CWQ dev's training part; validation = a seeded 5 % plus CWQ dev's
+  held-back part. Five epochs take about 5 minutes on a GPU and days on two CPU cores, so without CUDA here the step
+  goes through a tuning bundle (:mod:`sgr.llm.bundle`): ``lm --bundle DIR`` writes it, ``python -m sgr.llm.bundle
+  DIR OUT`` trains it on the GPU machine, ``lm --bundle DIR --from-bundle OUT`` folds in what came back.
 * ``export`` (``export-lm``, ``export-encoder``: one of the two) — writes ``models/<name>/`` (the weights in fp16
   safetensors and ``manifest.json``) from the two runs
   (:func:`sgr.llm.shipped.export` and :func:`sgr.retrieval.shipped.export`), then materialises them here and
@@ -43,8 +47,8 @@ CWQ_HELD_FRACTION = 0.15
 ENCODER = {"encoder": "minilm", "lora_rank": 16, "lora_alpha": 32, "lr": 3e-4, "epochs": 3, "patience": 2,
            "hard_negatives": 4, "random_negatives": 16, "batch_size": 16, "threads": 1, "seed": SEED}
 ENCODER_METAQA_PER_HOP = 100
-LM = {"method": "top", "top_layers": 4, "epochs": 2, "batch_size": 16, "lr": 5e-4, "patience": 1,
-      "val_fraction": 0.05, "threads": 1, "seed": SEED}
+LM = {"method": "lora", "lora_rank": 32, "lora_alpha": 32, "epochs": 5, "batch_size": 16, "lr": 5e-4,
+      "patience": 2, "val_fraction": 0.05, "threads": 4, "seed": SEED}
 LM_DATA = {"webqsp": True, "metaqa_per_hop": 100, "cwq": True, "cwq_held_fraction": CWQ_HELD_FRACTION,
            "examples": 0, "eval_n": 40}
 LM_KEY = "shipped"  # SGR_HOME/tune/<key>/
@@ -133,14 +137,15 @@ def train_encoder_step(store: GraphStore, dry_run: bool = False) -> Path:
     return out
 
 
-def train_lm_step(dry_run: bool = False) -> dict:
-    """Tune (or resume) the shipped path generator; returns its provenance (``model.json``)."""
+def train_lm_step(dry_run: bool = False, bundle: Path | None = None, from_bundle: Path | None = None) -> dict:
+    """Tune (or resume) the shipped path generator, here or through a bundle; returns its provenance
+    (``model.json``), or the bundle's manifest when only the bundle was written."""
     from sgr.methods.sgr.tuning import tune_from_options
 
     if dry_run:
         print(f"lm: sgr llm tune with {LM_DATA} {LM}, keyed {LM_KEY!r}")
         return {}
-    return tune_from_options(graph_version=LM_KEY, **LM_DATA, **LM)
+    return tune_from_options(graph_version=LM_KEY, bundle=bundle, from_bundle=from_bundle, **LM_DATA, **LM)
 
 
 #: SGR's decision parameters for the shipped weights: carried from the held-out search of the earlier tuned model
@@ -156,17 +161,20 @@ def made_by() -> dict:
 
 
 def export_lm() -> Path:
-    """``models/schema-lm``: the LM run's best top layers (fp16) and its manifest."""
-    import torch
-
-    from sgr.llm import shipped
+    """``models/schema-lm``: the LM run's best weights (LoRA adapters or top layers, fp16) and its manifest."""
+    from sgr.core.checkpoints import load_checkpoint
+    from sgr.llm import bundle, shipped
     from sgr.llm.finetune import BEST_FILE
     from sgr.llm.server import model_path
     from sgr.methods.sgr.config import TUNED_DECISION_KEYS
 
     run = sgr_home() / "tune" / LM_KEY
     prov = json.loads((run / "model.json").read_text())
-    state = torch.load(run / BEST_FILE["top"], weights_only=False)
+    method = prov["config"]["method"]
+    there = prov.get("trained_by_bundle")
+    state = (bundle.read(Path(there["out"])).state if there
+             else load_checkpoint(run / BEST_FILE[method], what="tuned weights file"))
+    lora = {k: prov["config"][k] for k in ("lora_rank", "lora_alpha")} if method == "lora" else None
     chosen = json.loads(DECISION_FROM.read_text())["summary"]["chosen"]
     decision = {k: chosen[k] for k in TUNED_DECISION_KEYS if k in chosen}
     decision["carried_from"] = (f"{DECISION_FROM.relative_to(ROOT)}: chosen on the held-out questions of the "
@@ -195,7 +203,7 @@ def export_lm() -> Path:
                 "path_accuracy_base": round(val["path_accuracy_base"]["exact"], 3),
                 "questions": val["path_accuracy_tuned"]["n"], "loss_before": round(val["loss_before"], 4),
                 "loss_best": round(val["best_loss"], 4)}, "detail": val}}
-    out = shipped.export({k: v for k, v in state.items()}, sgr_prov, info, base=model_path())
+    out = shipped.export(state, sgr_prov, info, base=model_path(), lora=lora)
     print(f"exported {out}", flush=True)
     return out
 
@@ -247,16 +255,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("step", nargs="?", default="all", choices=("all", "encoder", "lm", "export", "export-lm",
                                                                "export-encoder"))
     ap.add_argument("--dry-run", action="store_true", help="build the data and say what would train")
+    ap.add_argument("--bundle", type=Path, help="lm: write a tuning bundle here (train it on a GPU machine)")
+    ap.add_argument("--from-bundle", type=Path, help="lm: with --bundle, fold in what its run wrote here")
     args = ap.parse_args(argv)
+    if args.from_bundle and not args.bundle:
+        ap.error("--from-bundle needs --bundle: the bundle folder its weights were trained from")
+    only_bundle = args.dry_run or (args.bundle is not None and args.from_bundle is None)
     store = store_with_data()
     try:
         if args.step in ("all", "encoder"):
             train_encoder_step(store, args.dry_run)
         if args.step in ("all", "lm"):
-            train_lm_step(args.dry_run)
+            train_lm_step(args.dry_run, args.bundle, args.from_bundle)
         if args.step in ("all", "export", "export-encoder") and not args.dry_run:
             export_encoder(store)
-        if args.step in ("all", "export", "export-lm") and not args.dry_run:
+        if args.step in ("all", "export", "export-lm") and not only_bundle:
             export_lm()
     finally:
         store.close()

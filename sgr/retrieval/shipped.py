@@ -23,9 +23,10 @@ from typing import Any
 
 import torch
 
-from sgr.core.config import models_dir, sgr_home, use_shipped_models
+from sgr.core.config import use_shipped_models
 from sgr.core.errors import ConfigError
-from sgr.core.files import MANIFEST, file_entry, read_manifest, sha256_file
+from sgr.core.files import MANIFEST, file_entry, sha256_file
+from sgr.core.shipped import ShippedFolder
 from sgr.llm.encoders import WEIGHTS, encoder_path
 from sgr.retrieval.encoder_training import EncoderTrainConfig, merge_adapters
 from sgr.retrieval.training import encoder_folder
@@ -36,22 +37,13 @@ LICENCE = ("Apache-2.0, as the base encoder all-MiniLM-L6-v2 (sentence-transform
            "terms apply to them (WebQSP, MetaQA, ComplexWebQuestions)")
 
 
-def folder() -> Path:
-    return models_dir() / NAME
-
-
-def available() -> bool:
-    """Whether the checkout has the shipped relation encoder (its manifest; the files are checked on use)."""
-    return (folder() / MANIFEST).is_file()
-
-
-def manifest(check: bool = True) -> dict[str, Any]:
-    return read_manifest(folder(), check=check)
+SHIPPED = ShippedFolder(NAME, ADAPTERS)
+folder, available, manifest = SHIPPED.folder, SHIPPED.available, SHIPPED.manifest
 
 
 def target(man: Mapping[str, Any]) -> Path:
     """The model file :func:`materialise` writes (its encoder folder beside it, :func:`encoder_folder`)."""
-    return sgr_home() / "models" / NAME / man["files"][ADAPTERS]["sha256"][:12] / f"{NAME}.pt"
+    return SHIPPED.target_dir(man) / f"{NAME}.pt"
 
 
 def materialise(*, force: bool = False, log: Callable[[str], None] | None = None) -> Path:

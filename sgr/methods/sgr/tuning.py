@@ -58,6 +58,7 @@ class TuneData:
     prompt_examples: int = 0  # worked examples in each prompt
     held_out: list[ChatExample] = field(default_factory=list)
     splits: dict[str, dict] = field(default_factory=dict)  # how a source was split (CWQ: its bases)
+    repeats: dict[str, int] = field(default_factory=dict)  # example id → times it is trained on (CWQ: cwq_repeat)
 
 
 def example(qid: str, question: str, topics: Sequence[str], paths: Sequence[Sequence[str]]) -> ChatExample:
@@ -207,11 +208,15 @@ def drop_test_overlap(examples: Sequence[ChatExample], test_keys: set[str]) -> t
 
 def build(*, webqsp: bool = True, metaqa_per_hop: int | None = 500, user_examples: Sequence[ChatExample] = (),
           test_files: Sequence[Path] | None = None, seed: int = 0, webqsp_sample: int | None = None,
-          examples: int = 0, cwq: CWQSplit | None = None, graph_examples: Sequence[ChatExample] = ()) -> TuneData:
+          examples: int = 0, cwq: CWQSplit | None = None, graph_examples: Sequence[ChatExample] = (),
+          cwq_repeat: int = 1) -> TuneData:
     """All sources, test questions removed (counts per source in ``overlap_removed``); ``webqsp_sample`` keeps a
     seeded sample of that many WebQSP train questions (None: all); ``examples`` worked examples per prompt
     (:func:`add_worked_examples`, per source); ``cwq``: CWQ dev's training part (its held-back part goes to
-    ``held_out``); ``graph_examples``: questions written from the graph (``--from-graph``)."""
+    ``held_out``), each of its training examples trained on ``cwq_repeat`` times (:func:`split_data`: the compositions
+    are a seventh of the data); ``graph_examples``: questions written from the graph (``--from-graph``)."""
+    if cwq_repeat < 1:
+        raise ConfigError(f"cwq_repeat must be at least 1, got {cwq_repeat}")
     tests = read_test_questions(default_test_files() if test_files is None else test_files)
     keys = {question_key(q.text) for q in tests}
     data = TuneData(examples=[], test_questions=len(tests), prompt_examples=max(examples, 0))
@@ -239,6 +244,8 @@ def build(*, webqsp: bool = True, metaqa_per_hop: int | None = 500, user_example
         if held:
             data.sources[f"{name}_held_out"] = len(held_kept)
         data.overlap_removed[name] = removed + held_removed
+        if name == "cwq_dev" and cwq_repeat > 1:
+            data.repeats.update((e.id, cwq_repeat) for e in kept)
     return data
 
 
@@ -263,12 +270,13 @@ NO_GRAPH = "no-graph"  # the key of a model tuned on file data only (valid for a
 
 
 def split_data(data: TuneData, cfg) -> tuple[list[ChatExample], list[ChatExample]]:  # noqa: ANN001 - TuneConfig
-    """``(train, validation)``: the seeded split of :func:`sgr.llm.finetune.split_examples` with every held-out
-    example added to validation, the whole validation set in one seeded order (so the first ``eval_n`` probe
+    """``(train, validation)``: the seeded split of :func:`sgr.llm.finetune.split_examples`, the repeated examples'
+    copies appended to train (``data.repeats``), every held-out example added to validation, the whole validation set in one seeded order (so the first ``eval_n`` probe
     questions mix the sources)."""
     from sgr.llm import finetune as ft
 
     train, val = ft.split_examples(data.examples, cfg)
+    train += [e for e in train for _ in range(data.repeats.get(e.id, 1) - 1)]  # after the split: none in validation
     if data.held_out:
         val = val + list(data.held_out)
         random.Random(cfg.seed).shuffle(val)
@@ -354,7 +362,8 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
     probe = val_ex[:eval_n]
     summary = {"sources": data.sources, "overlap_removed_test_questions": data.overlap_removed,
                "test_questions_checked": data.test_questions, "prompt_examples": data.prompt_examples,
-               "held_out": len(data.held_out), "splits": data.splits}
+               "held_out": len(data.held_out), "splits": data.splits,
+               "repeated": {"examples": len(data.repeats), "times": sorted(set(data.repeats.values()))}}
     if bundle is not None and from_bundle is None:
         path = remote.write(bundle, base, train_ex, val_ex, cfg, eval_n=eval_n, data=summary)
         log(f"tuning bundle: {bundle} ({len(train_ex)} train, {len(val_ex)} validation examples); train it with "
@@ -404,7 +413,7 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
                       webqsp_sample: int | None = None, metaqa_per_hop: int | None = 500, examples: int = 0,
                       graph_version: str | None = None, eval_n: int = 100, log=print, bundle: Path | None = None,
                       from_bundle: Path | None = None, cwq: bool = False, cwq_held_fraction: float = 0.15,
-                      from_graph: int = 0, from_graph_hops: int = 3, **config) -> dict:  # noqa: ANN001
+                      from_graph: int = 0, from_graph_hops: int = 3, cwq_repeat: int = 1, **config) -> dict:  # noqa: ANN001
     """``sgr llm tune``: build the data (the user dataset's paths, CWQ dev's paths and the graph's own questions
     from the running store), key the run by the store's graph version (``no-graph`` when only file data is used and
     no store answers), run :func:`run`."""
@@ -451,5 +460,5 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
         if store is not None:
             store.close()
     data = build(webqsp=webqsp, webqsp_sample=webqsp_sample, metaqa_per_hop=metaqa_per_hop, user_examples=user,
-                 seed=cfg.seed, examples=examples, cwq=cwq_split, graph_examples=graph)
+                 seed=cfg.seed, examples=examples, cwq=cwq_split, graph_examples=graph, cwq_repeat=cwq_repeat)
     return run(data, cfg, version, eval_n=eval_n, log=log, bundle=bundle, from_bundle=from_bundle)

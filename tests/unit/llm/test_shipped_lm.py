@@ -13,7 +13,7 @@ import torch
 
 from sgr.core.errors import ConfigError, LLMError
 from sgr.llm import server, shipped
-from sgr.llm.gguf_export import base_tensor
+from sgr.llm.gguf_export import base_tensor, base_tensors
 
 
 @pytest.fixture()
@@ -93,3 +93,25 @@ def test_a_model_tuned_for_the_graph_takes_precedence_and_the_switch_turns_shipp
     monkeypatch.setenv("SGR_MODELS_DIR", str(homes / "nothing"))
     with pytest.raises(LLMError, match="no .*schema-lm"):
         server.resolve_model("shipped")
+
+
+def test_lora_adapters_are_merged_into_every_decoder_matrix(base: Path, homes: Path) -> None:
+    rank, alpha = 2, 4
+    g = torch.Generator().manual_seed(1)
+    prefix = "model.layers.0.mlp.down_proj"
+    names = ["blk.0.ffn_down.weight", "blk.5.ffn_up.weight"]
+    down, up = (base_tensors(base, names)[n] for n in names)  # (out, in), transformers' layout
+    a = 0.05 * torch.randn(rank, down.shape[1], generator=g)
+    b = 0.05 * torch.randn(down.shape[0], rank, generator=g)
+    adapters = {f"{prefix}.lora_A.default.weight": a, f"{prefix}.lora_B.default.weight": b}
+    with pytest.raises(ConfigError, match="adapter tensors only"):
+        shipped.export({**adapters, "model.norm.weight": torch.ones(3)}, {}, {}, base=base,
+                       lora={"lora_rank": rank, "lora_alpha": alpha})
+    man = json.loads((shipped.export(adapters, {}, {}, base=base, lora={"lora_rank": rank, "lora_alpha": alpha})
+                      / "manifest.json").read_text())
+    assert man["lora"] == {"lora_rank": rank, "lora_alpha": alpha} and "LoRA" in man["kind"]
+
+    got = base_tensors(shipped.materialise(base), names)
+    want = down + (alpha / rank) * (b.half().float() @ a.half().float()).numpy()
+    assert np.abs(got[names[0]] - want).max() < 0.02 < np.abs(want - down).max()  # Q8_0 of W + (α/r)·B·A, not W
+    assert np.abs(got[names[1]] - up).max() < 0.02  # no adapter: the base matrix, as Q8_0
