@@ -203,3 +203,20 @@ def test_gamma_min_also_bounds_the_rest_of_a_model_paths_answer_set():
     assert [a.key for a in open_set.answers] == ["a", "b", "c"]  # c: v = 0.855 + 0.02 ≥ 0.8
     floored = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3))
     assert [a.key for a in floored.answers] == ["a", "b"]
+
+
+def test_gs_best_path_answers_before_the_models_when_it_continues_the_models_path():
+    country, continent = ("held", "jurisdiction"), ("held", "jurisdiction", "continent")
+
+    def inputs(compiled):
+        return DecisionInputs(["model1", "compiled"], [cand("bahamas", "model1", 1.0, 0.9, country),
+                                                       cand("north_america", "compiled", 1.0, 0.9, compiled)],
+                              model_patterns=[country])
+
+    params = DecisionParams(mu=0.5, epsilon=0.5)
+    longer = decide(inputs(continent), params)
+    assert [a.key for a in longer.answers] == ["north_america"] and longer.stage == "compiled"
+    off = decide(inputs(continent), dataclasses.replace(params, extension_trust=False))
+    assert [a.key for a in off.answers] == ["bahamas"] and off.stage == "model1"
+    for other in [("other", "continent"), ("held",), country]:  # not a continuation: the model's path first
+        assert decide(inputs(other), params).stage == "model1"
