@@ -30,11 +30,9 @@ if [ "${SGR_SKIP_LLM:-0}" != 1 ]; then
   bash scripts/install_llm.sh .venv/bin/python
 fi
 
-say "materialising the trained models that ship with sgr (models/: checked by SHA-256, folded into \$SGR_HOME/models)"
 if [ "${SGR_SKIP_LLM:-0}" != 1 ]; then
+  say "materialising the trained models that ship with sgr (models/: checked by SHA-256, folded into \$SGR_HOME/models)"
   .venv/bin/sgr models materialise
-else
-  .venv/bin/sgr models materialise --only relation-encoder
 fi
 
 if [ "${SGR_SKIP_BROWSER:-0}" != 1 ]; then
