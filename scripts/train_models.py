@@ -148,11 +148,6 @@ def train_lm_step(dry_run: bool = False, bundle: Path | None = None, from_bundle
     return tune_from_options(graph_version=LM_KEY, bundle=bundle, from_bundle=from_bundle, **LM_DATA, **LM)
 
 
-#: SGR's decision parameters for the shipped weights: carried from the held-out search of the earlier tuned model
-#: (``bench/results/sgr_grid_tuned.json``), not searched again for these weights
-DECISION_FROM = ROOT / "bench" / "results" / "sgr_grid_tuned.json"
-
-
 def made_by() -> dict:
     """The command, commit (and whether the tree was dirty), date and machine of this run."""
     from bench.record import provenance
@@ -166,7 +161,6 @@ def export_lm() -> Path:
     from sgr.llm import bundle, shipped
     from sgr.llm.finetune import BEST_FILE
     from sgr.llm.server import model_path
-    from sgr.methods.sgr.config import TUNED_DECISION_KEYS
 
     run = sgr_home() / "tune" / LM_KEY
     prov = json.loads((run / "model.json").read_text())
@@ -175,10 +169,9 @@ def export_lm() -> Path:
     state = (bundle.read(Path(there["out"])).state if there
              else load_checkpoint(run / BEST_FILE[method], what="tuned weights file"))
     lora = {k: prov["config"][k] for k in ("lora_rank", "lora_alpha")} if method == "lora" else None
-    chosen = json.loads(DECISION_FROM.read_text())["summary"]["chosen"]
-    decision = {k: chosen[k] for k in TUNED_DECISION_KEYS if k in chosen}
-    decision["carried_from"] = (f"{DECISION_FROM.relative_to(ROOT)}: chosen on the held-out questions of the "
-                                "GPU-tuned weights (2026-11-25), not searched again for these weights")
+    # SGR's decision parameters stay SGRConfig's: those chosen for the earlier GPU-tuned weights
+    # (bench/results/sgr_grid_tuned.json) did no better with these on CWQ dev (bench/experiments/models.md)
+    decision: dict = {}
     data = prov["data"]
     val = prov["validation"]
     sgr_prov = {"graph_version": "shipped (any graph)", "prompt_examples": prov.get("prompt_examples", 0),

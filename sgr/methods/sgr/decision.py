@@ -161,13 +161,13 @@ class DecisionParams:
     collaborative: bool = _DEFAULTS.collaborative
     plan_trust: float = _DEFAULTS.plan_trust
     gamma_min: float = _DEFAULTS.gamma_min
-    extension_trust: bool = _DEFAULTS.extension_trust
+    graph_first: bool = _DEFAULTS.graph_first
 
     @classmethod
     def from_config(cls, c: SGRConfig) -> "DecisionParams":
         return cls(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate,
                    collaborative=c.collaborative, plan_trust=c.plan_trust, gamma_min=c.gamma_min,
-                   extension_trust=c.extension_trust)
+                   graph_first=c.graph_first)
 
 
 @dataclass
@@ -227,7 +227,7 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
         def order(i: int) -> tuple[float, float, str]:  # by v; equal v (one path's ends) by the paths, then by name
             return -round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text
 
-        for src in trust_order(inputs, params.plan_trust, params.extension_trust):
+        for src in trust_order(inputs, params.plan_trust, params.graph_first):
             idx = sorted((i for i, c in enumerate(cands) if c.source == src and valid[i]), key=order)
             if idx:
                 scored = [(i, v[i]) for i in idx] + _same_path_rest(inputs, idx, v, params, order)
@@ -306,22 +306,15 @@ def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:
     return out
 
 
-def trust_order(inputs: DecisionInputs, plan_trust: float, extension_trust: bool = False) -> list[str]:
+def trust_order(inputs: DecisionInputs, plan_trust: float, graph_first: bool = False) -> list[str]:
     """The sources in their order of trust: plans whose δ (question similarity) reaches ``plan_trust`` first (the
-    others are never valid, :func:`decide`); with ``extension_trust``, G_q's compiled best path next when it
-    continues the model's first path (:func:`extends`); then the rest as given."""
+    others are never valid, :func:`decide`); with ``graph_first``, G_q's compiled best path next, before the model's
+    own paths and Cypher; then the rest as given."""
     trusted = [s for s in inputs.sources if s.startswith("plan")
                and any(c.source == s and c.delta >= plan_trust for c in inputs.candidates)]
-    if extension_trust and inputs.model_patterns and "compiled" in inputs.sources:
-        compiled = next(c.relations for c in inputs.candidates if c.source == "compiled")
-        if extends(inputs.relation_path(compiled), inputs.relation_path(inputs.model_patterns[0])):
-            trusted.append("compiled")
+    if graph_first and "compiled" in inputs.sources:
+        trusted.append("compiled")
     return trusted + [s for s in inputs.sources if s not in trusted]
-
-
-def extends(longer: Pattern, shorter: Pattern) -> bool:
-    """Whether relation path ``longer`` continues ``shorter`` (``shorter`` is its strict prefix)."""
-    return len(longer) > len(shorter) > 0 and longer[:len(shorter)] == shorter
 
 
 def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str | None, stage: str | None,
