@@ -7,9 +7,9 @@ Errors users can cause are :class:`sgr.core.errors.SgrError`: one red line on st
 from __future__ import annotations
 
 from sgr.cli import app as _app
-from sgr.cli import ask, evaluate, evidence, llm, load, neo4j, profile, relations, scr
+from sgr.cli import ask, evaluate, evidence, llm, load, models, neo4j, profile, relations, scr
 
-app = _app.build(neo4j, load, profile, llm, ask, evaluate, scr, relations, evidence)
+app = _app.build(neo4j, load, profile, llm, models, ask, evaluate, scr, relations, evidence)
 
 if __name__ == "__main__":
     app()

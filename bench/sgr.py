@@ -13,11 +13,13 @@ between). ``webqsp-all`` runs every WebQSP test question (1,628, no sample) unde
 cache on, so reruns are free and methods that send the same prompt (``sgr``, ``sgr-direct``, ``cypher-only`` share
 the schema and NL→Cypher calls) pay once. ``--hops-per-dataset`` gives MetaQA's k-hop questions ``hops=k``
 (``--hops`` of ``sgr ask``; the expansion depth is a method setting, the scored paths still pick the length).
-``sgr`` is full SGR with the model of ``sgr llm tune`` (serve it with ``sgr llm serve --model tuned``; it gets the
-zero-shot schema prompt it was trained on), ``sgr-base`` the same method with the packaged base model; each runs only
-when the configured model is its own (run them in two invocations with the same ``--out``: the results file
+``sgr`` is full SGR as a user gets it: the served tuned weights — the path generator that ships with sgr
+(``models/schema-lm``, what ``sgr llm serve`` serves by default) or a model of ``sgr llm tune`` (``--model tuned``) —
+asked with the schema prompt they were trained on, and the default relation retriever (the shipped relation encoder
+unless a model was trained for the graph); ``sgr-base`` the same method with the packaged base model
+(``sgr llm serve --model base``); each runs only when the configured model is its own (run them in two invocations with the same ``--out``: the results file
 accumulates, at one commit only — one file holds one run; a file of another commit needs ``--fresh`` or another
-``--out``, and each invocation's provenance is kept). A label ending in
+``--out``, and each invocation's provenance is kept). ``config.llm`` records which weights answered. A label ending in
 ``+rcr`` (``sgr-base+rcr``, ``sgr-compiled+rcr``, ``sgr+rcr``) is its method with RCR's trained relation model as the
 relation retriever (``--relation-model FILE``, e.g. ``sgr relations train --method encoder`` on WebQSP: it ranks
 the candidate relations of S_q, breaks linking ties and pre-filters the graph grammar). ``sgr+scr`` is ``sgr`` whose
@@ -105,6 +107,18 @@ def served_kind() -> str | None:
         return "tuned" if is_tuned(shared_llm().name) else "base"
     except LLMError:
         return None
+
+
+def served_weights() -> str:
+    """Which weights the configured model is (the shipped path generator, a tuned model, the base one …)."""
+    from sgr.core.errors import LLMError
+    from sgr.llm.client import shared_llm
+    from sgr.llm.server import describe_model
+
+    try:
+        return describe_model(shared_llm().name)
+    except LLMError:
+        return os.environ.get("SGR_LLM_MODEL", "local default (unreachable)")
 
 
 def label_options(method: str, relation_model: Path | None = None, scr_model: Path | None = None) -> dict[str, str]:
@@ -268,7 +282,8 @@ def markdown(result: dict[str, Any]) -> str:
               f"- run {cfg['finished_at']} on {cfg['machine']}; samples: "
               + (f"MetaQA {cfg['sample']} per hop, " if any(d.startswith("metaqa") for d in details) else "")
               + f"WebQSP {cfg['webqsp_sample']} (seed {cfg['seed']}); options {cfg['options']}; `sgr-base` = `sgr` "
-              "with the packaged base model, `sgr` = with the model of `sgr llm tune` (zero-shot schema prompt)",
+              "with the packaged base model, `sgr` = as a user gets it (the shipped path generator or a model of `sgr llm tune`, "
+              "with its schema prompt; the default relation retriever)",
               "- graphs: " + "; ".join(f"{g['graph']} (graph version {g['graph_version']})" for g in cfg.get("graphs", [])),
               "- latency = wall time of one `answer()` (2 shared CPU cores; the LLM server shares them)."]
     return "\n".join(lines) + "\n"
@@ -403,7 +418,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "config": {"methods": methods, "datasets": datasets, "sample": args.sample, "webqsp_sample": args.webqsp_sample,
                    "cwq_sample": args.cwq_sample,
                    "seed": args.seed, "options": options, "hops_per_dataset": args.hops_per_dataset,
-                   "llm": os.environ.get("SGR_LLM_MODEL", "local default"), "graphs": list(prev_graphs.values()),
+                   "llm": served_weights(), "graphs": list(prev_graphs.values()),
                    "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
         "linking": linking,

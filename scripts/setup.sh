@@ -30,6 +30,11 @@ if [ "${SGR_SKIP_LLM:-0}" != 1 ]; then
   bash scripts/install_llm.sh .venv/bin/python
 fi
 
+if [ "${SGR_SKIP_LLM:-0}" != 1 ]; then
+  say "materialising the trained models that ship with sgr (models/: checked by SHA-256, folded into \$SGR_HOME/models)"
+  .venv/bin/sgr models materialise
+fi
+
 if [ "${SGR_SKIP_BROWSER:-0}" != 1 ]; then
   if ! command -v chromium >/dev/null; then
     say "installing headless Chromium (Debian package) for the browser tests"

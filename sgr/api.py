@@ -25,6 +25,7 @@ from sgr.core.errors import ConfigError, EntityNotFound, InputError, SgrError
 from sgr.core.types import Prediction, Question
 from sgr.graph.server import NO_AUTH_WARNING
 from sgr.graph.store import GraphStore
+from sgr.retrieval.shipped_models import ShippedModel, shipped_models  # noqa: F401  (sgr models status|materialise)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,6 +66,8 @@ class AskResult:
     detail: "SGRResult | None" = None
     topic_ids: list[str] = field(default_factory=list)
     evidence: "Inspection | None" = None
+    weights: str | None = None  # which language model answered (the shipped, a tuned or the base weights …)
+    retriever: str | None = None  # which relation retriever ranked the relations (shipped encoder, trained, cosine)
     abstained: bool = False  # "not found in the graph": confidence below the threshold, or nothing to answer with
     reasons: list[str] = field(default_factory=list)  # why it abstained (sgr.methods.confidence.REASONS)
     threshold: float | None = None  # the confidence threshold applied (None: uncalibrated, nothing abstains on it)
@@ -101,6 +104,8 @@ class AskResult:
             "top_paths": [p.summary() for p in pred.paths],
             "cypher": pred.cypher,
             "topic_ids": self.topic_ids,
+            "weights": self.weights,
+            "retriever": self.retriever,
             "usage": asdict(pred.usage),
             "extra": pred.extra,
             "evidence": None if self.evidence is None else {
@@ -129,14 +134,15 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
     SGR question whose entities nothing links abstains too ("no entity of the question was found in the graph").
     An empty question is an InputError before any work.
     """
+    from sgr.core.text import question_inputs
     from sgr.methods.confidence import abstention, attach_confidence
 
-    text, topics = _question_inputs(text, topics)
+    text, topics = question_inputs(text, topics)
     if not text or not text.strip():
         raise InputError("the question is empty: type a question, e.g. sgr ask \"what does jamaican people speak?\"")
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
         raise InputError(f"--min-confidence must be between 0 and 1, got {min_confidence}")
-    from sgr.methods.base import MethodContext
+    from sgr.methods.base import MethodContext, answered_by
     from sgr.methods.registry import create_method, method_options
     from sgr.methods.sgr.answerer import SGRAnswerer
     from sgr.methods.sgr.profiled import ProfiledAnswerer, check_runs_on
@@ -169,6 +175,7 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
             raise SgrError(f"{method}: {pred.error}")
         attach_confidence(pred, method, getattr(getattr(answerer, "llm", None), "name", None))
         result = AskResult(question=question, method=method, prediction=pred)
+    result.weights, result.retriever = answered_by(answerer)
     result.abstained, result.reasons = abstention(result.prediction, min_confidence)
     info = result.prediction.extra.get("confidence") or {}
     result.threshold = min_confidence if min_confidence is not None else info.get("threshold")
@@ -178,23 +185,6 @@ def ask(text: str, *, store: GraphStore, topics: Sequence[str] = (), method: str
         result.evidence = inspect_prediction(store, question.text, result.prediction, method, save=save, html=html,
                                              topic_ids=result.topic_ids)
     return result
-
-
-def _question_inputs(text: Any, topics: Any) -> tuple[str, list[str]]:
-    """The question and its topics as checked text: ``topics`` may be one name (``topics="Jamaica"``) or a list of
-    names; every one must be a string of UTF-8 text (bytes that are not UTF-8 reach argv as lone surrogates)."""
-    from sgr.core.text import check_utf8
-
-    if not isinstance(text, str):
-        raise ConfigError(f"the question must be a string, got {type(text).__name__}")
-    if topics is None:
-        topics = []
-    elif isinstance(topics, str):
-        topics = [topics]
-    elif not isinstance(topics, (list, tuple)) or not all(isinstance(t, str) for t in topics):
-        raise ConfigError("topics must be a topic name or a list of names (strings), got "
-                          f"{type(topics).__name__}")
-    return check_utf8(text, "the question"), [check_utf8(t, "a topic (--topic)") for t in topics]
 
 
 def _count(value: Any, what: str, *, minimum: int) -> int:

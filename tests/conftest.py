@@ -29,6 +29,9 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 if not SHARED.exists():
     SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 DATA = Path(os.environ.get("SGR_SHARED_DATA", SHARED / "data")).resolve()
+# The shipped models (models/) are the product's default; tests written for the packaged base model and plain cosine
+# keep them, and the tests of the shipped models turn them on themselves (tests/*/test_shipped*.py).
+os.environ.setdefault("SGR_SHIPPED_MODELS", "0")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # a test that uses one of these fixtures (directly or through another fixture) needs that server

@@ -19,7 +19,9 @@ def register(app: typer.Typer) -> None:
         port: Optional[int] = typer.Option(None, help="HTTP port (default: a free one)"),
         n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens"),
         threads: Optional[int] = typer.Option(None, help="CPU threads (default: half the cores, at least 1)"),
-        model: str = typer.Option("base", help="base | tuned (sgr llm tune's model for the loaded graph) | PATH.gguf"),
+        model: str = typer.Option("auto", help="auto (default: the model tuned for the loaded graph, else the "
+                                  "shipped one, else base) | base (the packaged SmolLM2) | shipped (models/schema-lm) "
+                                  "| tuned (sgr llm tune's model for the loaded graph) | PATH.gguf"),
     ) -> None:
         """Start the OpenAI-compatible local model server on 127.0.0.1 (in the background) and wait until it answers."""
         from sgr.api import describe_llm, serve_llm
@@ -52,6 +54,12 @@ def register(app: typer.Typer) -> None:
         webqsp: bool = typer.Option(True, help="train on WebQSP train questions with gold paths"),
         webqsp_sample: Optional[int] = typer.Option(None, help="a seeded sample of this many WebQSP train questions"),
         metaqa_per_hop: int = typer.Option(500, help="MetaQA dev questions per hop (0: none)"),
+        cwq: bool = typer.Option(False, help="also CWQ dev's questions built on WebQSP train questions, their paths "
+                                 "from the loaded graph (load webqsp_mini.jsonl and cwq_dev.jsonl), split by base "
+                                 "question: a held-back part for model selection"),
+        from_graph: int = typer.Option(0, min=0, help="also this many training questions written from the loaded "
+                                       "graph itself (sampled relation paths, templates; no labelled question)"),
+        from_graph_hops: int = typer.Option(3, min=1, help="--from-graph: the longest walk, in hops (CVTs free)"),
         examples: int = typer.Option(0, min=0, help="worked examples in each training prompt (the nearest other "
                                      "training questions); SGR then shows the tuned model as many"),
         method: str = typer.Option("top", help="top: the top layers on cached frozen states (CPU); lora: adapters "
@@ -73,6 +81,7 @@ def register(app: typer.Typer) -> None:
 
         prov = tune(dataset=dataset, split=split, webqsp=webqsp, webqsp_sample=webqsp_sample,
                     metaqa_per_hop=metaqa_per_hop, examples=examples, graph_version=graph_version, eval_n=eval_n,
+                    cwq=cwq, from_graph=from_graph, from_graph_hops=from_graph_hops,
                     log=plain, bundle=bundle, from_bundle=from_bundle, method=method, lora_rank=lora_rank,
                     top_layers=top_layers, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
                     val_fraction=val_fraction, patience=patience, device=device, threads=threads)

@@ -29,7 +29,9 @@ def register(app: typer.Typer) -> None:
 
     @relations_app.command("train")
     def relations_train(
-        dataset: str = typer.Option(..., "--dataset", help="webqsp (train paths) | metaqa (dev, all hops)"),
+        dataset: str = typer.Option(..., "--dataset", help="webqsp (train paths) | metaqa (dev, all hops) | graph "
+                                    "(questions written from the loaded graph itself, no labelled question: "
+                                    "--limit of them, 3,000 by default)"),
         method: str = typer.Option("heads", help="heads: the paper's two heads over the frozen encoder (RCR §4.1); "
                                                  "encoder: the encoder itself fine-tuned (InfoNCE, mined hard "
                                                  "negatives; about 10 min an epoch of WebQSP on one CPU core)"),
@@ -59,7 +61,8 @@ def register(app: typer.Typer) -> None:
         val_fraction: float = typer.Option(0.1, "--val-fraction", help="share held out for model selection"),
         select_k: int = typer.Option(50, "--select-k", help="keep the epoch with the best validation RRA@k"),
         patience: Optional[int] = typer.Option(None, help="stop after N epochs without a better validation RRA"),
-        limit: Optional[int] = typer.Option(None, help="WebQSP: first N questions; MetaQA: N per hop (fixed seed)"),
+        limit: Optional[int] = typer.Option(None, help="WebQSP: first N questions; MetaQA: N per hop (fixed seed); "
+                                            "graph: N questions written"),
         seed: int = typer.Option(0, help="seed of the split, the negatives and the initialisation"),
         out: Optional[Path] = typer.Option(None, help="model file (default: $SGR_HOME/cache/relations/"
                                            "<dataset>[-encoder]-<graph version>.pt, found by --model auto; a "

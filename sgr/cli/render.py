@@ -125,6 +125,10 @@ def format_result(result: "AskResult", max_paths: int = 5) -> list[str]:
     if d is not None and d.scr_paths:
         out.append(f"[bold]SCR paths[/] (P(a, p | q), beam {d.config.scr_beam}):")
         out += scored(d.scr_paths)
+    if result.weights:
+        out.append(f"[bold]Answered by:[/] {e(result.weights)}")
+    if result.retriever:
+        out.append(f"[bold]Relations ranked by:[/] {e(result.retriever)}")
     stages = " · ".join(f"{k} {v * 1000:.0f} ms" for k, v in u.stage_seconds.items())
     out.append(f"[bold]Time:[/] {u.total_seconds:.2f} s ({stages})")
     out.append(f"[bold]LLM:[/] {u.llm_calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
@@ -177,6 +181,24 @@ def show_ask(result: "AskResult", as_json: bool = False, explain: bool = False) 
     if not explain:
         console.print("[dim]--explain shows the whole trace: entities, schema, Cypher, paths, votes, cost[/]",
                       highlight=False)
+
+
+def show_models(items: Sequence[Any], verb: str) -> bool:
+    """``sgr models status|materialise``: each shipped model, where it is materialised, its validation figures;
+    False when one failed (its error is shown)."""
+    if not items:
+        console.print("this checkout ships no models (no models/*/manifest.json)")
+        return True
+    for it in items:
+        figures = ", ".join(f"{k} {v}" for k, v in ((it.manifest.get("validation") or {}).get("summary") or {}).items())
+        where = (f"{verb} {e(str(it.materialised))}" + (f" in {it.seconds:.1f} s" if it.seconds is not None else "")
+                 if it.materialised else "not materialised yet (sgr models materialise)")
+        console.print(f"[bold]{e(it.name)}[/] ({e(str(it.manifest.get('kind', '?')))}): {where}", soft_wrap=True)
+        if figures:
+            console.print(f"  validation: {e(figures)}", soft_wrap=True)
+        if it.error:
+            console.print(f"  [red]{e(it.error)}[/]", soft_wrap=True)
+    return not any(it.error for it in items)
 
 
 # -- query, load, stats -----------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ wrap them); other modules call these and never read ``os.environ`` themselves:
 - ``SGR_JAVA_DIR`` → :func:`java_dir` (the Java launcher, default ``<repo>/java``)
 - ``SGR_SHARED_DATA`` → :func:`shared_data_dir` (benchmark data, default ``<repo>/../shared/data``)
 - ``SGR_RELATION_MODEL`` → :func:`relation_model` (trained relation heads that ``model="auto"`` uses)
+- ``SGR_MODELS_DIR``, ``SGR_SHIPPED_MODELS`` → :func:`models_dir`, :func:`use_shipped_models` (the trained models
+  that ship with sgr under ``<repo>/models``, and whether sgr uses them by default)
 - ``SGR_PROFILE`` → :func:`profile_file` (a graph profile file to use instead of the derived one)
 - ``SGR_SCR_CHECKPOINT``, ``SGR_SCR_SINGLE_CHECKPOINT`` → :func:`scr_checkpoint`
 - ``NEO4J_*`` → :class:`Neo4jSettings`; ``SGR_LLM_*`` and ``OPENAI_API_KEY`` → :class:`LLMSettings`
@@ -55,6 +57,7 @@ class PathSettings(BaseSettings):
     cache_dir: Path | None = None
     java_dir: Path | None = None
     shared_data: Path | None = None
+    models_dir: Path | None = None
 
 
 class LoadSettings(BaseSettings):
@@ -82,6 +85,7 @@ class ModelFileSettings(BaseSettings):
     profile: Path | None = None
     scr_checkpoint: Path | None = None
     scr_single_checkpoint: Path | None = None
+    shipped_models: bool = True
 
 
 def repo_root() -> Path:
@@ -123,6 +127,20 @@ def shared_data_dir() -> Path:
     """The benchmark data folder (``SGR_SHARED_DATA``, default ``<repo>/../shared/data``); it may not exist."""
     path = read_settings(PathSettings).shared_data
     return path.expanduser() if path else repo_root().parent / "shared" / "data"
+
+
+def models_dir() -> Path:
+    """The trained models that ship with sgr (``SGR_MODELS_DIR``, default ``<repo>/models``): one folder per model
+    with its weights and ``manifest.json``; set-up materialises them under ``SGR_HOME/models``."""
+    path = read_settings(PathSettings).models_dir
+    return path.expanduser() if path else repo_root() / "models"
+
+
+def use_shipped_models() -> bool:
+    """``SGR_SHIPPED_MODELS`` (default on): whether the shipped models are the default — the path generator
+    ``sgr llm serve`` serves and the relation encoder of ``sgr ask`` / ``sgr eval`` — when nothing trained for the
+    loaded graph takes precedence. ``0``: the packaged base model and plain cosine, as before they shipped."""
+    return read_settings(ModelFileSettings).shipped_models
 
 
 def relation_model() -> str | None:

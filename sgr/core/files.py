@@ -31,6 +31,38 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+#: the name of a shipped model's manifest (``models/<name>/manifest.json``)
+MANIFEST = "manifest.json"
+
+
+def file_entry(path: Path) -> dict[str, Any]:
+    """What a manifest records of one file: its SHA-256 and size."""
+    return {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+
+
+def read_manifest(folder: Path, *, check: bool = True) -> dict[str, Any]:
+    """``folder/manifest.json``; with ``check`` every file it lists must be there with its SHA-256 and size
+    (ConfigError naming the first that is not)."""
+    path = folder / MANIFEST
+    try:
+        man = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no manifest (not a shipped model folder)") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc})") from None
+    if check:
+        for name, want in (man.get("files") or {}).items():
+            f = folder / name
+            if not f.is_file():
+                raise ConfigError(f"{f}: listed in {path.name} but missing (a partial checkout? `git lfs` is not "
+                                  "used: the file is in git)")
+            got = file_entry(f)
+            if got != {"sha256": want.get("sha256"), "bytes": want.get("bytes")}:
+                raise ConfigError(f"{f}: SHA-256 or size differs from {path.name} (changed or truncated); "
+                                  "restore it with `git checkout -- models/`")
+    return man
+
+
 def cut_parts(data: bytes | Path, out: Path, part_bytes: int) -> list[str]:
     """Write ``data`` (bytes or a file) as ``out.00``, ``out.01`` … of at most ``part_bytes``; returns the names."""
     names = []

@@ -219,3 +219,7 @@ NOISE_RELATIONS = frozenset({
     "people.person.gender", "common.topic.notable_types", "common.topic.notable_for", "type.object.type",
     "kg.object_profile.prominent_type", "common.topic.webpage", "common.webpage.category",
 })
+#: Relation name prefixes of Freebase's bookkeeping (``freebase.valuenotation.is_reviewed``, ``common.topic.image``,
+#: ``type.object.type`` …): a walk that writes training questions from the graph never takes them
+#: (:mod:`sgr.retrieval.graph_questions`). Checked on: walks over the WebQSP slice + CWQ dev graph.
+BOOKKEEPING_PREFIXES = ("freebase.", "common.", "type.", "kg.", "user.", "dataworld.")

@@ -160,3 +160,20 @@ def check_utf8(text: str, what: str) -> str:
         byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if 0xDC80 <= ord(bad) <= 0xDCFF else f"U+{ord(bad):04X}"
         raise InputError(f"{what} is not valid UTF-8 ({byte} at character {exc.start + 1}): pass UTF-8 text") from None
     return text
+
+
+def question_inputs(text: Any, topics: Any) -> tuple[str, list[str]]:
+    """The question and its topics as checked text: ``topics`` may be one name (``topics="Jamaica"``) or a list of
+    names; every one must be a string of UTF-8 text (bytes that are not UTF-8 reach argv as lone surrogates)."""
+    from sgr.core.errors import ConfigError
+
+    if not isinstance(text, str):
+        raise ConfigError(f"the question must be a string, got {type(text).__name__}")
+    if topics is None:
+        topics = []
+    elif isinstance(topics, str):
+        topics = [topics]
+    elif not isinstance(topics, (list, tuple)) or not all(isinstance(t, str) for t in topics):
+        raise ConfigError("topics must be a topic name or a list of names (strings), got "
+                          f"{type(topics).__name__}")
+    return check_utf8(text, "the question"), [check_utf8(t, "a topic (--topic)") for t in topics]

@@ -523,3 +523,9 @@ def shared_llm(cache: bool = True) -> "LLM":
         if cache not in _SHARED:
             _SHARED[cache] = LLM.from_settings(cache=cache)
         return _SHARED[cache]
+
+
+def reset_shared_llm() -> None:
+    """Forget the process's shared :class:`LLM`s (after the local server was restarted with other weights)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()

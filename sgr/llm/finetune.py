@@ -31,7 +31,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -425,6 +425,21 @@ def _lora_trainable(model, tok, train_ex, val_ex, cfg: TuneConfig) -> _Trainable
 def lora_state(model) -> dict[str, Any]:  # noqa: ANN001
     """The LoRA adapter weights of ``model`` (fp32 copies on the CPU), under their names in ``model``."""
     return {k: v.detach().float().cpu().clone() for k, v in model.state_dict().items() if "lora_" in k}
+
+
+def lora_deltas(adapters: Mapping[str, Any], lora_rank: int, lora_alpha: int) -> dict[str, Any]:
+    """``ΔW = (α/r)·B·A`` for each adapted matrix of :func:`lora_state`'s ``adapters``, under the matrix's own
+    transformers name (``….q_proj.lora_A.default.weight`` → ``….q_proj.weight``): what merging adds to ``W``."""
+    out = {}
+    for name, a in adapters.items():
+        if ".lora_A." not in name:
+            continue
+        stem, _, tail = name.partition(".lora_A.")
+        b = adapters.get(f"{stem}.lora_B.{tail}")
+        if b is None:
+            raise LLMError(f"LoRA weights: {name} has no lora_B beside it")
+        out[f"{stem}.weight"] = (lora_alpha / lora_rank) * (b.float() @ a.float())
+    return out
 
 
 def merge_lora_state(model, cfg: TuneConfig, state: dict[str, Any]):  # noqa: ANN001, ANN201

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +74,10 @@ MATRIX_TYPES = ("f16", "q8_0")
 
 
 def write_merged(base: Path, out: Path, state: Mapping[str, Any], *, metadata: Mapping[str, str] = (),
-                 matrix_type: str = "f16") -> Path:
-    """Write ``out``: ``base`` with the tensors in ``state`` (transformers names) replaced, matrices as
-    ``matrix_type``; ``metadata`` adds string fields (e.g. ``sgr.graph_version``). Written to a temporary name first,
-    then renamed."""
+                 matrix_type: str = "f16", add: bool = False) -> Path:
+    """Write ``out``: ``base`` with the tensors in ``state`` (transformers names) replaced — or, with ``add``, added
+    to the base's dequantised tensors (LoRA's ``ΔW``) — matrices as ``matrix_type``; ``metadata`` adds string fields
+    (e.g. ``sgr.graph_version``). Written to a temporary name first, then renamed."""
     import gguf
 
     if matrix_type not in MATRIX_TYPES:
@@ -110,6 +110,8 @@ def write_merged(base: Path, out: Path, state: Mapping[str, Any], *, metadata: M
             expected = tuple(int(x) for x in reversed(t.shape.tolist()))
             if arr.shape != expected:
                 raise LLMError(f"tensor {t.name}: tuned shape {arr.shape} differs from the base's {expected}")
+            if add:
+                new[t.name] = arr = gguf.quants.dequantize(t.data, t.tensor_type).reshape(expected) + arr
             if arr.ndim == 2 and matrix_type == "q8_0":
                 q8 = gguf.GGMLQuantizationType.Q8_0
                 new[t.name] = arr = gguf.quants.quantize(arr.astype(np.float32), q8)
@@ -130,14 +132,20 @@ def write_merged(base: Path, out: Path, state: Mapping[str, Any], *, metadata: M
 
 def base_tensor(base: Path, name: str) -> np.ndarray:
     """One tensor of a GGUF file, dequantised to float32 in its numpy layout (tests compare exports with it)."""
+    return base_tensors(base, [name])[name]
+
+
+def base_tensors(base: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Several tensors of a GGUF file, read once (:func:`base_tensor`)."""
     import gguf
 
     reader = gguf.GGUFReader(base)
-    for t in reader.tensors:
-        if t.name == name:
-            return gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(
-                tuple(int(x) for x in reversed(t.shape.tolist())))
-    raise LLMError(f"{base}: no tensor {name}")
+    got = {t.name: gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(
+        tuple(int(x) for x in reversed(t.shape.tolist()))) for t in reader.tensors if t.name in set(names)}
+    missing = [n for n in names if n not in got]
+    if missing:
+        raise LLMError(f"{base}: no tensor {missing[0]}")
+    return got
 
 
 def write_provenance(weights: Path, data: Mapping[str, Any]) -> Path:

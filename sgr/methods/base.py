@@ -191,3 +191,15 @@ class UsageMeter:
             yield
         finally:
             self.usage.add_stage(name, time.perf_counter() - t0)
+
+
+def answered_by(answerer: Any) -> tuple[str, str | None]:
+    """``(weights, retriever)``: one line each naming the language model a method's answerer called and the
+    relation retriever it ranked relations with (None for a method that ranks none)."""
+    from sgr.llm.server import describe_model
+    from sgr.retrieval.relations import describe_retriever
+
+    llm = getattr(answerer, "llm", None)
+    retriever = getattr(answerer, "retriever", None)
+    return (describe_model(getattr(llm, "name", None) if llm is not None else None),
+            describe_retriever(retriever) if hasattr(answerer, "retriever") else None)

@@ -15,7 +15,8 @@ Every method that needs candidate relations (SGR's schema stage, RCR) asks a :cl
   (:mod:`sgr.retrieval.encoder_training`): ``sim(q, r) = cos(E(q), E(r))``.
 
 :func:`load_retriever` builds any of them for a store: ``"auto"`` picks the newest model trained on the current graph
-version (``SGR_RELATION_MODEL`` names a file instead) and falls back to cosine. The relation matrix of a
+version (``SGR_RELATION_MODEL`` names a file instead), else the relation encoder that ships with sgr
+(:mod:`sgr.retrieval.shipped`), and falls back to cosine. The relation matrix of a
 (store, graph version, encoder, model) is built once per process and shared. :func:`evaluate_retrieval` measures
 RRA@k (§5.1) of several retrievers on a dataset.
 """
@@ -195,13 +196,12 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
     """A retriever over the store's relations (:func:`sgr.retrieval.training.graph_relations`).
 
     ``model``: a path to a saved model (heads over the frozen encoder, or a fine-tuned encoder: ``sgr relations
-    train --method heads|encoder``); ``"auto"`` — ``SGR_RELATION_MODEL`` when set, else the newest model trained
-    on this graph version, else plain cosine; ``None`` or ``"cosine"`` — plain cosine. Built once per process for
-    each (store, graph version, encoder, model).
+    train --method heads|encoder``); ``"auto"`` — :func:`default_relation_model`; ``None`` or ``"cosine"`` — plain
+    cosine. Built once per process for each (store, graph version, encoder, model).
     """
     version = store.graph_version()
     if model == "auto":
-        model = relation_model() or find_model(version)
+        model = default_relation_model(version) if encoder == DEFAULT_ENCODER else relation_model() or find_model(version)
     label = "cosine" if model in (None, "cosine") else f"{model}@{_mtime(Path(model))}"
     key = (store.uri, version, encoder, label)
     with _SHARED_LOCK:
@@ -228,23 +228,44 @@ def load_retriever(store: GraphStore, model: str | Path | None = "auto",
         return _SHARED[key]
 
 
+def default_relation_model(graph_version: str) -> str | Path | None:
+    """What ``"auto"`` loads: ``SGR_RELATION_MODEL`` when set (a path, or ``cosine``), else the newest model trained
+    on this graph version (``sgr relations train``), else the shipped relation encoder
+    (:func:`sgr.retrieval.shipped.shipped_relation_model`; not with ``SGR_SHIPPED_MODELS=0``), else None (cosine)."""
+    from sgr.retrieval.shipped import shipped_relation_model
+
+    return relation_model() or find_model(graph_version) or shipped_relation_model()
+
+
 def sgr_retriever(store: GraphStore, option: Any = None) -> Any:
-    """SGR's relation retriever for its ``relation_retriever`` option: unset — RCR's trained model (heads or a
-    fine-tuned encoder) when ``sgr relations train`` made one for this graph, else ``None`` (SGR's plain MiniLM
-    cosine); ``""`` or ``"embedding"`` — ``None``; ``"auto"``, ``"cosine"`` or a path — :func:`load_retriever`; a
-    retriever object as is."""
+    """SGR's relation retriever for its ``relation_retriever`` option: unset — :func:`default_relation_model` (a
+    model trained for this graph, else the shipped encoder), else ``None`` (SGR's plain MiniLM cosine); ``""`` or
+    ``"embedding"`` — ``None``; ``"auto"``, ``"cosine"`` or a path — :func:`load_retriever`; a retriever object as
+    is."""
     if option is None:
-        option = "auto" if find_model(store.graph_version()) is not None else "embedding"
+        option = "auto" if default_relation_model(store.graph_version()) not in (None, "cosine") else "embedding"
     if not isinstance(option, str):
         return option
     return None if option in ("", "embedding") else load_retriever(store, option)
 
 
 def trained_model_for(store: GraphStore) -> str | None:
-    """The heads ``load_retriever(store, "auto")`` would load (``SGR_RELATION_MODEL`` or the newest for this graph
-    version), or None when it would fall back to cosine."""
-    model = relation_model() or find_model(store.graph_version())
-    return str(model) if model else None
+    """The model ``load_retriever(store, "auto")`` would load (:func:`default_relation_model`), or None when it
+    would fall back to cosine."""
+    model = default_relation_model(store.graph_version())
+    return str(model) if model and model != "cosine" else None
+
+
+def describe_retriever(retriever: Any) -> str:
+    """One line naming a relation retriever: plain cosine, the shipped encoder, or a model trained for the graph."""
+    if retriever is None:
+        return "MiniLM cosine (untrained)"
+    info = getattr(retriever, "info", {}) or {}
+    if "shipped" in info:
+        return f"the shipped encoder {info['shipped'].get('folder')} ({retriever.name})"
+    if info.get("model"):
+        return f"{retriever.name} {info['model']} (trained on {info.get('dataset', '?')})"
+    return f"{getattr(retriever, 'name', 'cosine')} (untrained)"
 
 
 @dataclass

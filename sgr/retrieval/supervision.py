@@ -2,6 +2,9 @@
 
 * WebQSP: ``webqsp_train_paths.jsonl`` (train) and the RoG-format slice's ``ground_paths`` (test);
 * MetaQA: ``{1,2,3}hop_{dev,test}.tsv`` with the relation path of each question's type (``*_qtype.txt``);
+* CWQ dev (``cwq_dev.jsonl``): only the questions built on a WebQSP *train* question (base id ``WebQTrn-*``), their
+  topic→answer relation paths computed in Neo4j (:func:`graph_paths`), split by base question into a training part
+  and a held-back part for model selection (:func:`cwq_dev_examples`);
 * a fixed-seed validation split for model selection.
 
 Used by both trainers (:mod:`sgr.retrieval.training`, the paper's heads; :mod:`sgr.retrieval.encoder_training`)
@@ -14,11 +17,13 @@ import json
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sgr.core.errors import ConfigError, InputError
+from sgr.core.lexicon import NOISE_RELATIONS
 from sgr.datasets import metaqa_relation_path
+from sgr.graph.store import GraphStore
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,7 @@ class RelationExample:
     question: str
     paths: tuple[tuple[str, ...], ...]
     hops: int | None = None
+    topics: tuple[str, ...] = ()  # the topic entities' names, when known (the schema prompt's ``Topic:`` line)
 
     @property
     def relations(self) -> tuple[str, ...]:
@@ -175,3 +181,155 @@ def evaluation_examples(dataset: str, data_dir: Path | None = None, limit: int |
         return read_metaqa(root / "metaqa", "test", (int(m.group(1)),), limit_per_hop=limit, seed=seed)
     raise ConfigError(f"unknown evaluation set {dataset!r} (known: {', '.join(EVAL_DATASETS)})")
 
+
+
+# -- topic→answer relation paths in Neo4j (user datasets, CWQ dev)
+def clean_paths(paths: Sequence[Sequence[str]], max_paths: int) -> list[list[str]]:
+    """Gold paths without noise relations or duplicates, at most ``max_paths``, order kept."""
+    out: list[list[str]] = []
+    for p in paths:
+        p = [str(r) for r in p if str(r).strip()]
+        if p and not any(r in NOISE_RELATIONS for r in p) and p not in out:
+            out.append(p)
+    return out[:max_paths]
+
+
+_PATHS_QUERY = """
+MATCH (t:Entity) WHERE t.name = $topic OR t.id = $topic
+MATCH (a:Entity) WHERE a.name IN $answers AND a <> t
+MATCH p = allShortestPaths((t)-[*..%d]-(a))
+WHERE none(x IN nodes(p)[1..-1] WHERE x.name IS NULL AND NOT x:CVT)
+  AND size([x IN nodes(p)[1..-1] WHERE NOT x:CVT]) < $max_hops
+RETURN [r IN relationships(p) | type(r)] AS rels, length(p) AS len
+LIMIT $limit
+"""
+
+
+def graph_paths(store: GraphStore, topic: str, answers: Sequence[str], max_hops: int = 2,
+                max_paths: int = 3, timeout_s: float | None = None) -> list[list[str]]:
+    """The topic→answer shortest relation paths in the store, CVT-aware (a CVT does not count as a hop, so a path
+    may have up to ``2·max_hops`` relationships), most frequent first (ties: shorter, then alphabetical).
+    ``timeout_s``: give up (no paths) when the search takes longer — a deep search between hubs can run for
+    minutes."""
+    from sgr.core.errors import CypherError
+
+    if not answers:
+        return []
+    params = {"topic": topic, "answers": list(answers), "max_hops": max_hops, "limit": 500}
+    if timeout_s is None:
+        rows = store.read(_PATHS_QUERY % (2 * max_hops), params)
+    else:
+        try:
+            rows = store.run_generated(_PATHS_QUERY % (2 * max_hops), params, timeout_s=timeout_s, row_cap=500).rows
+        except CypherError:
+            return []
+    counts: dict[tuple[str, ...], int] = {}
+    for r in rows:
+        key = tuple(x for x in r["rels"] if not x.startswith("SGR_"))
+        if key:
+            counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts, key=lambda k: (-counts[k], len(k), k))
+    return clean_paths([list(k) for k in ranked], max_paths)
+
+
+def question_paths(store: GraphStore, topics: Sequence[str], answers: Sequence[str], max_hops: int = 2,
+                   max_paths: int = 3, deepen_timeout_s: float = 10.0) -> list[list[str]]:
+    """:func:`graph_paths` from each topic entity in turn, duplicates dropped, at most ``max_paths``. Beyond two hops
+    the search deepens one hop at a time, only while nothing is found, each deeper search given up after
+    ``deepen_timeout_s`` (shortest paths found at two hops are the ones a deeper search would return)."""
+    paths: list[list[str]] = []
+    for hops in range(min(2, max_hops), max_hops + 1):
+        for topic in topics:
+            found = graph_paths(store, topic, answers, max_hops=hops, max_paths=max_paths,
+                                timeout_s=3 * deepen_timeout_s if hops <= 2 else deepen_timeout_s)
+            paths += [p for p in found if p not in paths]
+        if paths:
+            break
+    return paths[:max_paths]
+
+
+# -- CWQ dev: the questions built on WebQSP train questions, split by base question
+#: The prefix of a WebQSP *train* question id; CWQ questions built on one carry it as their base id.
+WEBQSP_TRAIN_PREFIX = "WebQTrn-"
+
+
+def base_question(qid: str) -> str:
+    """The WebQSP question a CWQ question was built on: the id before ``_`` (``WebQTrn-123_ab12…`` → ``WebQTrn-123``)."""
+    return qid.split("_", 1)[0]
+
+
+def split_by_base(ids: Sequence[str], held_fraction: float, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``(train bases, held-back bases)``: the distinct base questions of ``ids`` in a seeded order, held back until
+    at least ``held_fraction`` of the questions are (every question of a base falls on one side)."""
+    if not 0.0 <= held_fraction < 1.0:
+        raise ConfigError(f"held-back fraction must be in [0, 1), got {held_fraction}")
+    count: dict[str, int] = {}
+    for qid in ids:
+        count[base_question(qid)] = count.get(base_question(qid), 0) + 1
+    bases = sorted(count)
+    random.Random(seed).shuffle(bases)
+    held: list[str] = []
+    n = 0
+    for b in bases:
+        if n >= held_fraction * len(ids):
+            break
+        held.append(b)
+        n += count[b]
+    return sorted(set(bases) - set(held)), sorted(held)
+
+
+@dataclass
+class CWQSplit:
+    """CWQ dev questions with graph paths: the training part, the held-back part (model selection) and what was left
+    out (``info``: bases of each part, questions without a path, questions on WebQSP *test* questions skipped)."""
+
+    train: list[RelationExample]
+    held: list[RelationExample]
+    info: dict
+
+
+def cwq_dev_examples(store: GraphStore, path: Path | None = None, *, held_fraction: float = 0.15, seed: int = 0,
+                     max_hops: int = 3, max_paths: int = 3) -> CWQSplit:
+    """CWQ dev questions whose base is a WebQSP *train* question (those on a ``WebQTest-*`` question would carry
+    that test question's paths into training), with their topic→answer paths from the loaded graph (WebQSP slice +
+    CWQ dev: ``sgr load freebase webqsp_mini.jsonl cwq_dev.jsonl``), split by base question (:func:`split_by_base`).
+    Questions without a path in the graph are left out and counted."""
+    import hashlib
+    import json
+
+    from sgr.core.config import cache_dir
+    from sgr.core.files import sha256_file
+    from sgr.datasets import read_records
+
+    path = path or _data_dir(None) / "cwq" / "cwq_dev.jsonl"
+    if not path.exists():
+        raise InputError(f"{path}: not found (CWQ dev); set SGR_SHARED_DATA")
+    key = hashlib.sha256(json.dumps([sha256_file(path), store.graph_version(), held_fraction, seed, max_hops,
+                                     max_paths]).encode()).hexdigest()[:16]
+    cached = cache_dir("cwq-paths") / f"{key}.json"  # the paths take minutes to find: once per graph and settings
+    if cached.is_file():
+        blob = json.loads(cached.read_text())
+        return CWQSplit(*[[RelationExample(**{**e, "paths": tuple(map(tuple, e["paths"])), "topics": tuple(e["topics"])})
+                           for e in blob[part]] for part in ("train", "held")], blob["info"])
+    _, questions = read_records(path)
+    usable = [q for q in questions if q.id.startswith(WEBQSP_TRAIN_PREFIX)]
+    train_bases, held_bases = split_by_base([q.id for q in usable], held_fraction, seed)
+    held_set = set(held_bases)
+    train: list[RelationExample] = []
+    held: list[RelationExample] = []
+    missing = 0
+    for q in usable:
+        paths = question_paths(store, q.topic_entities, q.answers, max_hops=max_hops, max_paths=max_paths)
+        if not paths:
+            missing += 1
+            continue
+        ex = RelationExample(id=q.id, question=q.text, paths=tuple(tuple(p) for p in paths),
+                             hops=max(len(p) for p in paths), topics=tuple(q.topic_entities))
+        (held if base_question(q.id) in held_set else train).append(ex)
+    info = {"file": str(path), "questions": len(questions), "on_webqsp_train": len(usable),
+            "skipped_on_webqsp_test": len(questions) - len(usable), "without_path": missing,
+            "train_questions": len(train), "held_questions": len(held), "train_bases": train_bases,
+            "held_bases": held_bases, "held_fraction": held_fraction, "seed": seed, "max_hops": max_hops}
+    cached.write_text(json.dumps({"train": [asdict(e) for e in train], "held": [asdict(e) for e in held],
+                                  "info": info}))
+    return CWQSplit(train, held, info)

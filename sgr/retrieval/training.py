@@ -453,6 +453,11 @@ class TrainedModel:
     cosine_val: dict[int, float]
 
 
+#: ``--dataset graph``: questions written from the loaded graph itself, this many unless ``limit`` says otherwise
+GRAPH_DATASET = "graph"
+GRAPH_QUESTIONS = 3000
+
+
 @dataclass
 class TrainingData:
     """What a relation retriever trains on for one store: the graph's vocabulary, the split, the universe."""
@@ -468,11 +473,16 @@ class TrainingData:
 def training_data(store: GraphStore, dataset: str, *, data_dir: Path | None = None, limit: int | None = None,
                   val_fraction: float = 0.1, seed: int = 0) -> TrainingData:
     """The store's relation vocabulary and ``dataset``'s questions split by a fixed-seed ``val_fraction`` held out
-    for model selection (App. A.5.2)."""
+    for model selection (App. A.5.2); ``dataset`` ``graph``: ``limit`` questions written from the graph."""
     vocab, _ = graph_relations(store)
     if not vocab:
         raise ConfigError("the graph has no (:Relation) vocabulary: load data first (`sgr load …`)")
-    examples = training_examples(dataset, data_dir, limit=limit, seed=seed)
+    if dataset == GRAPH_DATASET:  # no labelled questions: written from the graph (sgr.retrieval.graph_questions)
+        from sgr.retrieval.graph_questions import graph_questions
+
+        examples = graph_questions(store, limit or GRAPH_QUESTIONS, seed=seed)
+    else:
+        examples = training_examples(dataset, data_dir, limit=limit, seed=seed)
     if len(examples) < 2:
         raise InputError(f"{dataset}: only {len(examples)} training questions with gold paths")
     train, val = split_validation(examples, val_fraction, seed)

@@ -76,15 +76,15 @@ def test_ask_counts_below_their_minimum(flag, value):
 
 
 def test_api_topics_as_one_string():
-    from sgr.api import _question_inputs
+    from sgr.core.text import question_inputs
 
-    assert _question_inputs("what?", "Jamaica") == ("what?", ["Jamaica"])
-    assert _question_inputs("what?", ("Jamaica", "Cuba")) == ("what?", ["Jamaica", "Cuba"])
-    assert _question_inputs("what?", None) == ("what?", [])
+    assert question_inputs("what?", "Jamaica") == ("what?", ["Jamaica"])
+    assert question_inputs("what?", ("Jamaica", "Cuba")) == ("what?", ["Jamaica", "Cuba"])
+    assert question_inputs("what?", None) == ("what?", [])
     with pytest.raises(ConfigError):
-        _question_inputs("what?", 42)
+        question_inputs("what?", 42)
     with pytest.raises(InputError, match="byte 0xff"):
-        _question_inputs("what?", ["Jam\udcffaica"])
+        question_inputs("what?", ["Jam\udcffaica"])
 
 
 def test_non_utf8_bytes_on_the_command_line_are_one_line():

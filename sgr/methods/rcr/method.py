@@ -13,6 +13,9 @@ Four stages per question, each timed by :class:`sgr.methods.base.UsageMeter` (``
    (question, entity, candidates) → gold path (§4.2.2, eq. 4); a local model is not fine-tuned here, so the
    nearest training questions (WebQSP train / MetaQA dev, never test) are shown as worked examples in exactly that
    training format — their gold paths among their own candidates (gold relations plus retrieved ones, §4.2.2).
+   With tuned weights served — the shipped path generator or an ``sgr llm tune`` model — the stage asks in the
+   format they were tuned on instead (``path_prompt``, :mod:`sgr.methods.rcr.paths`): SGR's schema prompt, its
+   ``path: r1 > r2`` reply under a grammar over the same retrieved candidates.
 3. ``walk`` — **path-guided subgraph retrieval** (§4.3, eq. 5): each path is followed from the topic entity; at
    step ``t`` the frontier ``E_{t−1}`` is expanded along ``r_t`` (edges are walked in either stored direction). When
    no frontier entity has an ``r_t`` edge, ``r_t`` is replaced by the ``K_s`` relations most similar to it (cosine
@@ -29,40 +32,23 @@ That is two LLM calls per question, as in the paper (§2.2: "only two LLM calls 
 from __future__ import annotations
 
 import random
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from sgr.core.errors import EntityNotFound
 from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
 from sgr.graph.store import GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.base import UsageMeter, accepts, llm_cache_option, parse_options
+from sgr.methods.rcr.paths import (PATHS_LINE, RELATION_PATH_PROMPT, PathExample, PathExamplePool,  # noqa: F401
+                                   generate_relation_paths, parse_relation_paths, path_messages,
+                                   relation_path_grammar, schema_path_grammar, schema_relation_paths,
+                                   uses_schema_prompt)
 from sgr.retrieval.relations import CosineRelationRetriever, ScoredRelation, load_retriever
-
-#: The relation-path prompt of RCR App. A.3 (Figure 3), verbatim; ``{paths_line}`` is the one addition needed to
-#: get several paths from one call without beam search.
-RELATION_PATH_PROMPT = (
-    "Please generate a valid relation path that connects the question entity to potential answer entities "
-    "using only the provided candidate relations.\n"
-    "\n"
-    "Question: {question}\n"
-    "Question Entity: {entity}\n"
-    "Candidate Relations: ({relations})\n"
-    "\n"
-    "Requirements:\n"
-    "- Only use relations from the candidate set.\n"
-    "- Do not invent new relations.\n"
-    "- Prefer shorter and semantically coherent paths.\n"
-    "- Return the final path as a list of relations in order, e.g., (relation1, relation2, relation3).\n"
-    "{paths_line}"
-)
-PATHS_LINE = "- Give up to {beam} different paths, one per line, the most likely first.\n"
 
 #: RoG's answer-generation prompt (Luo et al. 2024), the generator RCR uses (§5.1).
 ANSWER_PROMPT = (
@@ -77,7 +63,10 @@ ANSWER_PROMPT = (
 
 @dataclass
 class RCRConfig:
-    """RCR's knobs; paper values in brackets (§5.1, §5.3)."""
+    """RCR's knobs; paper values in brackets (§5.1, §5.3). ``path_prompt``: ``rcr`` — the A.3 prompt with worked
+    examples; ``schema`` — SGR's schema prompt (:mod:`sgr.methods.sgr.prompts`), the one the shipped path generator
+    and ``sgr llm tune``'s models were tuned on, with as many worked examples as their provenance names; ``auto`` —
+    ``schema`` when the model is tuned weights (:func:`sgr.llm.server.is_tuned`), else ``rcr``."""
 
     candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
     beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
@@ -92,135 +81,7 @@ class RCRConfig:
     path_tokens: int = 160  # completion budget of the path call
     answer_tokens: int = 160  # completion budget of the answer call
     relation_model: str = "auto"  # the relation retriever: a heads file, "auto" (trained if any) or "cosine"
-
-
-# ---------------------------------------------------------------------------------------------
-# stage 2: relation paths
-# ---------------------------------------------------------------------------------------------
-def relation_path_grammar(relations: Sequence[str], max_hops: int = 3, max_paths: int = 4) -> str:
-    """GBNF admitting 1..``max_paths`` lines ``(r1, …, rl)`` with 1 ≤ l ≤ ``max_hops``, each ``ri`` one of
-    ``relations`` (the retrieved candidates): the model cannot write a relation that was not retrieved."""
-    rels = list(dict.fromkeys(r for r in relations if r))
-    if not rels:
-        raise ValueError("relation_path_grammar needs at least one relation")
-    if max_hops < 1 or max_paths < 1:
-        raise ValueError("max_hops and max_paths must be at least 1")
-    tail = ""
-    for _ in range(max_hops - 1):
-        tail = f'(", " rel {tail})?' if tail else '(", " rel)?'
-    more = ""
-    for _ in range(max_paths - 1):
-        more = f'("\\n" path {more})?' if more else '("\\n" path)?'
-    lines = [f"root ::= path {more}".rstrip(),
-             f'path ::= "(" rel {tail} ")"' if tail else 'path ::= "(" rel ")"',
-             "rel ::= " + " | ".join(gbnf_literal(r) for r in rels)]
-    return "\n".join(lines) + "\n"
-
-
-_PAREN = re.compile(r"\(([^()]*)\)")
-
-
-def parse_relation_paths(text: str, allowed: Sequence[str], max_hops: int = 3) -> list[tuple[str, ...]]:
-    """Relation paths in a reply: every ``( … )`` group (or bare line) split at commas; relations must be in
-    ``allowed`` (quotes and blanks stripped); a path with any unknown relation is dropped; duplicates removed."""
-    ok = set(allowed)
-    groups = _PAREN.findall(text) or [ln for ln in text.splitlines() if ln.strip()]
-    out: list[tuple[str, ...]] = []
-    for g in groups:
-        rels = tuple(r.strip().strip("\"'`[] ") for r in g.split(",") if r.strip().strip("\"'`[] "))
-        if rels and len(rels) <= max_hops and all(r in ok for r in rels) and rels not in out:
-            out.append(rels)
-    return out
-
-
-def path_messages(question: str, entity: str, candidates: Sequence[str], beam: int,
-                  examples: Sequence[tuple[str, str, Sequence[str], Sequence[Sequence[str]]]] = ()
-                  ) -> list[BaseMessage]:
-    """The A.3 prompt for ``question``, preceded by worked examples ``(question, entity, candidates, gold paths)``."""
-    paths_line = PATHS_LINE.format(beam=beam) if beam > 1 else ""
-    msgs: list[BaseMessage] = []
-    for q, e, cands, paths in examples:
-        msgs.append(HumanMessage(RELATION_PATH_PROMPT.format(question=q, entity=e, relations=", ".join(cands),
-                                                             paths_line=paths_line)))
-        msgs.append(AIMessage("\n".join("(" + ", ".join(p) + ")" for p in list(paths)[:beam])))
-    msgs.append(HumanMessage(RELATION_PATH_PROMPT.format(question=question, entity=entity,
-                                                         relations=", ".join(candidates), paths_line=paths_line)))
-    return msgs
-
-
-def generate_relation_paths(llm: Any, question: str, entity: str, candidates: Sequence[str], config: "RCRConfig",
-                            examples: Sequence[tuple[str, str, Sequence[str], Sequence[Sequence[str]]]] = ()
-                            ) -> tuple[list[tuple[str, ...]], str]:
-    """One LLM call (§4.2): up to ``config.beam`` relation paths over ``candidates`` under
-    :func:`relation_path_grammar`; returns the parsed, de-duplicated paths and the raw reply."""
-    msgs = path_messages(question, entity, candidates, config.beam, examples)
-    grammar = relation_path_grammar(candidates, config.max_hops, config.beam)
-    text = llm.complete(msgs, stage="rcr-paths", grammar=grammar, max_tokens=config.path_tokens)
-    return parse_relation_paths(text, candidates, config.max_hops)[:config.beam], text
-
-
-# ---------------------------------------------------------------------------------------------
-# worked examples (training questions only)
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class PathExample:
-    question: str
-    entity: str
-    paths: tuple[tuple[str, ...], ...]
-
-
-class PathExamplePool:
-    """Training questions with gold paths (WebQSP train, a MetaQA dev sample) whose relations all exist in the
-    graph; :meth:`nearest` returns the most similar ones by frozen-embedding cosine (stand-in for §4.2.2's tuning)."""
-
-    def __init__(self, examples: Sequence[PathExample], encoder: str = "minilm") -> None:
-        self.examples = list(examples)
-        self.encoder = encoder
-        self._matrix: np.ndarray | None = None
-        self._lock = threading.Lock()
-
-    @classmethod
-    def from_shared_data(cls, vocabulary: set[str], metaqa_per_hop: int = 300, seed: int = 0) -> "PathExamplePool":
-        from sgr.datasets import shared_data_dir
-        from sgr.retrieval.supervision import read_metaqa, read_webqsp_paths
-
-        root = shared_data_dir()
-        out: list[PathExample] = []
-        train = root / "webqsp" / "webqsp_train_paths.jsonl"
-        if train.exists():
-            for ex in read_webqsp_paths(train):
-                paths = tuple(p for p in ex.paths if all(r in vocabulary for r in p))
-                if paths:
-                    out.append(PathExample(ex.question, "", paths))
-        metaqa = root / "metaqa"
-        if (metaqa / "1hop_dev.tsv").exists() and {"directed_by", "starred_actors"} <= vocabulary:
-            raw: dict[str, str] = {}
-            for hop in (1, 2, 3):
-                for line in (metaqa / f"{hop}hop_dev.tsv").read_text(encoding="utf-8").splitlines():
-                    text = line.split("\t", 1)[0]
-                    m = re.search(r"\[([^\]]+)\]", text)
-                    raw[re.sub(r"\[([^\]]+)\]", r"\1", text).strip()] = m.group(1) if m else ""
-            for ex in read_metaqa(metaqa, "dev", (1, 2, 3), limit_per_hop=metaqa_per_hop, seed=seed):
-                if all(r in vocabulary for r in ex.relations):
-                    out.append(PathExample(ex.question, raw.get(ex.question, ""), ex.paths))
-        return cls(out)
-
-    def _embeddings(self) -> np.ndarray:
-        from sgr.retrieval.training import embed
-
-        with self._lock:
-            if self._matrix is None:
-                self._matrix = embed([e.question for e in self.examples], self.encoder) if self.examples \
-                    else np.zeros((0, 384), dtype=np.float32)
-            return self._matrix
-
-    def nearest(self, question: str, k: int) -> list[PathExample]:
-        if k <= 0 or not self.examples:
-            return []
-        from sgr.retrieval.training import embed
-
-        sims = self._embeddings() @ embed([question], self.encoder)[0]
-        return [self.examples[i] for i in np.argsort(-sims, kind="stable")[:k]]
+    path_prompt: str = "auto"  # rcr (App. A.3) | schema (SGR's, what the shipped generator learnt) | auto (see below)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,9 +252,16 @@ class RCRAnswerer:
         self.name = name
         self.retriever: CosineRelationRetriever = (retriever if retriever is not None
                                                    else load_retriever(store, self.config.relation_model))
-        if examples is None and self.config.examples > 0:
+        self.schema_prompt = uses_schema_prompt(self.config.path_prompt, getattr(llm, "name", None))
+        self.schema_shots = 0
+        if self.schema_prompt:  # the tuned model's own prompt: as many worked examples as it was tuned with
+            from sgr.llm.server import tuned_provenance
+
+            self.schema_shots = int(tuned_provenance(getattr(llm, "name", "") or "").get("prompt_examples") or 0)
+        elif examples is None and self.config.examples > 0:
             examples = _shared_examples(store, set(self.retriever.relations))
         self.examples = examples
+        self._schema_pool: Any = None
         self.linker = EntityLinker(store)
 
     # -- stages ------------------------------------------------------------------------------
@@ -413,8 +281,24 @@ class RCRAnswerer:
             out.append((ex.question, ex.entity or "(the entity in the question)", cands, list(ex.paths)))
         return out
 
-    def generate_paths(self, question: str, entity: str, candidates: Sequence[str]) -> tuple[list[tuple[str, ...]], str]:
-        """(paths, raw reply) of the relation-path call (§4.2), with worked examples for this question."""
+    def _schema_examples(self, question: str, topics: Sequence[str]) -> list[Any]:
+        """The nearest training questions as SGR's worked examples (only when the tuned model learnt with some)."""
+        if self.schema_shots <= 0:
+            return []
+        if self._schema_pool is None:
+            from sgr.methods.sgr.exemplars import ExemplarPool
+
+            self._schema_pool = ExemplarPool.from_shared_data(set(self.retriever.relations))
+        return [ex.worked() for ex, _ in self._schema_pool.nearest(question, self.schema_shots,
+                                                                   topics[0] if topics else None)]
+
+    def generate_paths(self, question: str, entity: str, candidates: Sequence[str],
+                       topics: Sequence[str] = ()) -> tuple[list[tuple[str, ...]], str]:
+        """(paths, raw reply) of the relation-path call (§4.2): in SGR's schema format for tuned weights
+        (``path_prompt``), else the A.3 prompt with worked examples for this question."""
+        if self.schema_prompt:
+            return schema_relation_paths(self.llm, question, list(topics) or [entity], candidates, self.config,
+                                         self._schema_examples(question, topics))
         return generate_relation_paths(self.llm, question, entity, candidates, self.config,
                                        self._example_turns(question))
 
@@ -486,7 +370,7 @@ class RCRAnswerer:
         with meter.stage("relations"):
             names = [r.name for r in self.candidates(question.text)]
         with meter.stage("paths"):
-            paths, raw = self.generate_paths(question.text, entity, names)
+            paths, raw = self.generate_paths(question.text, entity, names, [e.label for e in linked])
         with meter.stage("walk"):
             g = path_guided_subgraph(self.store, topic_ids, paths, self.retriever, substitutions=cfg.substitutions,
                                      frontier_cap=cfg.frontier_cap, edge_cap=cfg.edge_cap,
@@ -517,6 +401,7 @@ class RCRAnswerer:
                               for w in g.walks for i, s in enumerate(w.steps) if s.substituted],
             "evidence_triples": len(g.triples),
             "path_reply": raw,
+            "path_prompt": "schema" if self.schema_prompt else "rcr",
             "answer_reply": answer_raw,
             "k_s": cfg.substitutions,
         })

@@ -108,6 +108,11 @@ class SGRConfig(ExpansionConfig):
     * ``gamma_min = 0.3`` — the least graph consistency γ a candidate needs when its δ is the model's own confidence
       (:mod:`sgr.methods.sgr.decision`): G_q's veto on a confident model path it does not hold; a tuned model's
       provenance sets it with the other decision parameters (``bench/sgr_grid.py --held-out``).
+    * ``graph_first = True`` — G_q's compiled best schema path answers before the model's own paths and Cypher
+      (after a trusted plan): a tuned path generator writes the path of a WebQSP-like question well but stops a hop
+      short of compositions, where G_q's ranker (fitted on CWQ dev) goes on. Chosen on CWQ dev questions no model
+      trained on (two samples of 100: +4 each with the shipped weights) and MetaQA dev (no change); the packaged
+      model's answers hardly change (``bench/experiments/models.md``).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),
@@ -153,6 +158,7 @@ class SGRConfig(ExpansionConfig):
     plans: int = 1
     plan_trust: float = 0.95
     gamma_min: float = 0.3
+    graph_first: bool = True
     path_retriever: str = "schema"
     scr_beam: int = 10
     scr_checkpoint: str = ""

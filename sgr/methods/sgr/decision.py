@@ -161,11 +161,13 @@ class DecisionParams:
     collaborative: bool = _DEFAULTS.collaborative
     plan_trust: float = _DEFAULTS.plan_trust
     gamma_min: float = _DEFAULTS.gamma_min
+    graph_first: bool = _DEFAULTS.graph_first
 
     @classmethod
     def from_config(cls, c: SGRConfig) -> "DecisionParams":
         return cls(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate,
-                   collaborative=c.collaborative, plan_trust=c.plan_trust, gamma_min=c.gamma_min)
+                   collaborative=c.collaborative, plan_trust=c.plan_trust, gamma_min=c.gamma_min,
+                   graph_first=c.graph_first)
 
 
 @dataclass
@@ -225,7 +227,7 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
         def order(i: int) -> tuple[float, float, str]:  # by v; equal v (one path's ends) by the paths, then by name
             return -round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text
 
-        for src in trust_order(inputs, params.plan_trust):
+        for src in trust_order(inputs, params.plan_trust, params.graph_first):
             idx = sorted((i for i, c in enumerate(cands) if c.source == src and valid[i]), key=order)
             if idx:
                 scored = [(i, v[i]) for i in idx] + _same_path_rest(inputs, idx, v, params, order)
@@ -304,11 +306,14 @@ def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:
     return out
 
 
-def trust_order(inputs: DecisionInputs, plan_trust: float) -> list[str]:
+def trust_order(inputs: DecisionInputs, plan_trust: float, graph_first: bool = False) -> list[str]:
     """The sources in their order of trust: plans whose δ (question similarity) reaches ``plan_trust`` first (the
-    others are never valid, :func:`decide`)."""
+    others are never valid, :func:`decide`); with ``graph_first``, G_q's compiled best path next, before the model's
+    own paths and Cypher; then the rest as given."""
     trusted = [s for s in inputs.sources if s.startswith("plan")
                and any(c.source == s and c.delta >= plan_trust for c in inputs.candidates)]
+    if graph_first and "compiled" in inputs.sources:
+        trusted.append("compiled")
     return trusted + [s for s in inputs.sources if s not in trusted]
 
 

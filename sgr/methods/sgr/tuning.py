@@ -30,46 +30,40 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sgr.core.errors import ConfigError, InputError
 from sgr.core.text import normalize
 from sgr.core.types import Question
-from sgr.core.lexicon import NOISE_RELATIONS
 from sgr.datasets import load_dataset, read_metaqa, read_records, shared_data_dir
 from sgr.graph.store import GraphStore, relation_text
 from sgr.llm.finetune import ChatExample
 from sgr.methods.sgr.exemplars import question_path_similarity
 from sgr.methods.sgr.prompts import SCHEMA_SYSTEM, schema_target, schema_user
-
+from sgr.retrieval.supervision import (CWQSplit, RelationExample, clean_paths, graph_paths,  # noqa: F401
+                                       question_paths)
 
 
 @dataclass
 class TuneData:
-    """Examples per source and what the overlap check removed."""
+    """Examples per source and what the overlap check removed; ``held_out`` examples always go to validation
+    (model selection), never to training (CWQ dev's held-back base questions)."""
 
     examples: list[ChatExample]
     sources: dict[str, int] = field(default_factory=dict)
     overlap_removed: dict[str, int] = field(default_factory=dict)
     test_questions: int = 0
     prompt_examples: int = 0  # worked examples in each prompt
+    held_out: list[ChatExample] = field(default_factory=list)
+    splits: dict[str, dict] = field(default_factory=dict)  # how a source was split (CWQ: its bases)
+    repeats: dict[str, int] = field(default_factory=dict)  # example id → times it is trained on (CWQ: cwq_repeat)
 
 
 def example(qid: str, question: str, topics: Sequence[str], paths: Sequence[Sequence[str]]) -> ChatExample:
     """One (prompt, target) pair in SGR's schema format."""
     return ChatExample(id=qid, system=SCHEMA_SYSTEM, user=schema_user(question, topics), target=schema_target(paths))
-
-
-def clean_paths(paths: Iterable[Sequence[str]], max_paths: int) -> list[list[str]]:
-    """Gold paths without noise relations or duplicates, at most ``max_paths``, order kept."""
-    out: list[list[str]] = []
-    for p in paths:
-        p = [str(r) for r in p if str(r).strip()]
-        if p and not any(r in NOISE_RELATIONS for r in p) and p not in out:
-            out.append(p)
-    return out[:max_paths]
 
 
 def rank_paths(paths: Sequence[Sequence[str]], similarity: Sequence[float]) -> list[list[str]]:
@@ -86,6 +80,11 @@ def rank_paths(paths: Sequence[Sequence[str]], similarity: Sequence[float]) -> l
 def path_text(path: Sequence[str]) -> str:
     """A relation path as words, for the sentence encoder (``a.b_c > d.e`` → ``a b c ; d e``)."""
     return " ; ".join(relation_text(r) for r in path)
+
+
+def from_relation_examples(examples: Sequence[RelationExample]) -> list[ChatExample]:
+    """Schema-stage examples of relation-retrieval examples that know their topics (CWQ dev, graph questions)."""
+    return [example(e.id, e.question, e.topics, [list(p) for p in e.paths]) for e in examples]
 
 
 def webqsp_train_examples(path: Path | None = None, max_paths: int = 3) -> list[ChatExample]:
@@ -127,35 +126,7 @@ def metaqa_dev_examples(per_hop: int | None = 500, seed: int = 0, folder: Path |
     return out
 
 
-# -- shortest relation paths in Neo4j -------------------------------------------------------------
-_PATHS_QUERY = """
-MATCH (t:Entity) WHERE t.name = $topic OR t.id = $topic
-MATCH (a:Entity) WHERE a.name IN $answers AND a <> t
-MATCH p = allShortestPaths((t)-[*..%d]-(a))
-WHERE none(x IN nodes(p)[1..-1] WHERE x.name IS NULL AND NOT x:CVT)
-  AND size([x IN nodes(p)[1..-1] WHERE NOT x:CVT]) < $max_hops
-RETURN [r IN relationships(p) | type(r)] AS rels, length(p) AS len
-LIMIT $limit
-"""
-
-
-def graph_paths(store: GraphStore, topic: str, answers: Sequence[str], max_hops: int = 2,
-                max_paths: int = 3) -> list[list[str]]:
-    """The topic→answer shortest relation paths in the store, CVT-aware (a CVT does not count as a hop, so a path
-    may have up to ``2·max_hops`` relationships), most frequent first (ties: shorter, then alphabetical)."""
-    if not answers:
-        return []
-    rows = store.read(_PATHS_QUERY % (2 * max_hops), {"topic": topic, "answers": list(answers),
-                                                      "max_hops": max_hops, "limit": 500})
-    counts: dict[tuple[str, ...], int] = {}
-    for r in rows:
-        key = tuple(x for x in r["rels"] if not x.startswith("SGR_"))
-        if key:
-            counts[key] = counts.get(key, 0) + 1
-    ranked = sorted(counts, key=lambda k: (-counts[k], len(k), k))
-    return clean_paths([list(k) for k in ranked], max_paths)
-
-
+# -- shortest relation paths in Neo4j (sgr.retrieval.supervision.graph_paths) -------------------------
 def dataset_examples(store: GraphStore, spec: str, split: str | None = None, max_hops: int = 2,
                      max_paths: int = 3) -> tuple[list[ChatExample], int]:
     """Examples from a user dataset (name or file with questions, topic entities and answers); paths come from
@@ -163,11 +134,7 @@ def dataset_examples(store: GraphStore, spec: str, split: str | None = None, max
     ds = load_dataset(spec, split=split)
     out, missing = [], 0
     for q in ds.questions:
-        paths: list[list[str]] = []
-        for topic in q.topic_entities:
-            for p in graph_paths(store, topic, q.answers, max_hops=max_hops, max_paths=max_paths):
-                if p not in paths:
-                    paths.append(p)
+        paths = question_paths(store, q.topic_entities, q.answers, max_hops=max_hops, max_paths=max_paths)
         if paths:
             out.append(example(q.id, q.text, q.topic_entities, paths[:max_paths]))
         else:
@@ -241,28 +208,44 @@ def drop_test_overlap(examples: Sequence[ChatExample], test_keys: set[str]) -> t
 
 def build(*, webqsp: bool = True, metaqa_per_hop: int | None = 500, user_examples: Sequence[ChatExample] = (),
           test_files: Sequence[Path] | None = None, seed: int = 0, webqsp_sample: int | None = None,
-          examples: int = 0) -> TuneData:
+          examples: int = 0, cwq: CWQSplit | None = None, graph_examples: Sequence[ChatExample] = (),
+          cwq_repeat: int = 1) -> TuneData:
     """All sources, test questions removed (counts per source in ``overlap_removed``); ``webqsp_sample`` keeps a
     seeded sample of that many WebQSP train questions (None: all); ``examples`` worked examples per prompt
-    (:func:`add_worked_examples`, per source)."""
+    (:func:`add_worked_examples`, per source); ``cwq``: CWQ dev's training part (its held-back part goes to
+    ``held_out``), each of its training examples trained on ``cwq_repeat`` times (:func:`split_data`: the compositions
+    are a seventh of the data); ``graph_examples``: questions written from the graph (``--from-graph``)."""
+    if cwq_repeat < 1:
+        raise ConfigError(f"cwq_repeat must be at least 1, got {cwq_repeat}")
     tests = read_test_questions(default_test_files() if test_files is None else test_files)
     keys = {question_key(q.text) for q in tests}
     data = TuneData(examples=[], test_questions=len(tests), prompt_examples=max(examples, 0))
-    sources: list[tuple[str, Sequence[ChatExample]]] = []
+    sources: list[tuple[str, Sequence[ChatExample], Sequence[ChatExample]]] = []
     if webqsp:
         wq = webqsp_train_examples()
         if webqsp_sample is not None and webqsp_sample < len(wq):
             wq = [wq[i] for i in sorted(random.Random(seed).sample(range(len(wq)), webqsp_sample))]
-        sources.append(("webqsp_train", wq))
+        sources.append(("webqsp_train", wq, ()))
     if metaqa_per_hop != 0:
-        sources.append(("metaqa_dev", metaqa_dev_examples(metaqa_per_hop, seed=seed)))
+        sources.append(("metaqa_dev", metaqa_dev_examples(metaqa_per_hop, seed=seed), ()))
+    if cwq is not None:
+        sources.append(("cwq_dev", from_relation_examples(cwq.train), from_relation_examples(cwq.held)))
+        data.splits["cwq_dev"] = cwq.info
     if user_examples:
-        sources.append(("dataset", user_examples))
-    for name, exs in sources:
+        sources.append(("dataset", user_examples, ()))
+    if graph_examples:
+        sources.append(("graph", graph_examples, ()))
+    for name, exs, held in sources:
         kept, removed = drop_test_overlap(exs, keys)
+        held_kept, held_removed = drop_test_overlap(held, keys)
         data.examples += add_worked_examples(kept, examples)
+        data.held_out += add_worked_examples(held_kept, examples)
         data.sources[name] = len(kept)
-        data.overlap_removed[name] = removed
+        if held:
+            data.sources[f"{name}_held_out"] = len(held_kept)
+        data.overlap_removed[name] = removed + held_removed
+        if name == "cwq_dev" and cwq_repeat > 1:
+            data.repeats.update((e.id, cwq_repeat) for e in kept)
     return data
 
 
@@ -284,6 +267,20 @@ def path_accuracy(examples: Sequence[ChatExample], replies: Sequence[str]) -> di
 
 # -- the whole run: data → train → validate → export ----------------------------------------------
 NO_GRAPH = "no-graph"  # the key of a model tuned on file data only (valid for any loaded graph)
+
+
+def split_data(data: TuneData, cfg) -> tuple[list[ChatExample], list[ChatExample]]:  # noqa: ANN001 - TuneConfig
+    """``(train, validation)``: the seeded split of :func:`sgr.llm.finetune.split_examples`, the repeated examples'
+    copies appended to train (``data.repeats``), every held-out example added to validation, the whole validation set in one seeded order (so the first ``eval_n`` probe
+    questions mix the sources)."""
+    from sgr.llm import finetune as ft
+
+    train, val = ft.split_examples(data.examples, cfg)
+    train += [e for e in train for _ in range(data.repeats.get(e.id, 1) - 1)]  # after the split: none in validation
+    if data.held_out:
+        val = val + list(data.held_out)
+        random.Random(cfg.seed).shuffle(val)
+    return train, val
 
 
 @dataclass
@@ -361,10 +358,12 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
 
     t0 = time.time()
     base = model_path()
-    train_ex, val_ex = ft.split_examples(data.examples, cfg)
+    train_ex, val_ex = split_data(data, cfg)
     probe = val_ex[:eval_n]
     summary = {"sources": data.sources, "overlap_removed_test_questions": data.overlap_removed,
-               "test_questions_checked": data.test_questions, "prompt_examples": data.prompt_examples}
+               "test_questions_checked": data.test_questions, "prompt_examples": data.prompt_examples,
+               "held_out": len(data.held_out), "splits": data.splits,
+               "repeated": {"examples": len(data.repeats), "times": sorted(set(data.repeats.values()))}}
     if bundle is not None and from_bundle is None:
         path = remote.write(bundle, base, train_ex, val_ex, cfg, eval_n=eval_n, data=summary)
         log(f"tuning bundle: {bundle} ({len(train_ex)} train, {len(val_ex)} validation examples); train it with "
@@ -413,9 +412,11 @@ def run(data: TuneData, cfg, graph_version: str, *, eval_n: int = 100, log=print
 def tune_from_options(*, dataset: str | None = None, split: str | None = None, webqsp: bool = True,
                       webqsp_sample: int | None = None, metaqa_per_hop: int | None = 500, examples: int = 0,
                       graph_version: str | None = None, eval_n: int = 100, log=print, bundle: Path | None = None,
-                      from_bundle: Path | None = None, **config) -> dict:  # noqa: ANN001
-    """``sgr llm tune``: build the data (the user dataset's paths from the running store), key the run by the
-    store's graph version (``no-graph`` when only file data is used and no store answers), run :func:`run`."""
+                      from_bundle: Path | None = None, cwq: bool = False, cwq_held_fraction: float = 0.15,
+                      from_graph: int = 0, from_graph_hops: int = 3, cwq_repeat: int = 1, **config) -> dict:  # noqa: ANN001
+    """``sgr llm tune``: build the data (the user dataset's paths, CWQ dev's paths and the graph's own questions
+    from the running store), key the run by the store's graph version (``no-graph`` when only file data is used and
+    no store answers), run :func:`run`."""
     from sgr.core.errors import Neo4jUnavailable
     from sgr.llm.finetune import TuneConfig
 
@@ -425,6 +426,8 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
         raise ConfigError(f"unknown tuning option {unknown[0]!r}; valid: {', '.join(sorted(valid))}")
     cfg = TuneConfig(**{k: v for k, v in config.items() if v is not None})
     user: list[ChatExample] = []
+    graph: list[ChatExample] = []
+    cwq_split = None
     version = graph_version
     store = None
     try:
@@ -434,8 +437,22 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
         if dataset:
             user, missing = dataset_examples(store, dataset, split=split)
             log(f"{dataset}: {len(user)} questions with graph paths, {missing} without any")
+        if cwq:
+            from sgr.retrieval.supervision import cwq_dev_examples
+
+            cwq_split = cwq_dev_examples(store, held_fraction=cwq_held_fraction, seed=cfg.seed)
+            info = cwq_split.info
+            log(f"CWQ dev: {info['train_questions']} training and {info['held_questions']} held-back questions "
+                f"({len(info['train_bases'])} / {len(info['held_bases'])} base questions), {info['without_path']} "
+                f"without a graph path, {info['skipped_on_webqsp_test']} on WebQSP test questions skipped")
+        if from_graph:
+            from sgr.retrieval.graph_questions import describe, graph_questions
+
+            written = graph_questions(store, from_graph, max_hops=from_graph_hops, seed=cfg.seed)
+            graph = from_relation_examples(written)
+            log(f"{len(graph)} questions written from the graph, e.g. " + " | ".join(describe(written)))
     except Neo4jUnavailable:
-        if dataset:
+        if dataset or cwq or from_graph:
             raise
         version = version or NO_GRAPH
         log("no graph store answers: the run is keyed 'no-graph' (file data only)")
@@ -443,5 +460,5 @@ def tune_from_options(*, dataset: str | None = None, split: str | None = None, w
         if store is not None:
             store.close()
     data = build(webqsp=webqsp, webqsp_sample=webqsp_sample, metaqa_per_hop=metaqa_per_hop, user_examples=user,
-                 seed=cfg.seed, examples=examples)
+                 seed=cfg.seed, examples=examples, cwq=cwq_split, graph_examples=graph, cwq_repeat=cwq_repeat)
     return run(data, cfg, version, eval_n=eval_n, log=log, bundle=bundle, from_bundle=from_bundle)

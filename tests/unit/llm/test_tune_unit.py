@@ -116,6 +116,20 @@ def test_split_is_seeded_disjoint_and_bounded() -> None:
         ft.resolve_device("tpu")
 
 
+def test_repeated_examples_are_trained_on_that_often_and_never_validated() -> None:
+    exs = [ft.ChatExample(str(i), "s", f"u{i}", "t") for i in range(50)]
+    data = tuning.TuneData(examples=exs, repeats={str(i): 3 for i in range(10)})
+    cfg = ft.TuneConfig(val_fraction=0.2, max_val=7, seed=3)
+    train, val = tuning.split_data(data, cfg)
+    once, _ = ft.split_examples(exs, cfg)
+    repeated = [e for e in once if int(e.id) < 10]
+    assert repeated and len(train) == len(once) + 2 * len(repeated)
+    assert all(sum(t.id == e.id for t in train) == 3 for e in repeated)
+    assert not {e.id for e in train} & {e.id for e in val}
+    with pytest.raises(ConfigError, match="cwq_repeat"):
+        tuning.build(webqsp=False, metaqa_per_hop=0, test_files=[], cwq_repeat=0)
+
+
 def test_cached_lower_layers_plus_top_layers_equal_a_full_forward_pass() -> None:
     """The shared-prefix cache and target-only loss are exact: same loss as the whole model on whole sequences."""
     import torch

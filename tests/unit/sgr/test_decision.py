@@ -31,7 +31,7 @@ def test_threshold_keeps_only_answers_with_v_at_least_epsilon():
 def test_the_first_source_with_a_valid_candidate_answers_unless_av_votes():
     inputs = DecisionInputs(["llm", "compiled"], [cand("x", "llm", 0.9, 0.9), cand("y", "compiled", 1.0, 1.0, Q)],
                             votes=[vote("y", 0.5, 1.0, Q), vote("y", 0.5, 1.0, Q)])
-    seq = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7))
+    seq = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7, graph_first=False))  # sources in the given order
     assert [a.key for a in seq.answers] == ["x"] and seq.stage == "llm" and seq.route_source == "model"
     both = decide(inputs, DecisionParams(mu=0.3, epsilon=0.7, lam=0.3, integrate=True, answer_ratio=0.9))
     # support: x = v 0.9; y = v 1.0 + ω 0.65 + 0.65
@@ -80,7 +80,7 @@ def test_a_plan_answers_first_only_when_its_question_is_alike_enough():
                             [cand("m", "model1", 0.1, 0.9), cand("p", "plan1", 0.0, 0.95, P),
                              cand("c", "compiled", 1.0, 0.5, Q)],
                             model_patterns=[R])
-    params = DecisionParams(mu=0.5, epsilon=0.4, gamma_min=0.0)
+    params = DecisionParams(mu=0.5, epsilon=0.4, gamma_min=0.0, graph_first=False)
     trusted = decide(inputs, dataclasses.replace(params, plan_trust=0.9))
     assert [a.key for a in trusted.answers] == ["p"] and trusted.stage == "plan1" and trusted.route_source == "plan"
     after = decide(inputs, dataclasses.replace(params, plan_trust=0.96))  # below plan_trust a plan takes no part
@@ -179,7 +179,7 @@ def test_gamma_min_lets_the_graph_veto_a_confident_model_path():
     inputs = DecisionInputs(["model1", "compiled"], [model, cand("truman", "compiled", 1.0, 0.5, VP),
                                                      cand("garner", "compiled", 0.47, 0.5, VP)],
                             votes=[vote("truman", 0.5, 1.0, VP), vote("truman", 0.5, 1.0, VP)], model_patterns=[NAT])
-    trusting = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.0))  # v = 0.837: valid on the model's word alone
+    trusting = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.0, graph_first=False))  # v = 0.837: valid on the model's word alone
     assert [a.key for a in trusting.answers] == ["usa"] and trusting.stage == "model1"
     vetoed = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3))
     assert vetoed.valid == [False, False, False] and vetoed.stage == "vote"  # compiled: v = 0.55 < ε
@@ -189,7 +189,7 @@ def test_gamma_min_lets_the_graph_veto_a_confident_model_path():
     assert decide(low, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3)).valid == [True]
     # without G_q nothing is validated, so nothing is vetoed
     free = dataclasses.replace(inputs, validated=False)
-    assert decide(free, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3)).stage == "model1"
+    assert decide(free, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3, graph_first=False)).stage == "model1"
 
 
 def test_gamma_min_also_bounds_the_rest_of_a_model_paths_answer_set():
@@ -203,3 +203,18 @@ def test_gamma_min_also_bounds_the_rest_of_a_model_paths_answer_set():
     assert [a.key for a in open_set.answers] == ["a", "b", "c"]  # c: v = 0.855 + 0.02 ≥ 0.8
     floored = decide(inputs, DecisionParams(mu=0.9, epsilon=0.8, gamma_min=0.3))
     assert [a.key for a in floored.answers] == ["a", "b"]
+
+
+def test_gs_best_path_answers_before_the_models_own_paths_and_after_a_trusted_plan():
+    country, continent = ("held", "jurisdiction"), ("held", "jurisdiction", "continent")
+    inputs = DecisionInputs(["llm", "model1", "plan1", "compiled"],
+                            [cand("bahamas", "llm", 1.0, 0.9, country), cand("bahamas", "model1", 1.0, 0.9, country),
+                             cand("americas", "plan1", 1.0, 0.96, Q),
+                             cand("north_america", "compiled", 1.0, 0.9, continent)], model_patterns=[country])
+    params = DecisionParams(mu=0.5, epsilon=0.5, plan_trust=0.95)
+    assert decide(inputs, params).stage == "plan1"  # a plan of a question alike enough comes first
+    below = dataclasses.replace(params, plan_trust=0.97)
+    first = decide(inputs, below)
+    assert [a.key for a in first.answers] == ["north_america"] and first.stage == "compiled"
+    off = decide(inputs, dataclasses.replace(below, graph_first=False))
+    assert [a.key for a in off.answers] == ["bahamas"] and off.stage == "llm" and off.route_source == "model"

@@ -1,0 +1,195 @@
+"""Training questions from the graph itself, for a graph that has no labelled questions (``--from-graph``).
+
+``sgr llm tune --from-graph N`` and ``sgr relations train --dataset graph`` learn from questions written here
+instead of a benchmark's:
+
+1. **Walks** (:func:`sample_walks`): a seeded sample of named start entities; from each, a walk of ``h`` hops,
+   ``h`` drawn uniformly from 1..``max_hops``. Each step picks a relationship type (and direction) uniformly among
+   those at the current node — not an edge uniformly, so a hub's one large type does not take every walk — then a
+   neighbour along it. **CVT-aware**: a compound-value node (``:CVT``, no name) is not a hop; the walk goes on
+   through it by another relation in the same step, so ``person -spouse_s-> cvt -spouse-> person`` is one hop of
+   two relations, as RoG's gold paths are written. A walk never revisits a node, never steps back along the
+   relation it came by, skips sgr's own ``SGR_*`` types, the noise relations of
+   :data:`sgr.core.lexicon.NOISE_RELATIONS` and Freebase's bookkeeping
+   (:data:`sgr.core.lexicon.BOOKKEEPING_PREFIXES`), and must end on a named node other than its start.
+2. **Questions** (:func:`question_text`): templates over the relations' words and the start entity's name. A
+   Freebase name ``domain.type.property`` gives the property's words and the type's
+   (``film.film.directed_by`` → "directed by", "film"); a plain name gives its words (``starred_actors`` →
+   "starred actors"). A forward step reads "the P of X", a backward one "the T whose P is X"; the outermost step
+   is a question ("what is the P of X?", "which T has P X?", …), the template drawn with the walk's seed. A CVT
+   step is worded by the relation that leaves the CVT.
+3. The **target** is the walk's relation path (every relation, CVT ones included), the topic the start entity:
+   :class:`sgr.retrieval.supervision.RelationExample` ``(question, (path,), hops, topics=(name,))``.
+
+No question of any dataset is read. Measured in ``bench/models.py`` (``from_graph/…`` of
+``bench/results/models.json``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sgr.core.errors import InputError
+from sgr.core.lexicon import BOOKKEEPING_PREFIXES, NOISE_RELATIONS
+from sgr.graph.store import GraphStore, quote_identifier, relation_text
+from sgr.retrieval.supervision import RelationExample
+
+#: edges read at one node to list its relationship types (a hub costs no more)
+EDGE_SAMPLE = 2000
+#: neighbours read along the chosen type, one of which is the next node
+NEIGHBOUR_SAMPLE = 100
+#: named entities read as candidate starts (a seeded sample of them is walked)
+START_POOL = 200_000
+
+
+@dataclass(frozen=True)
+class Step:
+    """One hop of a walk: its relations (two through a CVT) and their directions (``out``: stored from the node
+    the walk was at)."""
+
+    relations: tuple[str, ...]
+    directions: tuple[str, ...]
+
+
+@dataclass
+class GraphWalk:
+    """A walk from a named start entity over ``steps``, ending at ``end`` (a named node)."""
+
+    start: str  # the start entity's name
+    start_id: str
+    steps: list[Step] = field(default_factory=list)
+    end: str = ""
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(r for s in self.steps for r in s.relations)
+
+
+def relation_words(name: str) -> tuple[str, str | None]:
+    """``(property words, type words or None)``: ``film.film.directed_by`` → ``("directed by", "film")``;
+    ``starred_actors`` → ``("starred actors", None)``."""
+    parts = name.split(".")
+    if len(parts) >= 3:
+        return relation_text(parts[-1]), relation_text(parts[-2])
+    return relation_text(name), None
+
+
+def _phrase(inner: str, step: Step) -> str:
+    words, kind = relation_words(step.relations[-1])
+    return f"the {words} of {inner}" if step.directions[-1] == "out" else f"the {kind or 'one'} whose {words} is {inner}"
+
+
+#: the outermost step as a question: forward (``P`` property words, ``X`` the inner phrase) and backward (``T`` type)
+FORWARD = ("what is the {P} of {X}?", "what {P} does {X} have?", "{X}: what is its {P}?", "the {P} of {X}?")
+BACKWARD = ("which {T} has {P} {X}?", "what {T} has {X} as its {P}?", "which {T} is {X} the {P} of?",
+            "the {T} whose {P} is {X}?")
+
+
+def question_text(walk: GraphWalk, rng: random.Random) -> str:
+    """The walk as a question (module docstring, step 2); ``rng`` picks the templates."""
+    inner = walk.start
+    for step in walk.steps[:-1]:
+        inner = _phrase(inner, step)
+    last = walk.steps[-1]
+    words, kind = relation_words(last.relations[-1])
+    if last.directions[-1] == "out":
+        return rng.choice(FORWARD).format(P=words, X=inner)
+    return rng.choice(BACKWARD).format(P=words, T=kind or "one", X=inner)
+
+
+# -- walking the graph in Neo4j -------------------------------------------------------------------
+_TYPES = (f"MATCH (e:Entity {{id: $id}})-[r]-(x:Entity) WITH r, e LIMIT {EDGE_SAMPLE} "
+          "RETURN DISTINCT type(r) AS rel, startNode(r) = e AS out")
+_START_POOL = (f"MATCH (e:Entity) WHERE e.name IS NOT NULL AND NOT e:CVT RETURN e.id AS id, e.name AS name "
+               f"LIMIT {START_POOL}")
+
+
+def _neighbours(store: GraphStore, node: str, rel: str, out: bool) -> list[dict]:
+    pattern = f"-[:{quote_identifier(rel)}]->" if out else f"<-[:{quote_identifier(rel)}]-"
+    return store.read(f"MATCH (e:Entity {{id: $id}}){pattern}(x:Entity) RETURN x.id AS id, x.name AS name, "
+                      f"x:CVT AS cvt LIMIT {NEIGHBOUR_SAMPLE}", {"id": node})
+
+
+def _usable(rel: str) -> bool:
+    return not rel.startswith(("SGR_", *BOOKKEEPING_PREFIXES)) and rel not in NOISE_RELATIONS
+
+
+def _move(store: GraphStore, node: str, seen: set[str], came_by: tuple[str, bool] | None,
+          rng: random.Random) -> tuple[str, bool, dict] | None:
+    """One relation step from ``node``: ``(relation, out, neighbour row)`` or None when no step is possible."""
+    types = [(r["rel"], bool(r["out"])) for r in store.read(_TYPES, {"id": node}) if _usable(r["rel"])]
+    types = sorted({t for t in types if came_by is None or t != (came_by[0], not came_by[1])})
+    rng.shuffle(types)
+    for rel, out in types[:4]:  # a few tries: a type may lead only back to visited nodes
+        rows = [r for r in _neighbours(store, node, rel, out) if r["id"] not in seen]
+        if rows:
+            return rel, out, rng.choice(rows)
+    return None
+
+
+def walk_from(store: GraphStore, start_id: str, start_name: str, hops: int, rng: random.Random) -> GraphWalk | None:
+    """A CVT-aware walk of ``hops`` hops from one entity (module docstring, step 1), or None when it dead-ends."""
+    walk = GraphWalk(start=start_name, start_id=start_id)
+    node, seen, came_by = start_id, {start_id}, None
+    for _ in range(hops):
+        rels: list[str] = []
+        dirs: list[str] = []
+        for _through in range(2):  # at most one CVT inside a step
+            moved = _move(store, node, seen, came_by, rng)
+            if moved is None:
+                return None
+            rel, out, row = moved
+            rels.append(rel)
+            dirs.append("out" if out else "in")
+            node, came_by = row["id"], (rel, out)
+            seen.add(node)
+            if not row["cvt"]:
+                break
+        else:
+            return None  # two CVTs in a row: not a walk SGR's grammar writes
+        if row["name"] is None:
+            return None
+        walk.steps.append(Step(tuple(rels), tuple(dirs)))
+        walk.end = row["name"]
+    return walk if walk.end and walk.end != start_name else None
+
+
+def sample_walks(store: GraphStore, n: int, *, max_hops: int = 3, seed: int = 0, tries: int = 4,
+                 progress: Callable[[int], None] | None = None) -> list[GraphWalk]:
+    """``n`` distinct walks (by start and path) of 1..``max_hops`` hops from seeded start entities."""
+    if n < 1 or max_hops < 1:
+        raise InputError(f"--from-graph needs a positive number of questions and hops, got {n} and {max_hops}")
+    pool = store.read(_START_POOL)
+    if not pool:
+        raise InputError("the graph has no named entities to start walks from: load data first (`sgr load …`)")
+    rng = random.Random(seed)
+    out: list[GraphWalk] = []
+    keys: set[tuple[str, tuple[str, ...]]] = set()
+    attempts = 0
+    while len(out) < n and attempts < n * tries:
+        attempts += 1
+        start = rng.choice(pool)
+        walk = walk_from(store, start["id"], start["name"], rng.randint(1, max_hops), rng)
+        if walk is None or (walk.start_id, walk.path) in keys:
+            continue
+        keys.add((walk.start_id, walk.path))
+        out.append(walk)
+        if progress:
+            progress(1)
+    return out
+
+
+def graph_questions(store: GraphStore, n: int, *, max_hops: int = 3, seed: int = 0,
+                    progress: Callable[[int], None] | None = None) -> list[RelationExample]:
+    """``n`` training questions written from the graph (module docstring): ids ``graph-<i>``."""
+    rng = random.Random(seed + 1)
+    return [RelationExample(id=f"graph-{i}", question=question_text(w, rng), paths=(w.path,), hops=len(w.steps),
+                            topics=(w.start,))
+            for i, w in enumerate(sample_walks(store, n, max_hops=max_hops, seed=seed, progress=progress))]
+
+
+def describe(examples: Sequence[RelationExample], k: int = 3) -> list[str]:
+    """A few examples as one line each (for logs)."""
+    return [f"{e.question}  →  {' > '.join(e.paths[0])}" for e in examples[:k]]

@@ -1,0 +1,41 @@
+"""RCR's relation-path stage in SGR's schema format (sgr/methods/rcr/paths.py): the grammar over the retrieved
+candidates, the reply parsed back, and when the stage uses it."""
+
+from __future__ import annotations
+
+import pytest
+
+from sgr.core.errors import ConfigError
+from sgr.methods.rcr.method import RCRConfig
+from sgr.methods.rcr.paths import schema_path_grammar, schema_relation_paths, uses_schema_prompt
+from sgr.methods.sgr.prompts import SCHEMA_SYSTEM
+from tests.helpers import scripted_llm
+
+
+def test_the_schema_grammar_admits_only_candidate_relations_up_to_max_hops() -> None:
+    g = schema_path_grammar(["a.b.c", "d.e.f"], max_hops=2, max_paths=2)
+    assert g.splitlines()[0] == 'root ::= path ("\\n" path)?'
+    assert g.splitlines()[1] == 'path ::= "path: " rel (" > " rel)?'
+    assert g.splitlines()[2] == 'rel ::= "a.b.c" | "d.e.f"'
+    with pytest.raises(ValueError):
+        schema_path_grammar([])
+
+
+def test_schema_paths_parse_the_reply_and_drop_what_the_candidates_lack() -> None:
+    llm = scripted_llm("path: a.b.c > d.e.f\npath: x.y.z\npath: a.b.c > a.b.c > a.b.c > d.e.f\npath: d.e.f")
+    calls = []
+    real = llm.complete
+    llm.complete = lambda msgs, **kw: calls.append((msgs, kw)) or real(msgs, **kw)
+    paths, raw = schema_relation_paths(llm, "who?", ["Alice"], ["a.b.c", "d.e.f"], RCRConfig(beam=3, max_hops=3))
+    assert paths == [("a.b.c", "d.e.f"), ("d.e.f",)] and raw.startswith("path: a.b.c")
+    sent, kw = calls[0]
+    assert sent[0].content == SCHEMA_SYSTEM and sent[-1].content == "Question: who?\nTopic: Alice"
+    assert 'path ::= "path: " rel' in kw["grammar"] and kw["stage"] == "rcr-paths"
+
+
+def test_the_schema_prompt_is_used_for_tuned_weights_or_when_asked() -> None:
+    assert uses_schema_prompt("auto", "smollm2-135m-instruct-q4_1-tuned-shipped-1234abcd")
+    assert not uses_schema_prompt("auto", "smollm2-135m-instruct-q4_1") and not uses_schema_prompt("auto", None)
+    assert uses_schema_prompt("schema", "gpt-4o-mini") and not uses_schema_prompt("rcr", "x-tuned-1")
+    with pytest.raises(ConfigError, match="path_prompt"):
+        uses_schema_prompt("beam", "x")
