@@ -8,19 +8,115 @@ statement that redraws the evidence in Neo4j Browser.
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cypher.compile import CompiledQuery
 from cypher.repair import CypherGeneration
+from sgr.core.lexicon import OVERLAP_STOPWORDS, singular
 from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.sgr.config import SGRConfig
-from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs
-from sgr.methods.sgr.reasoning import Candidate, Vote
+from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pattern
+from sgr.methods.sgr.reasoning import Candidate, Vote, reliability
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
+from sgr.retrieval.answer_types import load_answer_types
 from sgr.retrieval.entities import LinkedEntity
+
+
+#: the voting walks the evidence signals read: the strongest by ω, as many as a prediction records
+#: (:meth:`DecisionInputs.to_dict`), so a stored prediction gives the same signals as the live run
+EVIDENCE_VOTES = 50
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How the top answer is reached among the :data:`EVIDENCE_VOTES` strongest voting walks and the candidates: where
+    the graph lacks the answer's edge, the answer left is often reached by one relation path that no other supports."""
+
+    patterns_top: int  # distinct relation paths (read under ``same_relation``) that reach the top answer
+    votes_top: int  # voting walks that reach it
+    patterns: int  # distinct relation paths over all those walks and candidates
+    omega_top: float  # ω of its best walk (0 when no walk reaches it)
+    rival_gap: float  # that ω minus ω of the best walk to another answer by another relation path
+    relations: Pattern  # its best relation path (its strongest walk's, else its first candidate's)
+
+
+def answer_evidence(inputs: DecisionInputs, top: str, lam: float) -> Evidence:
+    """:class:`Evidence` of answer ``top`` in ``inputs`` (ω at this λ)."""
+    omega = [reliability(v.rho, v.eta, lam) for v in inputs.votes]
+    order = sorted(range(len(inputs.votes)), key=lambda i: -omega[i])[:EVIDENCE_VOTES]
+    votes = [(inputs.votes[i], omega[i]) for i in order]
+    mine = [(inputs.relation_path(v.relations), w) for v, w in votes if v.answer == top]
+    cands = [inputs.relation_path(c.relations) for c in inputs.candidates if c.key == top]
+    best = max(mine, key=lambda m: m[1]) if mine else None
+    relations = best[0] if best else (cands[0] if cands else ())
+    rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
+    omega_top = best[1] if best else 0.0
+    everything = {inputs.relation_path(v.relations) for v, _ in votes} | {inputs.relation_path(c.relations)
+                                                                           for c in inputs.candidates}
+    return Evidence(len({p for p, _ in mine} | set(cands)), len(mine), len(everything), float(omega_top),
+                    float(omega_top - max(rivals, default=0.0)), relations)
+
+
+def relation_words(relations: Sequence[str]) -> set[str]:
+    """The content words of each relation's last name part (``location.country.languages_spoken`` → language,
+    spoken), singular."""
+    words = {singular(w) for r in relations for w in r.split(".")[-1].split("_")}
+    return {w for w in words if w and w not in OVERLAP_STOPWORDS}
+
+
+def relation_overlap(question: str, relations: Sequence[str]) -> float:
+    """The share of the path's relation words (:func:`relation_words`) the question writes (singular, or sharing
+    its first five letters: ``written``/``writer``); 0 for a path without words."""
+    words = relation_words(relations)
+    if not words:
+        return 0.0
+    asked = {singular(w) for w in "".join(ch if ch.isalnum() else " " for ch in question.lower()).split()}
+    stems = {w[:5] for w in asked if len(w) >= 5}
+    return sum(w in asked or (len(w) >= 5 and w[:5] in stems) for w in words) / len(words)
+
+
+def type_match(question: str, relations: Sequence[str]) -> float:
+    """How well the path's last relation fits what the question asks for (:mod:`sgr.retrieval.answer_types`); 0
+    without the shipped table or a path."""
+    table = load_answer_types()
+    return table.match(question, relations[-1]) if table is not None and relations else 0.0
+
+
+def dotted_names(relations: Sequence[str]) -> float:
+    """1 when the path's relations are named ``domain.type.property`` (a Freebase-style graph), else 0: what a path's
+    score means differs between such a graph and one of plain names (the MetaQA KB)."""
+    return float(bool(relations) and all(r.count(".") >= 2 for r in relations))
+
+
+def evidence_signals(question: str, inputs: DecisionInputs | None, top: str | None, lam: float) -> dict[str, float]:
+    """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`relation_overlap`,
+    :func:`type_match`, :func:`dotted_names`); all 0 when there is no answer."""
+    if inputs is None or top is None:
+        return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
+    ev = answer_evidence(inputs, top, lam)
+    return {"ev_paths_top": math.log1p(ev.patterns_top), "ev_votes_top": math.log1p(ev.votes_top),
+            "ev_patterns": math.log1p(ev.patterns), "ev_single": float(ev.patterns_top == 1),
+            "ev_omega_top": ev.omega_top, "ev_rival_gap": ev.rival_gap,
+            "ev_word_overlap": relation_overlap(question, ev.relations),
+            "type_match": type_match(question, ev.relations), "dotted_names": dotted_names(ev.relations)}
+
+
+EVIDENCE_SIGNALS = ("ev_paths_top", "ev_votes_top", "ev_patterns", "ev_single", "ev_omega_top", "ev_rival_gap",
+                    "ev_word_overlap", "type_match", "dotted_names")
+
+
+def recorded_signals(record: dict[str, Any], lam: float) -> dict[str, float]:
+    """:func:`evidence_signals` of a stored prediction (``predictions.jsonl``: its question, top answer and
+    ``extra.decision.inputs``), so a signal added here needs no second run of the questions."""
+    inputs = ((record.get("extra") or {}).get("decision") or {}).get("inputs")
+    answers = record.get("answers") or []
+    return evidence_signals(record.get("question") or "", DecisionInputs.from_dict(inputs) if inputs else None,
+                            answers[0]["id"] if answers else None, lam)
 
 
 @dataclass
@@ -79,8 +175,9 @@ class SGRResult:
     def signals(self) -> dict[str, float]:
         """The numbers :mod:`sgr.methods.confidence` calibrates (its module docstring): the top answer's candidate
         (v, δ, γ), whether any candidate was valid, the route and who carried it, the vote's share and margin, G_q's
-        best path score and its lead, the model's best ρ, the linking, unchecked constraints, a relaxed round, and how
-        well G_q's best path matches the question (its terms ``path_sim``, ``rel_mean``, ``rel_last``, ``type_check``)."""
+        best path score and its lead, the model's best ρ, the linking, unchecked constraints, a relaxed round, how
+        well G_q's best path matches the question (its terms ``path_sim``, ``rel_mean``, ``rel_last``, ``type_check``),
+        and the top answer's evidence (:func:`evidence_signals`)."""
         pred, d = self.prediction, self.decision
         top = d.answers[0] if d is not None and d.answers else None
         cand = max((self.candidates[i] for i in top.candidates), key=lambda c: c.v, default=None) if top else None
@@ -108,6 +205,8 @@ class SGRResult:
             "unchecked": float(min(3, len(pred.extra.get("constraints_unchecked") or []))),
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
+            **evidence_signals(self.question.text, self.inputs, pred.answers[0].id if pred.answers else None,
+                               self.config.lam),
         }
 
     def decision_record(self) -> dict[str, Any]:
