@@ -53,6 +53,7 @@ def test_asked_keys_and_role_words():
     assert asked_keys("Who wrote the Hobbit?") == ("who:wrote", "who")
     assert asked_keys("what currency does jamaica use") == ("what:currency", "what")
     assert asked_keys("when did it start?") == ("when",) and asked_keys("where is it") == ("where",)
+    assert asked_keys("The country that contains Krasnodar Krai uses what type of currency?")[0] == "what:currency"
     assert role_words("location.country.currency_used") == {"country", "currency", "used"}
     assert role_words("directed_by") == {"directed"}
 
