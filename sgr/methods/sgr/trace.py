@@ -15,7 +15,6 @@ from typing import Any
 
 from cypher.compile import CompiledQuery
 from cypher.repair import CypherGeneration
-from sgr.core.lexicon import OVERLAP_STOPWORDS, singular
 from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.sgr.config import SGRConfig
@@ -23,7 +22,6 @@ from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pa
 from sgr.methods.sgr.reasoning import Candidate, Vote, reliability
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
-from sgr.retrieval.answer_types import load_answer_types
 from sgr.retrieval.entities import LinkedEntity
 
 
@@ -34,57 +32,29 @@ EVIDENCE_VOTES = 50
 
 @dataclass(frozen=True)
 class Evidence:
-    """How the top answer is reached among the :data:`EVIDENCE_VOTES` strongest voting walks and the candidates: where
-    the graph lacks the answer's edge, the answer left is often reached by one relation path that no other supports."""
+    """How the top answer is reached among the :data:`EVIDENCE_VOTES` strongest voting walks: where the graph lacks
+    the answer's edge, the answer left is reached by fewer and weaker walks, and a walk to another answer by another
+    relation path is about as strong."""
 
-    patterns_top: int  # distinct relation paths (read under ``same_relation``) that reach the top answer
-    votes_top: int  # voting walks that reach it
-    patterns: int  # distinct relation paths over all those walks and candidates
+    votes_top: int  # voting walks that reach the top answer
     omega_top: float  # ω of its best walk (0 when no walk reaches it)
     rival_gap: float  # that ω minus ω of the best walk to another answer by another relation path
     relations: Pattern  # its best relation path (its strongest walk's, else its first candidate's)
 
 
 def answer_evidence(inputs: DecisionInputs, top: str, lam: float) -> Evidence:
-    """:class:`Evidence` of answer ``top`` in ``inputs`` (ω at this λ)."""
+    """:class:`Evidence` of answer ``top`` in ``inputs`` (ω at this λ; relation paths read under
+    ``same_relation``)."""
     omega = [reliability(v.rho, v.eta, lam) for v in inputs.votes]
     order = sorted(range(len(inputs.votes)), key=lambda i: -omega[i])[:EVIDENCE_VOTES]
     votes = [(inputs.votes[i], omega[i]) for i in order]
     mine = [(inputs.relation_path(v.relations), w) for v, w in votes if v.answer == top]
-    cands = [inputs.relation_path(c.relations) for c in inputs.candidates if c.key == top]
     best = max(mine, key=lambda m: m[1]) if mine else None
+    cands = [inputs.relation_path(c.relations) for c in inputs.candidates if c.key == top]
     relations = best[0] if best else (cands[0] if cands else ())
-    rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
     omega_top = best[1] if best else 0.0
-    everything = {inputs.relation_path(v.relations) for v, _ in votes} | {inputs.relation_path(c.relations)
-                                                                           for c in inputs.candidates}
-    return Evidence(len({p for p, _ in mine} | set(cands)), len(mine), len(everything), float(omega_top),
-                    float(omega_top - max(rivals, default=0.0)), relations)
-
-
-def relation_words(relations: Sequence[str]) -> set[str]:
-    """The content words of each relation's last name part (``location.country.languages_spoken`` → language,
-    spoken), singular."""
-    words = {singular(w) for r in relations for w in r.split(".")[-1].split("_")}
-    return {w for w in words if w and w not in OVERLAP_STOPWORDS}
-
-
-def relation_overlap(question: str, relations: Sequence[str]) -> float:
-    """The share of the path's relation words (:func:`relation_words`) the question writes (singular, or sharing
-    its first five letters: ``written``/``writer``); 0 for a path without words."""
-    words = relation_words(relations)
-    if not words:
-        return 0.0
-    asked = {singular(w) for w in "".join(ch if ch.isalnum() else " " for ch in question.lower()).split()}
-    stems = {w[:5] for w in asked if len(w) >= 5}
-    return sum(w in asked or (len(w) >= 5 and w[:5] in stems) for w in words) / len(words)
-
-
-def type_match(question: str, relations: Sequence[str]) -> float:
-    """How well the path's last relation fits what the question asks for (:mod:`sgr.retrieval.answer_types`); 0
-    without the shipped table or a path."""
-    table = load_answer_types()
-    return table.match(question, relations[-1]) if table is not None and relations else 0.0
+    rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
+    return Evidence(len(mine), float(omega_top), float(omega_top - max(rivals, default=0.0)), relations)
 
 
 def dotted_names(relations: Sequence[str]) -> float:
@@ -93,29 +63,27 @@ def dotted_names(relations: Sequence[str]) -> float:
     return float(bool(relations) and all(r.count(".") >= 2 for r in relations))
 
 
-def evidence_signals(question: str, inputs: DecisionInputs | None, top: str | None, lam: float) -> dict[str, float]:
-    """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`relation_overlap`,
-    :func:`type_match`, :func:`dotted_names`); all 0 when there is no answer."""
+#: the signals :func:`evidence_signals` gives
+EVIDENCE_SIGNALS = ("ev_votes_top", "ev_omega_top", "ev_rival_gap", "dotted_names")
+
+
+def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float) -> dict[str, float]:
+    """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`); all 0 when there
+    is no answer."""
     if inputs is None or top is None:
         return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
     ev = answer_evidence(inputs, top, lam)
-    return {"ev_paths_top": math.log1p(ev.patterns_top), "ev_votes_top": math.log1p(ev.votes_top),
-            "ev_patterns": math.log1p(ev.patterns), "ev_single": float(ev.patterns_top == 1),
-            "ev_omega_top": ev.omega_top, "ev_rival_gap": ev.rival_gap,
-            "ev_word_overlap": relation_overlap(question, ev.relations),
-            "type_match": type_match(question, ev.relations), "dotted_names": dotted_names(ev.relations)}
-
-
-EVIDENCE_SIGNALS = ("ev_paths_top", "ev_votes_top", "ev_patterns", "ev_single", "ev_omega_top", "ev_rival_gap",
-                    "ev_word_overlap", "type_match", "dotted_names")
+    return {"ev_votes_top": math.log1p(ev.votes_top), "ev_omega_top": ev.omega_top, "ev_rival_gap": ev.rival_gap,
+            "dotted_names": dotted_names(ev.relations)}
 
 
 def recorded_signals(record: dict[str, Any], lam: float) -> dict[str, float]:
-    """:func:`evidence_signals` of a stored prediction (``predictions.jsonl``: its question, top answer and
-    ``extra.decision.inputs``), so a signal added here needs no second run of the questions."""
+    """:func:`evidence_signals` of a stored prediction (``predictions.jsonl``: its top answer and
+    ``extra.decision.inputs``), so a signal added here needs no second run of the questions; equal to the live ones up
+    to the record's rounding of ρ and η (4 decimals: under 1e-4 on the WebQSP and unanswerable runs)."""
     inputs = ((record.get("extra") or {}).get("decision") or {}).get("inputs")
     answers = record.get("answers") or []
-    return evidence_signals(record.get("question") or "", DecisionInputs.from_dict(inputs) if inputs else None,
+    return evidence_signals(DecisionInputs.from_dict(inputs) if inputs else None,
                             answers[0]["id"] if answers else None, lam)
 
 
@@ -205,8 +173,7 @@ class SGRResult:
             "unchecked": float(min(3, len(pred.extra.get("constraints_unchecked") or []))),
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
-            **evidence_signals(self.question.text, self.inputs, pred.answers[0].id if pred.answers else None,
-                               self.config.lam),
+            **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam),
         }
 
     def decision_record(self) -> dict[str, Any]:
