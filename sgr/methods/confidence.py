@@ -7,10 +7,10 @@ question (the cosine of its relation text with the question, its relations' mean
 where the graph lacks the answer, the best path left is a poorer match), the path's length, how the topic
 was linked, whether a constraint could not be checked, whether a second round relaxed the question
 (:meth:`sgr.methods.sgr.trace.SGRResult.signals`), and how the top answer is supported among the strongest
-voting walks (how many reach it, the best one's ω and its lead over a walk to another answer by another relation path)
-and whether the graph names relations Freebase-style (:func:`sgr.methods.sgr.trace.evidence_signals`); for other
-methods the answer scores' margin and the path length (:func:`generic_signals`). A :class:`Calibrator` maps them to P(top
-answer correct):
+voting walks (how many reach it, the best one's ω and its lead over a walk to another answer by another relation
+path) and whether the graph names relations Freebase-style (:func:`sgr.methods.sgr.trace.evidence_signals`); for
+other methods the answer scores' margin and the path length (:func:`generic_signals`). A :class:`Calibrator` maps
+them to P(top answer correct):
 
     p = iso(σ(w · z(signals) + b))
 
