@@ -4,7 +4,9 @@
    all 1,180; seed 0) and ``--metaqa-dev`` MetaQA dev questions per hop (seed 1), through ``sgr eval`` (resumable,
    LLM calls cached). Every run links the question from its text (``given_topics=false``), as ``sgr ask`` does
    without ``--topic``, so the linking signals mean at fitting what they mean when a user asks. Each prediction stores its signals (``extra.confidence.signals``), so fitting needs no second
-   pass.
+   pass; those its record determines (SGR's evidence signals,
+   :func:`sgr.methods.sgr.trace.recorded_signals`) are recomputed from it by the code in use, so adding one needs no
+   second run of the questions.
 2. **Fit**: the calibrator of (method, model) on those dev predictions and the unanswerable set's (step 4: dev
    questions whose answers were taken out of the graph, so any answer there is wrong) — logistic weights on one
    half, the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
@@ -52,6 +54,8 @@ from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.confidence import (SIGNALS, Calibrator, calibration_key, fit_calibrator,  # noqa: E402
                                     save_calibrators)
+from sgr.methods.sgr.config import SGRConfig  # noqa: E402
+from sgr.methods.sgr.trace import recorded_signals  # noqa: E402
 
 
 def model_name(method: str) -> str | None:
@@ -77,13 +81,22 @@ def run(dataset: str, method: str, out: Path, uri: str, *, split: str | None = N
     return read_predictions(res.run_dir / "predictions.jsonl")
 
 
+def stored_signals(p: dict) -> dict[str, float] | None:
+    """The signals a prediction recorded, with those computed from its record (:func:`recorded_signals`: SGR's
+    evidence signals, read from its decision inputs) recomputed by the code in use; None when it recorded none."""
+    sig = ((p.get("extra") or {}).get("confidence") or {}).get("signals")
+    if sig is None or not (p.get("extra") or {}).get("decision"):
+        return sig
+    return {**sig, **recorded_signals(p, SGRConfig().lam)}
+
+
 def labelled(preds: dict[str, dict]) -> list[tuple[str, dict[str, float], float]]:
     """(question id, signals, strict Hits@1) of each scored prediction."""
     out = []
     for qid, p in preds.items():
         if p.get("scores") is None:
             continue
-        sig = ((p.get("extra") or {}).get("confidence") or {}).get("signals")
+        sig = stored_signals(p)
         if sig is None:
             continue
         out.append((qid, sig, float(p["scores"]["hits1_strict"])))
@@ -103,10 +116,10 @@ def halves(rows: list, seed: int = 0) -> tuple[list, list]:
     return [r for r in rows if group(r[0]) in first], [r for r in rows if group(r[0]) not in first]
 
 
-def fit(rows: list, keep: float, prov: dict[str, Any]) -> Calibrator:
+def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] = SIGNALS) -> Calibrator:
     a, b = halves(rows)
     return fit_calibrator([s for _, s, _ in a], [int(y) for _, _, y in a], [s for _, s, _ in b],
-                          [int(y) for _, _, y in b], keep_correct=keep, signals=SIGNALS, provenance=prov)
+                          [int(y) for _, _, y in b], keep_correct=keep, signals=signals, provenance=prov)
 
 
 def figures(cal_of, rows: list, prefix: str, summary: dict[str, float]) -> dict[str, Any]:  # noqa: ANN001
@@ -261,7 +274,7 @@ def labelled_all(preds: dict[str, dict]) -> list[tuple[str, dict[str, float]]]:
     """(question id, signals) of every prediction, scored or not (the unanswerable set's gold is not in the graph)."""
     out = []
     for qid, p in preds.items():
-        sig = ((p.get("extra") or {}).get("confidence") or {}).get("signals")
+        sig = stored_signals(p)
         out.append((qid, sig if sig is not None else {"answered": float(bool(p.get("answers")))}))
     return out
 

@@ -8,6 +8,8 @@ statement that redraws the evidence in Neo4j Browser.
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,11 +18,73 @@ from cypher.repair import CypherGeneration
 from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.sgr.config import SGRConfig
-from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs
-from sgr.methods.sgr.reasoning import Candidate, Vote
+from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pattern
+from sgr.methods.sgr.reasoning import Candidate, Vote, reliability
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
 from sgr.retrieval.entities import LinkedEntity
+
+
+#: the voting walks the evidence signals read: the strongest by ω, as many as a prediction records
+#: (:meth:`DecisionInputs.to_dict`), so a stored prediction gives the same signals as the live run
+EVIDENCE_VOTES = 50
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How the top answer is reached among the :data:`EVIDENCE_VOTES` strongest voting walks: where the graph lacks
+    the answer's edge, the answer left is reached by fewer and weaker walks, and a walk to another answer by another
+    relation path is about as strong."""
+
+    votes_top: int  # voting walks that reach the top answer
+    omega_top: float  # ω of its best walk (0 when no walk reaches it)
+    rival_gap: float  # that ω minus ω of the best walk to another answer by another relation path
+    relations: Pattern  # its best relation path (its strongest walk's, else its first candidate's)
+
+
+def answer_evidence(inputs: DecisionInputs, top: str, lam: float) -> Evidence:
+    """:class:`Evidence` of answer ``top`` in ``inputs`` (ω at this λ; relation paths read under
+    ``same_relation``)."""
+    omega = [reliability(v.rho, v.eta, lam) for v in inputs.votes]
+    order = sorted(range(len(inputs.votes)), key=lambda i: -omega[i])[:EVIDENCE_VOTES]
+    votes = [(inputs.votes[i], omega[i]) for i in order]
+    mine = [(inputs.relation_path(v.relations), w) for v, w in votes if v.answer == top]
+    best = max(mine, key=lambda m: m[1]) if mine else None
+    cands = [inputs.relation_path(c.relations) for c in inputs.candidates if c.key == top]
+    relations = best[0] if best else (cands[0] if cands else ())
+    omega_top = best[1] if best else 0.0
+    rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
+    return Evidence(len(mine), float(omega_top), float(omega_top - max(rivals, default=0.0)), relations)
+
+
+def dotted_names(relations: Sequence[str]) -> float:
+    """1 when the path's relations are named ``domain.type.property`` (a Freebase-style graph), else 0: what a path's
+    score means differs between such a graph and one of plain names (the MetaQA KB)."""
+    return float(bool(relations) and all(r.count(".") >= 2 for r in relations))
+
+
+#: the signals :func:`evidence_signals` gives
+EVIDENCE_SIGNALS = ("ev_votes_top", "ev_omega_top", "ev_rival_gap", "dotted_names")
+
+
+def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float) -> dict[str, float]:
+    """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`); all 0 when there
+    is no answer."""
+    if inputs is None or top is None:
+        return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
+    ev = answer_evidence(inputs, top, lam)
+    return {"ev_votes_top": math.log1p(ev.votes_top), "ev_omega_top": ev.omega_top, "ev_rival_gap": ev.rival_gap,
+            "dotted_names": dotted_names(ev.relations)}
+
+
+def recorded_signals(record: dict[str, Any], lam: float) -> dict[str, float]:
+    """:func:`evidence_signals` of a stored prediction (``predictions.jsonl``: its top answer and
+    ``extra.decision.inputs``), so a signal added here needs no second run of the questions; equal to the live ones up
+    to the record's rounding of ρ and η (4 decimals: under 1e-4 on the WebQSP and unanswerable runs)."""
+    inputs = ((record.get("extra") or {}).get("decision") or {}).get("inputs")
+    answers = record.get("answers") or []
+    return evidence_signals(DecisionInputs.from_dict(inputs) if inputs else None,
+                            answers[0]["id"] if answers else None, lam)
 
 
 @dataclass
@@ -79,8 +143,9 @@ class SGRResult:
     def signals(self) -> dict[str, float]:
         """The numbers :mod:`sgr.methods.confidence` calibrates (its module docstring): the top answer's candidate
         (v, δ, γ), whether any candidate was valid, the route and who carried it, the vote's share and margin, G_q's
-        best path score and its lead, the model's best ρ, the linking, unchecked constraints, a relaxed round, and how
-        well G_q's best path matches the question (its terms ``path_sim``, ``rel_mean``, ``rel_last``, ``type_check``)."""
+        best path score and its lead, the model's best ρ, the linking, unchecked constraints, a relaxed round, how
+        well G_q's best path matches the question (its terms ``path_sim``, ``rel_mean``, ``rel_last``, ``type_check``),
+        and the top answer's evidence (:func:`evidence_signals`)."""
         pred, d = self.prediction, self.decision
         top = d.answers[0] if d is not None and d.answers else None
         cand = max((self.candidates[i] for i in top.candidates), key=lambda c: c.v, default=None) if top else None
@@ -108,6 +173,7 @@ class SGRResult:
             "unchecked": float(min(3, len(pred.extra.get("constraints_unchecked") or []))),
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
+            **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam),
         }
 
     def decision_record(self) -> dict[str, Any]:

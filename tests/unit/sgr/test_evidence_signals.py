@@ -1,0 +1,54 @@
+"""The confidence's evidence-strength signals of the top answer (sgr/methods/sgr/trace.py)."""
+
+import pytest
+
+from sgr.methods.sgr import trace
+from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, VoteIn
+
+AUTHOR, CHARACTER = ("book.written_work.author",), ("book.book.characters",)
+
+
+def vote(answer, rels, eta, rho=0.0):
+    return VoteIn(answer, answer, rels, rho, eta)
+
+
+def hobbit():
+    return DecisionInputs(["compiled"], [CandidateIn("tolkien", "Tolkien", "compiled", AUTHOR, 1.0, 0.5)],
+                          [vote("tolkien", AUTHOR, 0.9), vote("tolkien", ("book.book.editions", "book.author"), 0.6),
+                           vote("gloin", CHARACTER, 0.5), vote("bilbo", CHARACTER, 0.4)])
+
+
+def test_evidence_counts_the_walks_and_the_lead_over_a_rival_reached_another_way():
+    ev = trace.answer_evidence(hobbit(), "tolkien", lam=0.0)  # ω = η at λ = 0
+    assert ev.votes_top == 2 and ev.relations == AUTHOR
+    assert ev.omega_top == pytest.approx(0.9) and ev.rival_gap == pytest.approx(0.9 - 0.5)
+    lone = trace.answer_evidence(hobbit(), "gloin", lam=0.0)  # a walk to another answer by the same path is no rival
+    assert lone.votes_top == 1 and lone.rival_gap == pytest.approx(0.5 - 0.9)
+    only_candidate = DecisionInputs(["compiled"], [CandidateIn("x", "X", "compiled", AUTHOR, 1.0, 0.5)], [])
+    ev = trace.answer_evidence(only_candidate, "x", lam=0.0)
+    assert (ev.votes_top, ev.omega_top, ev.relations) == (0, 0.0, AUTHOR)
+    # only the strongest EVIDENCE_VOTES walks count: a weak walk beyond them adds nothing
+    many = DecisionInputs(["compiled"], [], [vote(f"x{i}", CHARACTER, 0.9) for i in range(trace.EVIDENCE_VOTES)]
+                          + [vote("tolkien", AUTHOR, 0.1)])
+    assert trace.answer_evidence(many, "tolkien", lam=0.0).votes_top == 0
+
+
+def test_relation_paths_are_read_under_their_paired_names():
+    inputs = DecisionInputs(["compiled"], [], [vote("tolkien", AUTHOR, 0.9), vote("x", ("book.author.works_written",),
+                                                                                   0.8)],
+                            same_relation={"book.author.works_written": AUTHOR[0]})
+    assert trace.answer_evidence(inputs, "tolkien", lam=0.0).rival_gap == pytest.approx(0.9)  # x is no rival
+
+
+def test_evidence_signals_from_a_stored_prediction_equal_the_live_ones():
+    live = trace.evidence_signals(hobbit(), "tolkien", 0.3)
+    record = {"question": "who wrote the hobbit?", "answers": [{"id": "tolkien", "text": "Tolkien"}],
+              "extra": {"decision": {"inputs": hobbit().to_dict(50, 0.3)}}}
+    assert trace.recorded_signals(record, 0.3) == pytest.approx(live)
+    assert set(live) == set(trace.EVIDENCE_SIGNALS) and live["dotted_names"] == 1.0
+    assert trace.recorded_signals({"question": "q", "answers": []}, 0.3) == dict.fromkeys(trace.EVIDENCE_SIGNALS, 0.0)
+
+
+def test_dotted_names():
+    assert trace.dotted_names(("directed_by",)) == 0.0 and trace.dotted_names(AUTHOR) == 1.0
+    assert trace.dotted_names(("directed_by",) + AUTHOR) == 0.0 and trace.dotted_names(()) == 0.0
