@@ -93,11 +93,11 @@ def export(state: Mapping[str, Any], provenance: Mapping[str, Any], info: Mappin
     ``lora_alpha``, else whole tensors under their transformers names. Returns the folder."""
     from safetensors.torch import save_file
 
+    if lora is not None and not all("lora_" in k for k in state):
+        raise ConfigError("a LoRA export takes adapter tensors only (names with lora_A / lora_B)")
     out = out or folder()
     out.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().to("cpu").half().contiguous() for k, v in state.items()}, str(out / WEIGHTS))
-    if lora is not None and not all("lora_" in k for k in state):
-        raise ConfigError("a LoRA export takes adapter tensors only (names with lora_A / lora_B)")
     kind = (f"LoRA adapters (rank {lora['lora_rank']}, alpha {lora['lora_alpha']}, every linear map of every decoder "
             "layer; fp16)" if lora else "llm decoder tensors (fp16, transformers names)")
     man = {"name": NAME, "kind": kind, **({"lora": dict(lora)} if lora else {}),

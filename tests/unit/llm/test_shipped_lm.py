@@ -107,6 +107,7 @@ def test_lora_adapters_are_merged_into_every_decoder_matrix(base: Path, homes: P
     with pytest.raises(ConfigError, match="adapter tensors only"):
         shipped.export({**adapters, "model.norm.weight": torch.ones(3)}, {}, {}, base=base,
                        lora={"lora_rank": rank, "lora_alpha": alpha})
+    assert not (shipped.folder() / shipped.WEIGHTS).exists()  # refused before anything is written
     man = json.loads((shipped.export(adapters, {}, {}, base=base, lora={"lora_rank": rank, "lora_alpha": alpha})
                       / "manifest.json").read_text())
     assert man["lora"] == {"lora_rank": rank, "lora_alpha": alpha} and "LoRA" in man["kind"]
