@@ -32,8 +32,10 @@ def answerer(store, variant, *replies, **options):
 
 
 def test_direct_route_with_the_models_cypher(webqsp_graph):
-    # the sequential rule (integrate off): the first source with a valid candidate answers
-    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER, integrate=False, answer_ratio=0.5).run(Q)
+    # the sequential rule (integrate off): the first source with a valid candidate answers; the model's Cypher is
+    # first when G_q's best path is not put before it (graph_first off)
+    res = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER, integrate=False, answer_ratio=0.5,
+                   graph_first=False).run(Q)
     pred = res.prediction
     assert pred.route == "direct" and res.cypher_source == "llm"
     assert set(pred.answer_texts) == GOLD
@@ -46,6 +48,9 @@ def test_direct_route_with_the_models_cypher(webqsp_graph):
     assert {"llm", "compiled"} <= {c.source for c in res.candidates} and res.decision.stage == "llm"
     assert pred.usage.llm_calls == 2 and {"schema", "link", "subgraph", "direct", "validate"} <= set(pred.usage.stage_seconds)
     assert res.schema.source == "llm" and len(res.schema.ordered) == 1
+    # by default (graph_first) G_q's compiled best path answers before the model's Cypher, with the same answers
+    first = answerer(webqsp_graph, "sgr", SCHEMA_REPLY, GOOD_CYPHER, integrate=False, answer_ratio=0.5).run(Q)
+    assert first.decision.stage == "compiled" and set(first.prediction.answer_texts) == GOLD
 
 
 def test_unusable_cypher_falls_back_to_the_compiled_best_path(webqsp_graph):
