@@ -15,8 +15,8 @@
   DIR OUT`` trains it on the GPU machine, ``lm --bundle DIR --from-bundle OUT`` folds in what came back.
 * ``export`` (``export-lm``, ``export-encoder``: one of the two) — writes ``models/<name>/`` (the weights in fp16
   safetensors and ``manifest.json``) from the two runs
-  (:func:`sgr.llm.shipped.export` and :func:`sgr.retrieval.shipped.export`), then materialises them here and
-  measures the materialised artefacts' validation figures into the manifests.
+  (:func:`sgr.llm.shipped.export` and :func:`sgr.retrieval.shipped.export`); the encoder is then materialised here
+  and its validation RRA@k measured into its manifest (the path generator's manifest carries the training run's).
 
 CWQ dev counts only the questions built on WebQSP *train* questions (base id ``WebQTrn-*``), split by base question
 (:func:`sgr.retrieval.supervision.cwq_dev_examples`); their paths come from Neo4j, so a store holding the WebQSP

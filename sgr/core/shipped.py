@@ -15,10 +15,12 @@ from sgr.core.files import MANIFEST, read_manifest
 
 @dataclass(frozen=True)
 class ShippedFolder:
-    """``models/<name>/``; ``key_file`` is the file whose SHA-256 names the materialised version's folder."""
+    """``models/<name>/``; ``key_file`` is the file whose SHA-256 names the materialised version's folder,
+    ``product`` the file set-up writes there."""
 
     name: str
     key_file: str
+    product: str
 
     def folder(self) -> Path:
         return models_dir() / self.name
@@ -30,6 +32,7 @@ class ShippedFolder:
     def manifest(self, check: bool = True) -> dict[str, Any]:
         return read_manifest(self.folder(), check=check)
 
-    def target_dir(self, man: Mapping[str, Any]) -> Path:
-        """Where set-up materialises the version ``man`` describes."""
-        return sgr_home() / "models" / self.name / man["files"][self.key_file]["sha256"][:12]
+    def target(self, man: Mapping[str, Any]) -> Path:
+        """The file set-up materialises for the version ``man`` describes: one folder per version of ``key_file``
+        (its SHA-256's start)."""
+        return sgr_home() / "models" / self.name / man["files"][self.key_file]["sha256"][:12] / self.product

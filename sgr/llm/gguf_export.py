@@ -140,8 +140,9 @@ def base_tensors(base: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
     import gguf
 
     reader = gguf.GGUFReader(base)
+    wanted = set(names)
     got = {t.name: gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(
-        tuple(int(x) for x in reversed(t.shape.tolist()))) for t in reader.tensors if t.name in set(names)}
+        tuple(int(x) for x in reversed(t.shape.tolist()))) for t in reader.tensors if t.name in wanted}
     missing = [n for n in names if n not in got]
     if missing:
         raise LLMError(f"{base}: no tensor {missing[0]}")

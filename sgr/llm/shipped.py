@@ -36,13 +36,8 @@ LICENCE = ("Apache-2.0, as the base model SmolLM2-135M-Instruct (HuggingFaceTB);
            "apply to them (WebQSP, MetaQA, ComplexWebQuestions)")
 
 
-SHIPPED = ShippedFolder(NAME, WEIGHTS)
-folder, available, manifest = SHIPPED.folder, SHIPPED.available, SHIPPED.manifest
-
-
-def target(man: Mapping[str, Any]) -> Path:
-    """Where :func:`materialise` writes the GGUF: one folder per shipped weights file (its SHA-256's start)."""
-    return SHIPPED.target_dir(man) / "model.gguf"
+SHIPPED = ShippedFolder(NAME, WEIGHTS, "model.gguf")  # target: where materialise writes the GGUF
+folder, available, manifest, target = SHIPPED.folder, SHIPPED.available, SHIPPED.manifest, SHIPPED.target
 
 
 def materialise(base: Path, *, force: bool = False, log: Callable[[str], None] | None = None) -> Path:

@@ -37,13 +37,8 @@ LICENCE = ("Apache-2.0, as the base encoder all-MiniLM-L6-v2 (sentence-transform
            "terms apply to them (WebQSP, MetaQA, ComplexWebQuestions)")
 
 
-SHIPPED = ShippedFolder(NAME, ADAPTERS)
-folder, available, manifest = SHIPPED.folder, SHIPPED.available, SHIPPED.manifest
-
-
-def target(man: Mapping[str, Any]) -> Path:
-    """The model file :func:`materialise` writes (its encoder folder beside it, :func:`encoder_folder`)."""
-    return SHIPPED.target_dir(man) / f"{NAME}.pt"
+SHIPPED = ShippedFolder(NAME, ADAPTERS, f"{NAME}.pt")  # target: the model file (its encoder folder beside it)
+folder, available, manifest, target = SHIPPED.folder, SHIPPED.available, SHIPPED.manifest, SHIPPED.target
 
 
 def materialise(*, force: bool = False, log: Callable[[str], None] | None = None) -> Path:

@@ -271,8 +271,8 @@ NO_GRAPH = "no-graph"  # the key of a model tuned on file data only (valid for a
 
 def split_data(data: TuneData, cfg) -> tuple[list[ChatExample], list[ChatExample]]:  # noqa: ANN001 - TuneConfig
     """``(train, validation)``: the seeded split of :func:`sgr.llm.finetune.split_examples`, the repeated examples'
-    copies appended to train (``data.repeats``), every held-out example added to validation, the whole validation set in one seeded order (so the first ``eval_n`` probe
-    questions mix the sources)."""
+    copies appended to train (``data.repeats``), every held-out example added to validation, the whole validation
+    set in one seeded order (so the first ``eval_n`` probe questions mix the sources)."""
     from sgr.llm import finetune as ft
 
     train, val = ft.split_examples(data.examples, cfg)
