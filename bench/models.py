@@ -18,7 +18,10 @@ Steps (each keeps its figures in ``$SGR_HOME/bench/models/<step>.json``; ``summa
   training questions (``exemplars=false``, ``plans=0``), plain cosine relation ranking
   (``relation_retriever=embedding``), the compiled Cypher of the top path for every model (``use_llm_cypher=false``)
   and SGR's default decision parameters. Keys ``from_graph/<metaqa-dev|cwq-dev>/<model>/hits1_strict`` (and
-  ``…/path_accuracy``: the first generated path is the gold one, the same replies).
+  ``…/path_accuracy``: the first generated path is the gold one, the same replies). The four tuning runs share
+  ``FROM_GRAPH_TUNE`` (LoRA, as the shipped generator, rank 16 so that each run's weights come back from a GPU
+  machine in one part); ``--bundles DIR`` trains them there: the first run writes ``DIR/<version>`` and stops,
+  ``python -m sgr.llm.bundle DIR/<version> DIR/<version>-out`` trains each, the second run reads them.
 * ``dev-check`` — before the path generator ships: ``sgr`` with it (the decision parameters its manifest carries,
   and ``SGRConfig``'s defaults) and with the packaged model, on the from-graph evaluation samples.
 * ``rcr`` — ``rcr`` with the shipped models (the served shipped path generator asked in SGR's schema format, the
@@ -53,8 +56,8 @@ from sgr.graph.store import GraphStore  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: the from-graph tuning runs: the same settings for graph-only and dev-tuned
-FROM_GRAPH_TUNE = {"method": "top", "top_layers": 4, "epochs": 2, "batch_size": 16, "lr": 5e-4, "patience": 1,
-                   "val_fraction": 0.05, "threads": 1, "seed": 0, "eval_n": 40, "examples": 0}
+FROM_GRAPH_TUNE = {"method": "lora", "lora_rank": 16, "lora_alpha": 16, "epochs": 4, "batch_size": 16, "lr": 5e-4,
+                   "patience": 2, "val_fraction": 0.05, "threads": 4, "seed": 0, "eval_n": 40, "examples": 0}
 FROM_GRAPH_QUESTIONS = 900
 METAQA_EVAL_PER_HOP = 50
 CWQ_EVAL = 100
@@ -148,8 +151,10 @@ def path_accuracy(run_dir: Path, dataset: str) -> float | None:
 
 
 # -- from-graph ---------------------------------------------------------------------------------------------
-def tune(graph_version: str, uri: str | None, **data: Any) -> Path:
-    """``sgr llm tune`` against the store at ``uri``, keyed ``graph_version``; returns the exported GGUF."""
+def tune(graph_version: str, uri: str | None, bundles: Path | None, **data: Any) -> Path | None:
+    """``sgr llm tune`` against the store at ``uri``, keyed ``graph_version``; returns the exported GGUF. With
+    ``bundles``: the training runs elsewhere (a GPU machine) — the bundle is written to ``bundles/<version>`` and
+    None returned until its run's output is in ``bundles/<version>-out``, which is then read."""
     from sgr.methods.sgr.tuning import tune_from_options
 
     weights = sgr_home() / "tune" / graph_version / "model.gguf"
@@ -157,8 +162,12 @@ def tune(graph_version: str, uri: str | None, **data: Any) -> Path:
         return weights
     if uri:
         os.environ["NEO4J_URI"] = uri
-    prov = tune_from_options(graph_version=graph_version, **data, **FROM_GRAPH_TUNE)
-    return Path(prov["weights"])
+    where: dict[str, Any] = {}
+    if bundles is not None:
+        out = bundles / f"{graph_version}-out"
+        where = {"bundle": bundles / graph_version, "from_bundle": out if out.is_dir() else None}
+    prov = tune_from_options(graph_version=graph_version, **data, **FROM_GRAPH_TUNE, **where)
+    return Path(prov["weights"]) if "weights" in prov else None
 
 
 def metaqa_eval_files() -> tuple[list[Path], dict[str, Any]]:
@@ -206,9 +215,20 @@ def step_from_graph(args: argparse.Namespace) -> None:
     part = load_part("from-graph")
     runs = part.setdefault("runs", {})
     # MetaQA: the KB alone
-    mq_uri = args.metaqa_uri
-    graph_only = tune("metaqa-graph-only", mq_uri, webqsp=False, metaqa_per_hop=0, from_graph=FROM_GRAPH_QUESTIONS)
-    dev_tuned = tune("metaqa-dev-tuned", mq_uri, webqsp=False, metaqa_per_hop=FROM_GRAPH_QUESTIONS // 3)
+    mq_uri, cwq_uri, bundles = args.metaqa_uri, args.cwq_uri, args.bundles
+    models = {
+        "metaqa-graph-only": tune("metaqa-graph-only", mq_uri, bundles, webqsp=False, metaqa_per_hop=0,
+                                  from_graph=FROM_GRAPH_QUESTIONS),
+        "metaqa-dev-tuned": tune("metaqa-dev-tuned", mq_uri, bundles, webqsp=False,
+                                 metaqa_per_hop=FROM_GRAPH_QUESTIONS // 3),
+        "cwq-graph-only": tune("cwq-graph-only", cwq_uri, bundles, webqsp=False, metaqa_per_hop=0,
+                               from_graph=FROM_GRAPH_QUESTIONS),
+        "cwq-dev-tuned": tune("cwq-dev-tuned", cwq_uri, bundles, webqsp=False, metaqa_per_hop=0, cwq=True)}
+    waiting = [v for v, w in models.items() if w is None]
+    if waiting:
+        raise SystemExit(f"bundles written under {bundles}: train each (`python -m sgr.llm.bundle {bundles}/V "
+                         f"{bundles}/V-out`) for V in {', '.join(waiting)}, then run this step again")
+    graph_only, dev_tuned = models["metaqa-graph-only"], models["metaqa-dev-tuned"]
     files, info = metaqa_eval_files()
     part["metaqa_eval"] = info
     for label, model in (("base", str(model_path())), ("graph_only", str(graph_only)), ("dev_tuned", str(dev_tuned))):
@@ -220,11 +240,9 @@ def step_from_graph(args: argparse.Namespace) -> None:
                                      {**FROM_GRAPH_OPTIONS, "hops": hop}, parts_dir() / "runs")
                 save_part("from-graph", part)
     # CWQ dev: the WebQSP slice + CWQ dev graph
-    cwq_uri = args.cwq_uri
     with store_at(cwq_uri) as store:
         cwq_file, part["cwq_eval"] = cwq_eval_file(store)
-    graph_only = tune("cwq-graph-only", cwq_uri, webqsp=False, metaqa_per_hop=0, from_graph=FROM_GRAPH_QUESTIONS)
-    dev_tuned = tune("cwq-dev-tuned", cwq_uri, webqsp=False, metaqa_per_hop=0, cwq=True)
+    graph_only, dev_tuned = models["cwq-graph-only"], models["cwq-dev-tuned"]
     for label, model in (("base", str(model_path())), ("graph_only", str(graph_only)), ("dev_tuned", str(dev_tuned))):
         key = f"cwq-dev/{label}"
         if key not in runs:
@@ -390,6 +408,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--metaqa-uri", default=None, help="Neo4j holding the MetaQA KB")
     ap.add_argument("--webqsp-uri", default=None, help="Neo4j holding the WebQSP slice (bench/sgr.py's graph)")
     ap.add_argument("--cwq-uri", default=None, help="Neo4j holding the WebQSP slice and CWQ dev")
+    ap.add_argument("--bundles", type=Path, default=None,
+                    help="from-graph: train through tuning bundles in this folder (on a GPU machine) instead of here")
     ap.add_argument("--fresh-dir", default="/tmp/sgr-fresh-clone", help="fresh-clone: where to clone")
     ap.add_argument("--webqsp-sample", type=int, default=500)
     ap.add_argument("--metaqa-sample", type=int, default=300)

@@ -4,12 +4,16 @@
 instead of a benchmark's:
 
 1. **Walks** (:func:`sample_walks`): a seeded sample of named start entities; from each, a walk of ``h`` hops,
-   ``h`` drawn uniformly from 1..``max_hops``. Each step picks a relationship type (and direction) uniformly among
+   as many walks of each length 1..``max_hops`` (a long walk dead-ends more often; it is tried again at the same
+   length, so the lengths stay even). Each step picks a relationship type (and direction) uniformly among
    those at the current node — not an edge uniformly, so a hub's one large type does not take every walk — then a
    neighbour along it. **CVT-aware**: a compound-value node (``:CVT``, no name) is not a hop; the walk goes on
    through it by another relation in the same step, so ``person -spouse_s-> cvt -spouse-> person`` is one hop of
-   two relations, as RoG's gold paths are written. A walk never revisits a node, never steps back along the
-   relation it came by, skips sgr's own ``SGR_*`` types, the noise relations of
+   two relations, as RoG's gold paths are written. A walk never revisits a node and never leaves a CVT by the
+   relation it entered by; from a named node it may go on along the same relation to another node (``film
+   -directed_by-> director <-directed_by- film``: "the films that share a director with X", MetaQA's commonest
+   2-hop kind, which the walks missed while this step was barred: MetaQA dev, ``bench/models.py from-graph``). It
+   skips sgr's own ``SGR_*`` types, the noise relations of
    :data:`sgr.core.lexicon.NOISE_RELATIONS` and Freebase's bookkeeping
    (:data:`sgr.core.lexicon.BOOKKEEPING_PREFIXES`), and must end on a named node other than its start.
 2. **Questions** (:func:`question_text`): templates over the relations' words and the start entity's name. A
@@ -118,7 +122,8 @@ def _usable(rel: str) -> bool:
 
 def _move(store: GraphStore, node: str, seen: set[str], came_by: tuple[str, bool] | None,
           rng: random.Random) -> tuple[str, bool, dict] | None:
-    """One relation step from ``node``: ``(relation, out, neighbour row)`` or None when no step is possible."""
+    """One relation step from ``node``: ``(relation, out, neighbour row)`` or None when no step is possible;
+    ``came_by``: the relation a CVT was entered by (not left by again), None at a named node."""
     types = [(r["rel"], bool(r["out"])) for r in store.read(_TYPES, {"id": node}) if _usable(r["rel"])]
     types = sorted({t for t in types if came_by is None or t != (came_by[0], not came_by[1])})
     rng.shuffle(types)
@@ -132,10 +137,11 @@ def _move(store: GraphStore, node: str, seen: set[str], came_by: tuple[str, bool
 def walk_from(store: GraphStore, start_id: str, start_name: str, hops: int, rng: random.Random) -> GraphWalk | None:
     """A CVT-aware walk of ``hops`` hops from one entity (module docstring, step 1), or None when it dead-ends."""
     walk = GraphWalk(start=start_name, start_id=start_id)
-    node, seen, came_by = start_id, {start_id}, None
+    node, seen = start_id, {start_id}
     for _ in range(hops):
         rels: list[str] = []
         dirs: list[str] = []
+        came_by: tuple[str, bool] | None = None
         for _through in range(2):  # at most one CVT inside a step
             moved = _move(store, node, seen, came_by, rng)
             if moved is None:
@@ -158,7 +164,9 @@ def walk_from(store: GraphStore, start_id: str, start_name: str, hops: int, rng:
 
 def sample_walks(store: GraphStore, n: int, *, max_hops: int = 3, seed: int = 0, tries: int = 4,
                  progress: Callable[[int], None] | None = None) -> list[GraphWalk]:
-    """``n`` distinct walks (by start and path) of 1..``max_hops`` hops from seeded start entities."""
+    """``n`` distinct walks (by start and path) from seeded start entities: ``n / max_hops`` of each length
+    1..``max_hops`` (the first ``n mod max_hops`` lengths one more), fewer of a length the graph's walks keep
+    dead-ending at (``tries`` attempts a walk in all)."""
     if n < 1 or max_hops < 1:
         raise InputError(f"--from-graph needs a positive number of questions and hops, got {n} and {max_hops}")
     pool = store.read(_START_POOL)
@@ -167,14 +175,17 @@ def sample_walks(store: GraphStore, n: int, *, max_hops: int = 3, seed: int = 0,
     rng = random.Random(seed)
     out: list[GraphWalk] = []
     keys: set[tuple[str, tuple[str, ...]]] = set()
+    quota = {h: n // max_hops + (h <= n % max_hops) for h in range(1, max_hops + 1)}
     attempts = 0
     while len(out) < n and attempts < n * tries:
         attempts += 1
+        hops = rng.choice([h for h, left in quota.items() if left > 0])
         start = rng.choice(pool)
-        walk = walk_from(store, start["id"], start["name"], rng.randint(1, max_hops), rng)
+        walk = walk_from(store, start["id"], start["name"], hops, rng)
         if walk is None or (walk.start_id, walk.path) in keys:
             continue
         keys.add((walk.start_id, walk.path))
+        quota[hops] -= 1
         out.append(walk)
         if progress:
             progress(1)
