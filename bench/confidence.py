@@ -12,6 +12,11 @@
    half, the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
    answers) on the other, halves split by CWQ base question — written to ``sgr/assets/calibration.json``. The dev
    figures are cross-fitted (each half scored by a calibrator fitted on the other), so they are not in-sample.
+   ``--signals compact`` reads :data:`sgr.methods.confidence.COMPACT_SIGNALS` only (for a small dev set); the L2
+   strength C is the best of :data:`C_GRID` by grouped 5-fold AUROC within each dataset on the rows being fitted
+   (``--c cv``, the default; each cross-fitted half chooses its own). ``--extra-dev DIR`` pools more finished dev
+   runs of the same method and model into the fit (reported as ``extra-dev``); ``--stored --model NAME`` fits and
+   reports from the run folders ``--runs-dir`` already holds, without a store or a served model.
 3. **Report**: CWQ dev and MetaQA dev from the dev runs, cross-fitted; WebQSP (``--webqsp-sample`` of the test set:
    report only) and MetaQA test (``--metaqa`` per hop), scored with the fitted calibrator from their stored
    signals.
@@ -48,11 +53,13 @@ from record import RESULTS, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.errors import LLMError  # noqa: E402
 from sgr.datasets import shared_data_dir  # noqa: E402
-from sgr.evaluation.metrics.calibration import calibration_summary  # noqa: E402
+from sgr.core.logistic import LogisticScorer  # noqa: E402
+from sgr.evaluation.metrics.calibration import auroc, calibration_summary  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
-from sgr.methods.confidence import (SIGNALS, Calibrator, calibration_key, fit_calibrator,  # noqa: E402
+from sgr.methods.confidence import (COMPACT_SIGNALS, SIGNALS, Calibrator, calibration_key,  # noqa: E402
+                                    fit_calibrator,
                                     save_calibrators)
 from sgr.methods.sgr.config import SGRConfig  # noqa: E402
 from sgr.methods.sgr.trace import recorded_signals  # noqa: E402
@@ -71,14 +78,26 @@ def model_name(method: str) -> str | None:
         raise SystemExit(f"{method} needs the model it is calibrated for: start it (`sgr llm serve`)") from None
 
 
-def run(dataset: str, method: str, out: Path, uri: str, *, split: str | None = None, sample: int | None = None,
+def run(dataset: str, method: str, out: Path, uri: str | None, *, split: str | None = None, sample: int | None = None,
         seed: int = 0, options: dict[str, Any] | None = None) -> dict[str, dict]:
+    """The predictions of ``method`` on these questions, asked against ``uri`` (resuming the run in ``out``); with
+    ``uri`` None, those ``out`` already holds (``--stored``)."""
+    if uri is None:
+        return stored_run(out)
     cfg = RunConfig(dataset=dataset, method=method, out=out, split=split, sample=sample, seed=seed, hops=2,
                     options=dict(options or {}))
     res = run_eval(cfg, store_factory=lambda: GraphStore(uri), progress=sys.stderr.isatty())
     if res.interrupted:
         raise SystemExit("interrupted; rerun to resume")
     return read_predictions(res.run_dir / "predictions.jsonl")
+
+
+def stored_run(folder: Path) -> dict[str, dict]:
+    """The predictions a finished run folder holds."""
+    path = folder / "predictions.jsonl"
+    if not path.is_file() or not path.stat().st_size:
+        raise SystemExit(f"{folder}: no stored predictions (run without --stored to ask the questions)")
+    return read_predictions(path)
 
 
 def stored_signals(p: dict) -> dict[str, float] | None:
@@ -116,10 +135,56 @@ def halves(rows: list, seed: int = 0) -> tuple[list, list]:
     return [r for r in rows if group(r[0]) in first], [r for r in rows if group(r[0]) not in first]
 
 
-def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] = SIGNALS) -> Calibrator:
+def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] = SIGNALS, c: float = 1.0
+        ) -> Calibrator:
     a, b = halves(rows)
     return fit_calibrator([s for _, s, _ in a], [int(y) for _, _, y in a], [s for _, s, _ in b],
-                          [int(y) for _, _, y in b], keep_correct=keep, signals=signals, provenance=prov)
+                          [int(y) for _, _, y in b], c=c, keep_correct=keep, signals=signals, provenance=prov)
+
+
+def folds(rows: list, k: int, seed: int) -> list[int]:
+    """The fold (0 … k−1) of each row, whole groups (:func:`group`) to a fold, in a seeded order."""
+    groups = sorted({group(r[0]) for r in rows})
+    random.Random(seed).shuffle(groups)
+    fold = {g: i % k for i, g in enumerate(groups)}
+    return [fold[group(r[0])] for r in rows]
+
+
+#: the calibrator's L2 strengths ``choose_c`` tries
+C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+
+
+def cv_auroc(rows: list, signals: tuple[str, ...], c: float, k: int = 5, seeds: tuple[int, ...] = (0, 1, 2)) -> float:
+    """The logistic part's grouped ``k``-fold AUROC on ``rows``, within each dataset (CWQ, with the unanswerable set,
+    and MetaQA: what one dataset's answers need is a ranking among them, not between datasets), averaged over the
+    datasets and ``seeds``."""
+    labels = [int(y) for _, _, y in rows]
+    cwq = [q.startswith("WebQ") for q, _, _ in rows]
+    found = []
+    for seed in seeds:
+        fold = folds(rows, k, seed)
+        raw = [0.0] * len(rows)
+        for i in range(k):
+            train = [j for j in range(len(rows)) if fold[j] != i]
+            if len({labels[j] for j in train}) < 2:
+                continue
+            sc = LogisticScorer.fit(signals, [rows[j][1] for j in train], [labels[j] for j in train], c=c)
+            for j in range(len(rows)):
+                if fold[j] == i:
+                    raw[j] = sc.score(rows[j][1])
+        for part in (True, False):
+            a = auroc([(raw[j], labels[j]) for j in range(len(rows)) if cwq[j] == part])
+            if a is not None:
+                found.append(a)
+    return float(np.mean(found)) if found else 0.5
+
+
+def choose_c(rows: list, signals: tuple[str, ...], grid: tuple[float, ...] = C_GRID) -> tuple[float, dict[str, float]]:
+    """The L2 strength of :data:`C_GRID` with the best :func:`cv_auroc` on the dev rows (the smallest C among
+    ties: the simpler fit), and each one's figure."""
+    scores = {str(c): round(cv_auroc(rows, signals, c), 4) for c in grid}
+    best = max(scores.values())
+    return min(c for c in grid if scores[str(c)] == best), scores
 
 
 def figures(cal_of, rows: list, prefix: str, summary: dict[str, float]) -> dict[str, Any]:  # noqa: ANN001
@@ -184,9 +249,19 @@ def ensure_unanswerable(uri: str, graphs: list[Path]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--method", default="sgr")
-    ap.add_argument("--webqsp-uri", required=True, help="the WebQSP slice + CWQ dev store")
-    ap.add_argument("--metaqa-uri", required=True)
-    ap.add_argument("--unanswerable-uri", required=True, help="an empty store for the unanswerable set")
+    ap.add_argument("--webqsp-uri", help="the WebQSP slice + CWQ dev store")
+    ap.add_argument("--metaqa-uri")
+    ap.add_argument("--unanswerable-uri", help="an empty store for the unanswerable set")
+    ap.add_argument("--stored", action="store_true", help="fit from the predictions --runs-dir already holds for "
+                    "these settings: no store, no model served (give --model)")
+    ap.add_argument("--model", help="with --stored: the model the runs were answered by (the calibrator's key)")
+    ap.add_argument("--extra-dev", type=Path, action="append", default=[],
+                    help="a finished run folder of the same method and model on more CWQ dev or MetaQA dev "
+                    "questions, pooled into the fit (its questions already in the dev runs are left out)")
+    ap.add_argument("--signals", choices=("all", "compact"), default="all",
+                    help="the signals the calibrator reads: all of SIGNALS, or COMPACT_SIGNALS for a small dev set")
+    ap.add_argument("--c", default="cv", help="the logistic part's L2 strength, or 'cv' (default): the best of "
+                    f"{C_GRID} by grouped cross-validation on the dev rows")
     ap.add_argument("--metaqa-dev", type=int, default=150, help="MetaQA dev questions per hop for fitting")
     ap.add_argument("--metaqa", type=int, default=300, help="MetaQA test questions per hop (report)")
     ap.add_argument("--webqsp-sample", type=int, default=500)
@@ -198,6 +273,11 @@ def main() -> None:
     ap.add_argument("--no-write-model", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS / "confidence.json")
     args = ap.parse_args()
+    uris = (args.webqsp_uri, args.metaqa_uri, args.unanswerable_uri)
+    if not args.stored and not all(uris):
+        ap.error("give --webqsp-uri, --metaqa-uri and --unanswerable-uri, or --stored")
+    if args.stored:
+        args.webqsp_uri = args.metaqa_uri = args.unanswerable_uri = None
 
     options = dict(o.split("=", 1) for o in args.option)
     from sgr.methods.registry import method_options
@@ -205,7 +285,11 @@ def main() -> None:
     if "given_topics" in method_options(args.method):  # link from the text, as `sgr ask` without --topic does
         options.setdefault("given_topics", "false")
     runs = args.runs_dir or sgr_home() / "bench-runs" / "confidence"
-    model = model_name(args.method)
+    from sgr.methods.sgr.config import NEEDS_LLM
+
+    if args.stored and args.model is None and args.method in NEEDS_LLM:
+        ap.error(f"--stored: give --model, the model that answered {args.method}'s runs")
+    model = args.model if args.stored else model_name(args.method)
     key = calibration_key(args.method, model)
     tag = key.replace("/", "_")
     m = args.method
@@ -218,27 +302,43 @@ def main() -> None:
                                 split="dev", sample=args.metaqa_dev, seed=1, options=options))
     # the unanswerable set, dev data built here: its questions on a store without their answers, where any answer
     # is wrong by construction (label 0); it is fitted on cross-wise like the rest, with its question's base
-    questions, graphs = unanswerable_files(args.unanswerable, runs / "unanswerable-data")
-    ensure_unanswerable(args.unanswerable_uri, graphs)
+    questions = runs / "unanswerable-data" / f"cwq_dev_unanswerable_questions_{args.unanswerable}.jsonl"
+    if not args.stored:
+        questions, graphs = unanswerable_files(args.unanswerable, runs / "unanswerable-data")
+        ensure_unanswerable(args.unanswerable_uri, graphs)
     gone = labelled_all(run(str(questions), m, runs / tag / "unanswerable", args.unanswerable_uri, options=options))
-    dev = dev_cwq + dev_mqa + [(q, sig, 0.0) for q, sig in gone if sig.get("answered")]
-    # 2. fit (and cross-fit for the dev figures)
-    prov = {"fitted_by": "python bench/confidence.py", "method": m, "model": model,
-            "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "cwq-dev-unanswerable": len(dev)
-                     - len(dev_cwq) - len(dev_mqa)}, "keep_correct": args.keep_correct}
-    final = fit(dev, args.keep_correct, prov)
+    seen = {q for q, _, _ in dev_cwq + dev_mqa}
+    extra = [r for folder in args.extra_dev for r in labelled(stored_run(folder)) if r[0] not in seen]
+    unanswerable = [(q, sig, 0.0) for q, sig in gone if sig.get("answered")]
+    dev = dev_cwq + dev_mqa + extra + unanswerable
+    # 2. fit (and cross-fit for the dev figures; each half chooses its own C)
+    signals = COMPACT_SIGNALS if args.signals == "compact" else SIGNALS
+
+    def fitted(rows: list) -> tuple[Calibrator, dict[str, Any]]:
+        c, tried = choose_c(rows, signals) if args.c == "cv" else (float(args.c), {})
+        prov = {"fitted_by": "python bench/confidence.py", "method": m, "model": model,
+                "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "extra-dev": len(extra),
+                         "cwq-dev-unanswerable": len(unanswerable)},
+                "extra_dev": [str(f) for f in args.extra_dev], "keep_correct": args.keep_correct,
+                "signals": args.signals, "c": c, "c_cv_auroc": tried}
+        return fit(rows, args.keep_correct, prov, signals, c), prov
+
+    final, prov = fitted(dev)
     a, b = halves(dev, seed=1)
-    cal_a, cal_b = fit(a, args.keep_correct, prov), fit(b, args.keep_correct, prov)
+    (cal_a, _), (cal_b, _) = fitted(a), fitted(b)
     in_a = {r[0] for r in a}
 
     def crossed(qid: str) -> Calibrator:
         return cal_b if qid in in_a else cal_a
 
-    summary: dict[str, Any] = {"threshold": round(final.threshold, 4), "calibrated_for": key}
+    summary: dict[str, Any] = {"threshold": round(final.threshold, 4), "calibrated_for": key, "c": prov["c"],
+                               "signals": len(signals)}
     details: dict[str, Any] = {}
     # 3. report
     details["cwq-dev"] = figures(crossed, dev_cwq, "cwq-dev", summary)
     details["metaqa-dev"] = figures(crossed, dev_mqa, "metaqa-dev", summary)
+    if extra:
+        details["extra-dev"] = figures(crossed, extra, "extra-dev", summary)
     wq = labelled(run("webqsp", m, runs / tag / f"webqsp-sample{args.webqsp_sample}", args.webqsp_uri,
                       sample=args.webqsp_sample, seed=0, options=options))
     details["webqsp"] = figures(lambda _q: final, wq, "webqsp", summary)

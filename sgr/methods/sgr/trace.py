@@ -34,9 +34,11 @@ EVIDENCE_VOTES = 50
 class Evidence:
     """How the top answer is reached among the :data:`EVIDENCE_VOTES` strongest voting walks: where the graph lacks
     the answer's edge, the answer left is reached by fewer and weaker walks, and a walk to another answer by another
-    relation path is about as strong."""
+    relation path is about as strong; where the walks spread over many answers (a vague path, many rivals), the top
+    one holds a small share of them."""
 
     votes_top: int  # voting walks that reach the top answer
+    vote_share: float  # their share of the walks read (0 when there are none)
     omega_top: float  # ω of its best walk (0 when no walk reaches it)
     rival_gap: float  # that ω minus ω of the best walk to another answer by another relation path
     relations: Pattern  # its best relation path (its strongest walk's, else its first candidate's)
@@ -54,7 +56,8 @@ def answer_evidence(inputs: DecisionInputs, top: str, lam: float) -> Evidence:
     relations = best[0] if best else (cands[0] if cands else ())
     omega_top = best[1] if best else 0.0
     rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
-    return Evidence(len(mine), float(omega_top), float(omega_top - max(rivals, default=0.0)), relations)
+    return Evidence(len(mine), len(mine) / len(votes) if votes else 0.0, float(omega_top),
+                    float(omega_top - max(rivals, default=0.0)), relations)
 
 
 def dotted_names(relations: Sequence[str]) -> float:
@@ -64,7 +67,7 @@ def dotted_names(relations: Sequence[str]) -> float:
 
 
 #: the signals :func:`evidence_signals` gives
-EVIDENCE_SIGNALS = ("ev_votes_top", "ev_omega_top", "ev_rival_gap", "dotted_names")
+EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "dotted_names")
 
 
 def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float) -> dict[str, float]:
@@ -73,8 +76,8 @@ def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float)
     if inputs is None or top is None:
         return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
     ev = answer_evidence(inputs, top, lam)
-    return {"ev_votes_top": math.log1p(ev.votes_top), "ev_omega_top": ev.omega_top, "ev_rival_gap": ev.rival_gap,
-            "dotted_names": dotted_names(ev.relations)}
+    return {"ev_votes_top": math.log1p(ev.votes_top), "ev_vote_share": ev.vote_share, "ev_omega_top": ev.omega_top,
+            "ev_rival_gap": ev.rival_gap, "dotted_names": dotted_names(ev.relations)}
 
 
 def recorded_signals(record: dict[str, Any], lam: float) -> dict[str, float]:

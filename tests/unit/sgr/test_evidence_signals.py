@@ -20,17 +20,33 @@ def hobbit():
 
 def test_evidence_counts_the_walks_and_the_lead_over_a_rival_reached_another_way():
     ev = trace.answer_evidence(hobbit(), "tolkien", lam=0.0)  # ω = η at λ = 0
-    assert ev.votes_top == 2 and ev.relations == AUTHOR
+    assert ev.votes_top == 2 and ev.relations == AUTHOR and ev.vote_share == pytest.approx(2 / 4)
     assert ev.omega_top == pytest.approx(0.9) and ev.rival_gap == pytest.approx(0.9 - 0.5)
     lone = trace.answer_evidence(hobbit(), "gloin", lam=0.0)  # a walk to another answer by the same path is no rival
     assert lone.votes_top == 1 and lone.rival_gap == pytest.approx(0.5 - 0.9)
     only_candidate = DecisionInputs(["compiled"], [CandidateIn("x", "X", "compiled", AUTHOR, 1.0, 0.5)], [])
     ev = trace.answer_evidence(only_candidate, "x", lam=0.0)
-    assert (ev.votes_top, ev.omega_top, ev.relations) == (0, 0.0, AUTHOR)
+    assert (ev.votes_top, ev.vote_share, ev.omega_top, ev.relations) == (0, 0.0, 0.0, AUTHOR)
     # only the strongest EVIDENCE_VOTES walks count: a weak walk beyond them adds nothing
     many = DecisionInputs(["compiled"], [], [vote(f"x{i}", CHARACTER, 0.9) for i in range(trace.EVIDENCE_VOTES)]
                           + [vote("tolkien", AUTHOR, 0.1)])
     assert trace.answer_evidence(many, "tolkien", lam=0.0).votes_top == 0
+
+
+def test_vote_share_is_the_top_answers_share_of_the_walks_read():
+    alone = DecisionInputs(["compiled"], [], [vote("tolkien", AUTHOR, 0.9), vote("tolkien", AUTHOR, 0.5)])
+    assert trace.evidence_signals(alone, "tolkien", 0.0)["ev_vote_share"] == 1.0  # every walk reaches it
+    spread = DecisionInputs(["compiled"], [], [vote("tolkien", AUTHOR, 0.9)]
+                            + [vote(f"x{i}", CHARACTER, 0.5) for i in range(9)])
+    assert trace.evidence_signals(spread, "tolkien", 0.0)["ev_vote_share"] == pytest.approx(0.1)
+    # counted among the EVIDENCE_VOTES strongest walks only, as a stored prediction records them
+    many = DecisionInputs(["compiled"], [], [vote("tolkien", AUTHOR, 0.9)]
+                          + [vote(f"x{i}", CHARACTER, 0.5 - i * 1e-3) for i in range(2 * trace.EVIDENCE_VOTES)])
+    assert trace.evidence_signals(many, "tolkien", 0.0)["ev_vote_share"] == pytest.approx(1 / trace.EVIDENCE_VOTES)
+    record = {"question": "q", "answers": [{"id": "tolkien", "text": "Tolkien"}],
+              "extra": {"decision": {"inputs": many.to_dict(trace.EVIDENCE_VOTES, 0.0)}}}
+    assert trace.recorded_signals(record, 0.0)["ev_vote_share"] == pytest.approx(1 / trace.EVIDENCE_VOTES)
+    assert trace.evidence_signals(None, None, 0.0)["ev_vote_share"] == 0.0
 
 
 def test_relation_paths_are_read_under_their_paired_names():
