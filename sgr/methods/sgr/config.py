@@ -112,7 +112,9 @@ class SGRConfig(ExpansionConfig):
       (after a trusted plan): a tuned path generator writes the path of a WebQSP-like question well but stops a hop
       short of compositions, where G_q's ranker (fitted on CWQ dev) goes on. Chosen on CWQ dev questions no model
       trained on (two samples of 100: +4 each with the shipped weights) and MetaQA dev (no change); the packaged
-      model's answers hardly change (``bench/experiments/models.md``).
+      model's answers hardly change (``bench/experiments/models.md``). Where one of the model's paths continues
+      G_q's (its relations, then more), that path goes first: G_q's answers are the bridge it goes on from
+      (:func:`sgr.methods.sgr.decision.continuing_sources`; ``bench/experiments/cwq-misses.md``).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),

@@ -309,12 +309,32 @@ def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:
 def trust_order(inputs: DecisionInputs, plan_trust: float, graph_first: bool = False) -> list[str]:
     """The sources in their order of trust: plans whose δ (question similarity) reaches ``plan_trust`` first (the
     others are never valid, :func:`decide`); with ``graph_first``, G_q's compiled best path next, before the model's
-    own paths and Cypher; then the rest as given."""
+    own paths and Cypher — after those of the model's paths that continue it (:func:`continuing_sources`); then the
+    rest as given."""
     trusted = [s for s in inputs.sources if s.startswith("plan")
                and any(c.source == s and c.delta >= plan_trust for c in inputs.candidates)]
     if graph_first and "compiled" in inputs.sources:
-        trusted.append("compiled")
+        trusted += [s for s in continuing_sources(inputs, "compiled") if s not in trusted] + ["compiled"]
     return trusted + [s for s in inputs.sources if s not in trusted]
+
+
+def source_path(inputs: DecisionInputs, source: str) -> Pattern:
+    """The relation path of ``source``'s candidates (its first candidate's; one source compiles one path), read under
+    ``same_relation``; () when the source has no candidate."""
+    return next((inputs.relation_path(c.relations) for c in inputs.candidates if c.source == source), ())
+
+
+def continuing_sources(inputs: DecisionInputs, base: str) -> list[str]:
+    """The model's path sources (``model1`` …) whose relation path continues ``base``'s: starts with all of its
+    relations (each read under ``same_relation``) and has more. ``base``'s answers are then the nodes such a path
+    goes on from — a composition's bridge ("the team that won the 1970 finals" → its championships), which G_q's
+    ranker stops at when a shorter path scores higher; the longer path asks the question's last relation.
+    Chosen on CWQ dev (``cwq_dev_eval`` and ``cwq_dev_select``, stored decision inputs replayed)."""
+    stem = source_path(inputs, base)
+    if not stem:
+        return []
+    return [s for s in inputs.sources if s.startswith("model")
+            and len(path := source_path(inputs, s)) > len(stem) and path[:len(stem)] == stem]
 
 
 def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str | None, stage: str | None,

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
+from sgr.methods.sgr.decision import (CandidateIn, DecisionInputs, DecisionParams, VoteIn, continuing_sources, decide,
+                                     rho_can_change, trust_order)
 
 R, Q = ("r",), ("q",)
 
@@ -218,3 +219,31 @@ def test_gs_best_path_answers_before_the_models_own_paths_and_after_a_trusted_pl
     assert [a.key for a in first.answers] == ["north_america"] and first.stage == "compiled"
     off = decide(inputs, dataclasses.replace(below, graph_first=False))
     assert [a.key for a in off.answers] == ["bahamas"] and off.stage == "llm" and off.route_source == "model"
+
+
+def test_a_model_path_that_continues_gs_best_path_answers_before_it():
+    # G_q's best path stops at the bridge (the team that won the 1970 finals); the model's path goes on from it
+    # (its championships), written under the inverse name of G_q's first step
+    won, team = ("event.champion",), ("team.championships",)
+    inputs = DecisionInputs(["model1", "model2", "compiled"],
+                            [cand("finals_1973", "model1", 1.0, 0.6, team + ("event.champion",)),
+                             cand("madison", "model2", 1.0, 0.9, ("team.arena",)),
+                             cand("knicks", "compiled", 1.0, 0.5, won)],
+                            model_patterns=[team + ("event.champion",), ("team.arena",)],
+                            same_relation={"team.championships": "event.champion", "event.champion": "event.champion"})
+    params = DecisionParams(mu=0.5, epsilon=0.5, gamma_min=0.3)
+    assert trust_order(inputs, params.plan_trust, graph_first=True) == ["model1", "compiled", "model2"]
+    d = decide(inputs, params)
+    assert [a.key for a in d.answers] == ["finals_1973"] and d.stage == "model1"
+    # a model path that only shares a relation elsewhere, or ends where G_q's does, does not continue it
+    assert continuing_sources(inputs, "model2") == []
+    same = dataclasses.replace(inputs, candidates=[cand("knicks", "model1", 1.0, 0.6, team),
+                                                   cand("knicks", "compiled", 1.0, 0.5, won)])
+    assert continuing_sources(same, "compiled") == []
+    # the continuing path must still be valid on its own (here v < ε): then G_q's path answers
+    vetoed = dataclasses.replace(inputs, candidates=[dataclasses.replace(inputs.candidates[0], gamma=0.1,
+                                                                         delta_source="model-path"),
+                                                     *inputs.candidates[1:]])
+    assert decide(vetoed, params).stage == "compiled"
+    # without graph_first the model's paths come first as given
+    assert trust_order(inputs, params.plan_trust, graph_first=False) == ["model1", "model2", "compiled"]
