@@ -128,11 +128,18 @@ def group(qid: str) -> str:
     return qid.split("_")[0] if qid.startswith("WebQ") else qid
 
 
-def halves(rows: list, seed: int = 0) -> tuple[list, list]:
+def folds(rows: list, k: int, seed: int) -> list[int]:
+    """The fold (0 … k−1) of each row, whole groups (:func:`group`) to a fold, in a seeded order."""
     groups = sorted({group(r[0]) for r in rows})
     random.Random(seed).shuffle(groups)
-    first = set(groups[::2])
-    return [r for r in rows if group(r[0]) in first], [r for r in rows if group(r[0]) not in first]
+    fold = {g: i % k for i, g in enumerate(groups)}
+    return [fold[group(r[0])] for r in rows]
+
+
+def halves(rows: list, seed: int = 0) -> tuple[list, list]:
+    """The rows in two halves, whole groups to a half (:func:`folds` with two folds)."""
+    fold = folds(rows, 2, seed)
+    return [r for r, f in zip(rows, fold) if f == 0], [r for r, f in zip(rows, fold) if f == 1]
 
 
 def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] = SIGNALS, c: float = 1.0
@@ -140,14 +147,6 @@ def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] 
     a, b = halves(rows)
     return fit_calibrator([s for _, s, _ in a], [int(y) for _, _, y in a], [s for _, s, _ in b],
                           [int(y) for _, _, y in b], c=c, keep_correct=keep, signals=signals, provenance=prov)
-
-
-def folds(rows: list, k: int, seed: int) -> list[int]:
-    """The fold (0 … k−1) of each row, whole groups (:func:`group`) to a fold, in a seeded order."""
-    groups = sorted({group(r[0]) for r in rows})
-    random.Random(seed).shuffle(groups)
-    fold = {g: i % k for i, g in enumerate(groups)}
-    return [fold[group(r[0])] for r in rows]
 
 
 #: the calibrator's L2 strengths ``choose_c`` tries

@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.record import write_result  # noqa: E402
 from sgr.core.config import shared_data_dir  # noqa: E402
 from sgr.core.text import normalize  # noqa: E402
+from sgr.evaluation.metrics.hits1_strict import hits1_strict  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.sgr.config import config_from_options  # noqa: E402
@@ -127,7 +128,7 @@ def replayed_hit(rec: dict[str, Any], params: DecisionParams) -> bool:
     if not inputs or len((rec.get("extra") or {}).get("rounds") or []) != 1:
         return stored
     d = decide(DecisionInputs.from_dict(inputs), params)
-    return bool(d.answers) and normalize(d.answers[0].text) in {normalize(g) for g in rec["gold"]}
+    return bool(hits1_strict([a.text for a in d.answers], rec["gold"]))
 
 
 def analyse(run_dir: Path, sparql: dict[str, str], graph: Graph) -> tuple[Counter, list[dict[str, Any]]]:

@@ -133,6 +133,16 @@ def evaluate(dataset: str, model: str, label: str, uri: str | None, options: dic
             "path_accuracy": path_accuracy(res.run_dir, dataset)}
 
 
+def evaluate_once(step: str, part: dict[str, Any], key: str, dataset: Path, model: str, label: str,
+                  uri: str | None, options: dict[str, str], out: Path) -> None:
+    """:func:`evaluate` into ``part["runs"][key]`` unless the step's part holds it already, saved as it lands (a
+    step resumes where it stopped)."""
+    runs = part.setdefault("runs", {})
+    if key not in runs:
+        runs[key] = evaluate(str(dataset), model, label, uri, options, out)
+        save_part(step, part)
+
+
 def path_accuracy(run_dir: Path, dataset: str) -> float | None:
     """Share of questions whose model's first relation path (``extra.model_paths``) is one of the question's gold
     paths (MetaQA: the qtype's path); None when the dataset knows no gold path (CWQ)."""
@@ -233,22 +243,16 @@ def step_from_graph(args: argparse.Namespace) -> None:
     part["metaqa_eval"] = info
     for label, model in (("base", str(model_path())), ("graph_only", str(graph_only)), ("dev_tuned", str(dev_tuned))):
         for f in files:
-            key = f"metaqa-dev/{label}/{f.stem}"
-            if key not in runs:
-                hop = f.name[0]
-                runs[key] = evaluate(str(f), model, f"metaqa-{label}-{hop}hop", mq_uri,
-                                     {**FROM_GRAPH_OPTIONS, "hops": hop}, parts_dir() / "runs")
-                save_part("from-graph", part)
+            hop = f.name[0]
+            evaluate_once("from-graph", part, f"metaqa-dev/{label}/{f.stem}", f, model, f"metaqa-{label}-{hop}hop",
+                          mq_uri, {**FROM_GRAPH_OPTIONS, "hops": hop}, parts_dir() / "runs")
     # CWQ dev: the WebQSP slice + CWQ dev graph
     with store_at(cwq_uri) as store:
         cwq_file, part["cwq_eval"] = cwq_eval_file(store)
     graph_only, dev_tuned = models["cwq-graph-only"], models["cwq-dev-tuned"]
     for label, model in (("base", str(model_path())), ("graph_only", str(graph_only)), ("dev_tuned", str(dev_tuned))):
-        key = f"cwq-dev/{label}"
-        if key not in runs:
-            runs[key] = evaluate(str(cwq_file), model, f"cwq-{label}", cwq_uri, FROM_GRAPH_OPTIONS,
-                                 parts_dir() / "runs")
-            save_part("from-graph", part)
+        evaluate_once("from-graph", part, f"cwq-dev/{label}", cwq_file, model, f"cwq-{label}", cwq_uri,
+                      FROM_GRAPH_OPTIONS, parts_dir() / "runs")
     summary: dict[str, float] = {}
     for ds in ("metaqa-dev", "cwq-dev"):
         for label in ("base", "graph_only", "dev_tuned"):
@@ -368,15 +372,10 @@ def step_dev_check(args: argparse.Namespace) -> None:
     for label, model, opts in (("shipped-carried", gguf, {}), ("shipped-defaults", gguf, DEV_CHECK_DEFAULTS),
                                ("base", str(model_path()), {})):
         for f in files:
-            key = f"metaqa-dev/{label}/{f.stem}"
-            if key not in runs:
-                runs[key] = evaluate(str(f), model, f"dev-mq-{label}-{f.name[0]}", args.metaqa_uri,
-                                     {**opts, "hops": f.name[0]}, parts_dir() / "dev-runs")
-                save_part("dev-check", part)
-        if f"cwq-dev/{label}" not in runs:
-            runs[f"cwq-dev/{label}"] = evaluate(str(cwq_file), model, f"dev-cwq-{label}", args.cwq_uri, opts,
-                                                parts_dir() / "dev-runs")
-            save_part("dev-check", part)
+            evaluate_once("dev-check", part, f"metaqa-dev/{label}/{f.stem}", f, model, f"dev-mq-{label}-{f.name[0]}",
+                          args.metaqa_uri, {**opts, "hops": f.name[0]}, parts_dir() / "dev-runs")
+        evaluate_once("dev-check", part, f"cwq-dev/{label}", cwq_file, model, f"dev-cwq-{label}", args.cwq_uri, opts,
+                      parts_dir() / "dev-runs")
     part["summary"] = {f"dev_check/{k}/hits1_strict": round(r["metrics"]["hits1_strict"], 4)
                        for k, r in runs.items()}
     save_part("dev-check", part)

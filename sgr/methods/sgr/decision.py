@@ -314,7 +314,7 @@ def trust_order(inputs: DecisionInputs, plan_trust: float, graph_first: bool = F
     trusted = [s for s in inputs.sources if s.startswith("plan")
                and any(c.source == s and c.delta >= plan_trust for c in inputs.candidates)]
     if graph_first and "compiled" in inputs.sources:
-        trusted += [s for s in continuing_sources(inputs, "compiled") if s not in trusted] + ["compiled"]
+        trusted += [*continuing_sources(inputs, "compiled"), "compiled"]  # model sources: none is a plan
     return trusted + [s for s in inputs.sources if s not in trusted]
 
 
