@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -45,7 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.record import write_result  # noqa: E402
+from bench.record import served_weights, write_result  # noqa: E402
 
 SETS = {"dev": ROOT / "bench" / "data" / "movies_dev.jsonl", "heldout": ROOT / "bench" / "data" / "movies_heldout.jsonl"}
 SYSTEMS = ("sgr", "langchain-cypher-qa", "neo4j-graphrag-text2cypher")
@@ -352,7 +351,7 @@ def main() -> None:
                     summary[f"{key}/by_kind/{kind}/hits1_strict"] = round(sum(vals) / len(vals), 4)
     if args.metaqa_property_home:
         run_metaqa(args, summary, rows)
-    llm_model = os.environ.get("SGR_LLM_MODEL") or "the local server's (sgr llm status)"
+    llm_model = served_weights()
     config = {"systems": names, "sets": args.sets, "sgr_options": args.sgr_option, "limit": args.limit, "peer_max_tokens": PEER_MAX_TOKENS,
               "model": llm_model, "metaqa_sample": args.metaqa_sample if args.metaqa_property_home else None,
               "metaqa_methods": args.metaqa_methods if args.metaqa_entity_home else None,

@@ -100,3 +100,15 @@ def write_result(path: Path | str, result: dict[str, Any], *, command: list[str]
            **{k: v for k, v in result.items() if k not in ("summary", "provenance")}}
     path.write_text(json.dumps(out, indent=indent, default=str, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+def served_weights() -> str:
+    """Which weights the configured model is (the shipped path generator, a tuned model, the base one …)."""
+    from sgr.core.errors import LLMError
+    from sgr.llm.client import shared_llm
+    from sgr.llm.server import describe_model
+
+    try:
+        return describe_model(shared_llm().name)
+    except LLMError:
+        return os.environ.get("SGR_LLM_MODEL", "local default (unreachable)")

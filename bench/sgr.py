@@ -70,7 +70,7 @@ _spec = importlib.util.spec_from_file_location("bench_kgqa", ROOT / "bench" / "k
 kgqa = importlib.util.module_from_spec(_spec)  # graph loading and summary keys shared with the KGQA benchmark
 _spec.loader.exec_module(kgqa)
 
-from bench.record import previous_result, write_result  # noqa: E402
+from bench.record import previous_result, served_weights, write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.methods.registry import method_options  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
@@ -107,18 +107,6 @@ def served_kind() -> str | None:
         return "tuned" if is_tuned(shared_llm().name) else "base"
     except LLMError:
         return None
-
-
-def served_weights() -> str:
-    """Which weights the configured model is (the shipped path generator, a tuned model, the base one …)."""
-    from sgr.core.errors import LLMError
-    from sgr.llm.client import shared_llm
-    from sgr.llm.server import describe_model
-
-    try:
-        return describe_model(shared_llm().name)
-    except LLMError:
-        return os.environ.get("SGR_LLM_MODEL", "local default (unreachable)")
 
 
 def label_options(method: str, relation_model: Path | None = None, scr_model: Path | None = None) -> dict[str, str]:
