@@ -39,7 +39,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from sgr.core.errors import EntityNotFound
+from sgr.core.errors import ConfigError, EntityNotFound
 from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
 from sgr.graph.store import GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
@@ -61,12 +61,19 @@ ANSWER_PROMPT = (
 )
 
 
+#: RCRConfig.answer's values
+ANSWER_MODES = ("auto", "llm", "support")
+
+
 @dataclass
 class RCRConfig:
     """RCR's knobs; paper values in brackets (§5.1, §5.3). ``path_prompt``: ``rcr`` — the A.3 prompt with worked
     examples; ``schema`` — SGR's schema prompt (:mod:`sgr.methods.sgr.prompts`), the one the shipped path generator
     and ``sgr llm tune``'s models were tuned on, with as many worked examples as their provenance names; ``auto`` —
-    ``schema`` when the model is tuned weights (:func:`sgr.llm.server.is_tuned`), else ``rcr``."""
+    ``schema`` when the model is tuned weights (:func:`sgr.llm.server.is_tuned`), else ``rcr``. ``answer``: ``llm`` —
+    the model picks the answers among G_q's endpoints (§4.4); ``support`` — no call: the endpoints in the order of
+    the number of walked relation paths that reach them, then of the first path (the beam's order) that does;
+    ``auto`` — ``support`` with the schema prompt (tuned weights learnt to write paths, not to answer), else ``llm``."""
 
     candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
     beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
@@ -82,6 +89,7 @@ class RCRConfig:
     answer_tokens: int = 160  # completion budget of the answer call
     relation_model: str = "auto"  # the relation retriever: a heads file, "auto" (trained if any) or "cosine"
     path_prompt: str = "auto"  # rcr (App. A.3) | schema (SGR's, what the shipped generator learnt) | auto (see below)
+    answer: str = "auto"  # llm (§4.4's answer call) | support (no call; see below) | auto (see below)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,6 +261,9 @@ class RCRAnswerer:
         self.retriever: CosineRelationRetriever = (retriever if retriever is not None
                                                    else load_retriever(store, self.config.relation_model))
         self.schema_prompt = uses_schema_prompt(self.config.path_prompt, getattr(llm, "name", None))
+        if self.config.answer not in ANSWER_MODES:
+            raise ConfigError(f"rcr: option answer must be one of {', '.join(ANSWER_MODES)}, not {self.config.answer!r}")
+        self.answer_by_support = self.config.answer == "support" or (self.config.answer == "auto" and self.schema_prompt)
         self.schema_shots = 0
         if self.schema_prompt:  # the tuned model's own prompt: as many worked examples as it was tuned with
             from sgr.llm.server import tuned_provenance
@@ -315,6 +326,9 @@ class RCRAnswerer:
         named = {n: g.names.get(n) for n in paths_of if paths_of[n] and g.names.get(n)}
         if not named:
             return [], ""
+        if self.answer_by_support:
+            by_support = sorted(named, key=lambda n: (-len(ends[n]), min(ends[n]), named[n] or ""))
+            return [(n, paths_of[n]) for n in by_support[:cfg.max_answers]], ""
         # support = number of walks reaching the endpoint: the order in which paths are shown
         order = sorted(named, key=lambda n: (-len(ends[n]), named[n] or ""))
         lines: list[str] = []
@@ -403,6 +417,7 @@ class RCRAnswerer:
             "path_reply": raw,
             "path_prompt": "schema" if self.schema_prompt else "rcr",
             "answer_reply": answer_raw,
+            "answered_by": "support" if self.answer_by_support else "llm",
             "k_s": cfg.substitutions,
         })
 

@@ -118,6 +118,27 @@ def test_rcr_answers_from_the_walked_subgraph_with_a_scripted_model(tiny_graph, 
     assert set(pred.usage.stage_seconds) >= {"relations", "paths", "walk", "answer"}
 
 
+def test_answers_by_support_rank_endpoints_by_the_paths_reaching_them_without_an_answer_call(tiny_graph, retriever) -> None:
+    # one reply, the paths: the currency first in the beam; both languages reached by two walks (the second one
+    # through the substitution of a relation Jamaica lacks)
+    llm = scripted_llm("(location.country.currency_used)\n(location.country.languages_spoken)\n"
+                       "(language.human_language.countries_spoken_in)")
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(candidates=20, beam=4, examples=0, answer="support"))
+    pred = rcr.answer(Question(id="q1", text="what does jamaican people speak", topic_entities=["Jamaica"]))
+    assert pred.error is None, pred.error
+    assert [a.text for a in pred.answers] == ["Jamaican Creole English Language", "Jamaican English", "Jamaican dollar"]
+    assert pred.extra["answered_by"] == "support" and pred.usage.llm_calls == 1
+    assert pred.answers[0].paths[0].nodes == ["Jamaica", "Jamaican Creole English Language"]
+
+
+@pytest.mark.neo4j
+def test_an_unknown_answer_mode_is_refused(tiny_graph, retriever) -> None:
+    from sgr.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="answer must be one of auto, llm, support"):
+        RCRAnswerer(tiny_graph, scripted_llm("x"), retriever, RCRConfig(examples=0, answer="vote"))
+
+
 def test_rcr_reports_an_unknown_topic_entity(tiny_graph, retriever) -> None:
     llm = scripted_llm("(location.country.languages_spoken)")
     rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(examples=0))
