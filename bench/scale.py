@@ -287,8 +287,8 @@ def own_peak_rss_mb() -> float:
 
 class HelperPeaks(threading.Thread):
     """The peak RSS (``VmHWM``) of each process this one starts, directly or not (parse and CSV helpers, ``sort``,
-    the importer's JVM), read from ``/proc`` every ``every`` seconds while the load runs. A helper that lives less
-    than ``every`` may be missed."""
+    the importer's JVM), read from ``/proc`` every ``every`` seconds while the load runs (:meth:`stop`). A helper
+    that lives less than ``every`` may be missed."""
 
     def __init__(self, every: float = 0.2) -> None:
         super().__init__(daemon=True)
@@ -330,10 +330,12 @@ class HelperPeaks(threading.Thread):
                     seen["peak_mb"] = round(max(seen["peak_mb"], hwm), 1)
 
     def stop(self) -> list[dict[str, Any]]:
-        """Each process seen, in the order they were first seen."""
+        """Each process seen that has ended (the bulk path's restarted server, which outlives the load, is no
+        helper), in the order they were first seen."""
         self._done.set()
         self.join()
-        return sorted(self.seen.values(), key=lambda h: h["started_s"])
+        alive = set(self._descendants())
+        return sorted((h for pid, h in self.seen.items() if pid not in alive), key=lambda h: h["started_s"])
 
 
 def child_load(path: str, bulk: bool) -> None:

@@ -306,7 +306,7 @@ def write_import_csv(spill: SortedSpill, folder: Path, entities_hint: int) -> Im
     """The node files, ``fixups.jsonl`` and the relationship file of ``spill`` (module doc); from
     :data:`HELPER_MIN_TRIPLES` triples each is written by a helper process of its own, at the same time, the node
     files in column batches (:func:`write_node_csv_blocks`; the same files): the client's memory stays what it
-    was before (the block writer's pyarrow buffers grew it by 250 MB at 8 MB blocks).
+    was before (the block writer's pyarrow buffers grew it by about 240 MB at 5M lines, 8 MiB blocks).
     ``entities_hint``: at least the number of entities (it chooses node numbers or ids)."""
     folder.mkdir(parents=True, exist_ok=True)
     actual = entities_hint <= ACTUAL_IDS_MAX_ENTITIES
