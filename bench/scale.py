@@ -580,7 +580,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for size in sizes:
         path = file_of(size)
         home = args.out_dir / f"home-bulk-{size}"
-        keep = size == largest and f"ask:{size}" not in steps
+        keep = size == largest and f"ask:{size}" not in steps and f"ask:{size}" not in args.skip
         csv_dir = args.out_dir / f"csv-{size}"
         step(f"bulk:{size}", lambda: measure_load(path, True, home, keep=keep, csv_dir=csv_dir))
         if (csv_dir / "import.json").exists():  # the bulk step just ran: the importer alone on its CSV
