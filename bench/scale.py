@@ -16,8 +16,9 @@ skips the steps already there, ``--redo STEP`` runs one again):
    Names are a function of the entity's number, so questions and answers are known without the graph.
 2. ``bulk:<size>`` and ``tx:<size>``: ``sgr load freebase FILE --bulk`` / ``--no-bulk`` in a child
    process against a fresh embedded server in its own ``SGR_HOME``: wall time, triples/s, the
-   child's own peak RSS (the client; the ``sort``, parse, CSV and import-tool processes it starts are
-   reported apart), the server's heap in use after the load and the store's size on disk, and for the
+   child's own peak RSS (the client: ``VmHWM``, :func:`own_peak_rss_mb`; the ``sort``, parse, CSV and
+   import-tool processes it starts are reported apart, :class:`HelperPeaks`), the server's heap in use after the
+   load and the store's size on disk, and for the
    bulk path the steps (parse, CSV, the importer and its own stages, the server's restart, schema).
    ``admin:<size>``: neo4j-admin's importer alone on the CSV the bulk step wrote (``SGR_IMPORT_KEEP``), into
    a fresh store, with the same settings: the limit beside sgr (``bulk_over_admin_ratio``).
@@ -46,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -260,6 +262,82 @@ def generated_questions(count: int, lines: int, seed: int = 0) -> list[dict[str,
 
 
 # -- measuring -------------------------------------------------------------------------------
+def _status_mb(pid: int | str, key: str) -> float | None:
+    """A ``kB`` line of ``/proc/<pid>/status`` (``VmHWM``, ``VmRSS``) in MB; None where there is none."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def own_peak_rss_mb() -> float:
+    """This process's own peak RSS since it started (``VmHWM``). Not ``getrusage``'s ``ru_maxrss``: Linux keeps in it
+    the high-water mark of the memory an exec replaces, and ``subprocess`` starts a child by vfork and exec, so a
+    child's ``ru_maxrss`` is at least its parent's peak (the ``tx:5M`` row of 2026-11-27 recorded 1,097 MB so, its
+    child started after the ``ask`` step had run in the bench's own process; that load alone peaks at 322 MB)."""
+    import resource
+
+    hwm = _status_mb("self", "VmHWM")
+    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class HelperPeaks(threading.Thread):
+    """The peak RSS (``VmHWM``) of each process this one starts, directly or not (parse and CSV helpers, ``sort``,
+    the importer's JVM), read from ``/proc`` every ``every`` seconds while the load runs (:meth:`stop`). A helper
+    that lives less than ``every`` may be missed."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        self.every = every
+        self.t0 = time.perf_counter()
+        self.seen: dict[str, dict[str, Any]] = {}  # pid -> {"command", "started_s", "peak_mb"}
+        self._done = threading.Event()
+
+    def _descendants(self) -> list[str]:
+        children: dict[str, list[str]] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(f"/proc/{entry.name}/stat") as fh:
+                        ppid = fh.read().rsplit(")", 1)[1].split()[1]
+                except (OSError, IndexError):
+                    continue
+                children.setdefault(ppid, []).append(entry.name)
+        found, todo = [], [str(os.getpid())]
+        while todo:
+            kids = children.get(todo.pop(), [])
+            found += kids
+            todo += kids
+        return found
+
+    def run(self) -> None:
+        while not self._done.wait(self.every):
+            for pid in self._descendants():
+                hwm = _status_mb(pid, "VmHWM")
+                try:
+                    command = Path(f"/proc/{pid}/comm").read_text().strip()
+                except OSError:
+                    continue
+                if hwm is not None:
+                    seen = self.seen.setdefault(pid, {"command": command, "peak_mb": 0.0,
+                                                      "started_s": round(time.perf_counter() - self.t0, 1)})
+                    if seen["command"] != command:  # it exec'd since (sort): its own memory starts again
+                        seen["command"], seen["peak_mb"] = command, 0.0
+                    seen["peak_mb"] = round(max(seen["peak_mb"], hwm), 1)
+
+    def stop(self) -> list[dict[str, Any]]:
+        """Each process seen that has ended (the bulk path's restarted server, which outlives the load, is no
+        helper), in the order they were first seen."""
+        self._done.set()
+        self.join()
+        alive = set(self._descendants())
+        return sorted((h for pid, h in self.seen.items() if pid not in alive), key=lambda h: h["started_s"])
+
+
 def child_load(path: str, bulk: bool) -> None:
     """Run in a child process: load ``path`` and print a JSON line with the figures (module doc, step 2)."""
     import resource
@@ -271,17 +349,22 @@ def child_load(path: str, bulk: bool) -> None:
         def notice(self, message: str) -> None:
             print(message, file=sys.stderr, flush=True)
 
+    helpers = HelperPeaks()
+    helpers.start()
     t0 = time.perf_counter()
     with GraphStore(os.environ["NEO4J_URI"]) as store:
         report = load_files(store, [path], bulk=bulk, max_errors=1_000_000, progress=Notices())
     wall = time.perf_counter() - t0
+    helper_peaks = helpers.stop()
     f = report.files[0]
     print(json.dumps({
         "seconds": wall, "triples": f.triples, "triples_per_s": f.triples / wall, "entities": f.entities,
         "cvts": f.cvts, "literals": f.literals, "malformed": f.malformed_count, "parse_seconds": f.parse_seconds,
         "write_seconds": f.write_seconds, "bulk": report.to_dict()["bulk"],
-        "client_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "helpers_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "client_peak_rss_mb": own_peak_rss_mb(),
+        # each helper's own peak (sampled, with its command and when it was first seen); the largest of them
+        "helpers": helper_peaks,
+        "helpers_peak_rss_mb": max((h["peak_mb"] for h in helper_peaks), default=None),
         # CPU seconds (user + system): the client, and the processes it waited for (parse and CSV helpers,
         # sort, the importer); less moved by other load on a shared machine than wall time
         "client_cpu_seconds": _cpu(resource.getrusage(resource.RUSAGE_SELF)),
@@ -497,7 +580,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for size in sizes:
         path = file_of(size)
         home = args.out_dir / f"home-bulk-{size}"
-        keep = size == largest and f"ask:{size}" not in steps
+        keep = size == largest and f"ask:{size}" not in steps and f"ask:{size}" not in args.skip
         csv_dir = args.out_dir / f"csv-{size}"
         step(f"bulk:{size}", lambda: measure_load(path, True, home, keep=keep, csv_dir=csv_dir))
         if (csv_dir / "import.json").exists():  # the bulk step just ran: the importer alone on its CSV
