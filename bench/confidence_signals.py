@@ -18,7 +18,8 @@ top answer, the decision inputs' relation path of the top answer) and one or two
 Figures, on dev only (the report sets are not read): each candidate's AUROC alone — unanswerable answers against the
 correct CWQ dev answers (``uc``), correct against wrong CWQ dev (``cwq``) and MetaQA dev (``metaqa``) answers, and the
 share of the unanswerable questions whose value is worse than on the full store (``paired``: the run's
-``answerable`` folder, else its CWQ dev run) — and the compact calibrator's cross-fitted AUROCs with each added, averaged over 8 splits.
+``answerable`` folder, else its CWQ dev run) — and the compact calibrator's cross-fitted AUROCs with each added,
+averaged over 8 splits.
 
     python bench/confidence_signals.py --runs-dir R/sgr@MODEL --extra-dev DIR --webqsp-uri … --metaqa-uri … \\
         --unanswerable-uri …
