@@ -50,9 +50,15 @@ from sgr.graph.store import EVIDENCE_REL, GraphStore
 
 ASSET = "linker.json"
 #: The features of one (span, node) pair, in order (module docstring).
-FEATURES = ("match", "exact", "coverage", "quoted", "span_words", "span_hits", "after_wh", "follows_mention",
-            "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum", "log_degree",
-            "type_node", "position", "coherence", "verbatim", "namesake_rel", "namesake_degree", "demonym")
+BASE_FEATURES = ("match", "exact", "coverage", "quoted", "span_words", "span_hits", "after_wh", "follows_mention",
+                 "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum",
+                 "log_degree", "type_node", "position", "coherence", "verbatim", "namesake_rel", "namesake_degree",
+                 "demonym")
+#: Each base feature again, kept only in a question written all in lower case (0 in a cased one): the scorer weighs
+#: the evidence apart where capitals say nothing ("what currency does japan use": every span is lower case), and
+#: WebQSP's everyday phrasing does not move the weights that cased questions (CWQ, MetaQA) were fitted to.
+UNCASED = tuple(f"uncased_{k}" for k in BASE_FEATURES if k != "cased_question")
+FEATURES = BASE_FEATURES + UNCASED
 _WORD = re.compile(r"[\w'.\-&]+")
 
 
@@ -359,6 +365,15 @@ def featurize(question: str, cands: Sequence[MentionCandidate], relation_scores:
         for key in ("type_node", "quoted", "span_hits", "coherence", "demonym"):
             c.features.setdefault(key, 0.0)
     namesakes(cands)
+    for c in cands:
+        add_uncased(c.features)
+
+
+def add_uncased(features: dict[str, float]) -> None:
+    """The :data:`UNCASED` copies of a candidate's base features: the same values in an all lower-case question, 0
+    in a cased one."""
+    keep = 1.0 - features["cased_question"]
+    features.update({f"uncased_{k}": keep * features[k] for k in BASE_FEATURES if k != "cased_question"})
 
 
 def namesakes(cands: Sequence[MentionCandidate]) -> None:
