@@ -5,10 +5,11 @@ question names is a candidate, positive when the node is one of the gold topic e
 on WebQSP *train* bases, ``--metaqa-train`` MetaQA dev questions per hop and ``--webqsp-train`` WebQSP *train*
 questions; held out: CWQ dev on WebQSP *test* bases, ``--metaqa-heldout`` other MetaQA dev questions per hop and the
 ``--webqsp-heldout`` other WebQSP train questions. A WebQSP train question has gold relation paths but no topic: its
-topic is the candidate node its gold paths start from in the store, among the nodes a span names wholly (not a part
-of the name, not a near spelling: with those, a question whose topic is not in the store took a namesake's — "jennifer"
-→ *Brody Jenner*), when exactly one starts the most of them (:func:`sgr.retrieval.supervision.topic_from_paths`; the
-31 that CWQ dev gives topics for keep those, and the derived topic is checked against them). WebQSP test (a ``--webqsp-sample`` of it) is reported only, never trained or
+topic is the candidate node its gold paths start from in the store, among the nodes a span names wholly
+(:func:`path_topic`: not a part of the name, a near spelling or a demonym's place, not inside another whole name; with
+those, a question whose topic is not in the store took a namesake's — "jennifer" → *Brody Jenner*), when exactly one
+starts the most of them (the 31 that CWQ dev gives topics for keep those, and the derived topic is checked against
+them). WebQSP test (a ``--webqsp-sample`` of it) is reported only, never trained or
 tuned on. Stores: the WebQSP slice + CWQ dev (NEO4J_URI) and the MetaQA KB (``--metaqa-uri``).
 
     python bench/linking.py --metaqa-uri bolt://127.0.0.1:PORT
@@ -49,9 +50,9 @@ from sgr.retrieval.supervision import clean_paths, path_starts, topic_from_paths
 def candidates(store: GraphStore, items: Sequence[DevItem], label: str) -> list[dict]:
     """Each question's candidates with features and labels (the relation evidence from SGR's default retriever).
 
-    A WebQSP train question (gold relation paths, no topics) takes as its topic the candidate node its gold paths
-    start from (:func:`sgr.retrieval.supervision.topic_from_paths`; skipped when none does or two tie), unless CWQ dev
-    gives its topics (:func:`dev_questions.webqsp_train_topics`: the row keeps the derived one as ``derived``)."""
+    A WebQSP train question (gold relation paths, no topics) keeps how many of its gold paths each candidate node
+    starts (``starts``, :func:`sgr.retrieval.supervision.path_starts`); :func:`label_by_paths` labels it from them,
+    unless CWQ dev gives its topics (:func:`dev_questions.webqsp_train_topics`, ``given``)."""
     retriever = sgr_retriever(store, None) or sgr_retriever(store, "cosine")
     webqsp = label.startswith("webqsp-train")
     known = {q.id: q.topic_entities for q in webqsp_train_topics()} if webqsp else {}
@@ -67,26 +68,47 @@ def candidates(store: GraphStore, items: Sequence[DevItem], label: str) -> list[
         if not gold and not q.gold_paths:
             continue
         cands = mentions.mention_candidates(store, text)
-        derived, starts = None, {}
-        if q.gold_paths:  # WebQSP train: the wholly named node the gold paths start from
-            starts = path_starts(store, [c.id for c in cands], clean_paths(q.gold_paths, 10))
-            whole = {c.id for c in cands if c.coverage == 1.0 and c.match == 1.0}
-            derived = topic_from_paths({i: n for i, n in starts.items() if i in whole})
-        if not gold and derived is None:
+        starts = path_starts(store, [c.id for c in cands], clean_paths(q.gold_paths, 10)) if q.gold_paths else {}
+        if not gold and not starts:
             continue
         scores = {r.name: r.score for r in retriever.retrieve(text, 50)}
         mentions.featurize(text, cands, scores)
         row = {"id": q.id, "question": text, "set": "webqsp-train" if webqsp else label, "heldout": held,
-               "topics": [gold_ids[t] for t in dict.fromkeys(topics) if gold_ids.get(t)] or [[derived]],
-               "cands": [{"features": c.features, "hit": int(c.id in (gold or {derived})), "span": c.span,
-                          "id": c.id, "start": c.start, "end": c.end}
+               "given": bool(gold), "topics": [gold_ids[t] for t in dict.fromkeys(topics) if gold_ids.get(t)],
+               "cands": [{"features": c.features, "hit": int(c.id in gold), "span": c.span, "id": c.id,
+                          "start": c.start, "end": c.end}
                          for c in cands]}
-        if gold and derived is not None:
-            row["derived"] = derived
         if starts:
             row["starts"] = starts
         rows.append(row)
     return rows
+
+
+def path_topic(row: dict) -> str | None:
+    """The topic a WebQSP train question's gold paths give (:func:`topic_from_paths`): among the nodes a span names
+    wholly — not a part of the name, a near spelling or a demonym's place ("english" → *England*: the language is
+    only a part of *English Language*'s name), and not inside another wholly named span ("alabama" in "the
+    university of alabama") — the one that starts the most of the gold paths."""
+    whole = {c["id"] for c in row["cands"] if c["features"]["match"] == 1.0 and c["features"]["coverage"] == 1.0
+             and not c["features"]["demonym"] and not c["features"]["inside_named"]}
+    return topic_from_paths({i: n for i, n in row.get("starts", {}).items() if i in whole})
+
+
+def label_by_paths(row: dict) -> bool:
+    """Label a WebQSP train question's candidates by :func:`path_topic` unless CWQ dev gives its topics (then the
+    derived one is kept as ``derived``, to check the rule); False when it has no topic (left out)."""
+    if row["set"] != "webqsp-train":
+        return True
+    derived = path_topic(row)
+    if row["given"]:
+        row["derived"] = derived
+        return True
+    if derived is None:
+        return False
+    row["topics"] = [[derived]]
+    for c in row["cands"]:
+        c["hit"] = int(c["id"] == derived)
+    return True
 
 
 def top1(rows: list[dict], scorer: mentions.LinkScorer | None) -> float:
@@ -147,6 +169,7 @@ def main() -> None:
     for r in rows:  # candidates cached before the uncased copies existed get them here, as featurize adds them
         for c in r["cands"]:
             mentions.add_uncased(c["features"])
+    rows = [r for r in rows if label_by_paths(r)]
     train = [r for r in rows if not r["heldout"] and r["cands"]]
     scorer = mentions.train_link_scorer(
         [[c["features"] for c in r["cands"]] for r in train], [[c["hit"] for c in r["cands"]] for r in train],
@@ -170,7 +193,7 @@ def main() -> None:
             summary[f"linking/{name}/all_topics_found_before"] = all_found(sub, before)
         summary[f"linking/{name}/accuracy_unlearned"] = top1(sub, None)
         summary[f"linking/{name}/questions"] = len(sub)
-    checked = [r for r in sets["webqsp-train"] if "derived" in r]  # topics from CWQ dev and from the gold paths
+    checked = [r for r in sets["webqsp-train"] if r.get("derived")]  # topics from CWQ dev and from the gold paths
     summary["linking/webqsp-train/derived_topic_agrees"] = round(
         sum(any(r["derived"] in t for t in r["topics"]) for r in checked) / len(checked), 4) if checked else None
     summary["linking/webqsp-train/derived_topic_checked"] = len(checked)

@@ -23,10 +23,13 @@ does not depend on one dataset:
   (``namesake_rel``, ``namesake_degree``); how many of the question's other spans name a node within two edges of
   this one (``coherence``: the New York *Giants*, linked to the *Super Bowl* the question names);
 * a demonym's place ("British" → *United Kingdom*, :data:`sgr.core.lexicon.DEMONYMS`), a candidate of its own
-  (``demonym``).
+  (``demonym``);
+* each of these again for a question written all in lower case (:data:`UNCASED`, 0 in a cased question): everyday
+  phrasing ("which party did lincoln belong to") gives no capitals to tell a name from a common word, and the
+  weights that fit it are not those that fit cased questions.
 
-A :class:`LinkScorer` (a conditional logit over each question's candidates, fitted on dev questions by
-``bench/linking.py`` and shipped as ``sgr/assets/linker.json``) turns the features into P(topic | span, node);
+A :class:`LinkScorer` (a conditional logit over each question's candidates, fitted on dev questions — CWQ dev,
+MetaQA dev, WebQSP train — by ``bench/linking.py`` and shipped as ``sgr/assets/linker.json``) turns the features into P(topic | span, node);
 without the file the scorer falls back to the matched share of the name, the relation evidence and the span length
 (:func:`fallback_score`).
 """
