@@ -150,8 +150,9 @@ def main() -> None:
     ap.add_argument("--metaqa-uri", required=True)
     ap.add_argument("--metaqa-train", type=int, default=200)
     ap.add_argument("--metaqa-heldout", type=int, default=100)
-    ap.add_argument("--webqsp-train", type=int, default=1629, help="WebQSP train questions to fit on (of 2,715)")
-    ap.add_argument("--webqsp-heldout", type=int, default=1086, help="other WebQSP train questions held out")
+    ap.add_argument("--webqsp-train", type=int, default=0,
+                    help="WebQSP train questions to fit on (of 2,715; 0: none, see bench/experiments/linking.md)")
+    ap.add_argument("--webqsp-heldout", type=int, default=2715, help="other WebQSP train questions, measured only")
     ap.add_argument("--webqsp-sample", type=int, default=500, help="WebQSP test questions, report only")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--c", type=float, default=1.0)
@@ -166,9 +167,6 @@ def main() -> None:
     rows = extract_cached("linking", candidates, cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
                           n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse,
                           webqsp=(args.webqsp_train, args.webqsp_heldout))
-    for r in rows:  # candidates cached before the uncased copies existed get them here, as featurize adds them
-        for c in r["cands"]:
-            mentions.add_uncased(c["features"])
     rows = [r for r in rows if label_by_paths(r)]
     train = [r for r in rows if not r["heldout"] and r["cands"]]
     scorer = mentions.train_link_scorer(

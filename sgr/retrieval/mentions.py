@@ -23,13 +23,10 @@ does not depend on one dataset:
   (``namesake_rel``, ``namesake_degree``); how many of the question's other spans name a node within two edges of
   this one (``coherence``: the New York *Giants*, linked to the *Super Bowl* the question names);
 * a demonym's place ("British" → *United Kingdom*, :data:`sgr.core.lexicon.DEMONYMS`), a candidate of its own
-  (``demonym``);
-* each of these again for a question written all in lower case (:data:`UNCASED`, 0 in a cased question): everyday
-  phrasing ("which party did lincoln belong to") gives no capitals to tell a name from a common word, and the
-  weights that fit it are not those that fit cased questions.
+  (``demonym``).
 
-A :class:`LinkScorer` (a conditional logit over each question's candidates, fitted on dev questions — CWQ dev,
-MetaQA dev, WebQSP train — by ``bench/linking.py`` and shipped as ``sgr/assets/linker.json``) turns the features into P(topic | span, node);
+A :class:`LinkScorer` (a conditional logit over each question's candidates, fitted on dev questions by
+``bench/linking.py`` and shipped as ``sgr/assets/linker.json``) turns the features into P(topic | span, node);
 without the file the scorer falls back to the matched share of the name, the relation evidence and the span length
 (:func:`fallback_score`).
 """
@@ -53,15 +50,9 @@ from sgr.graph.store import EVIDENCE_REL, GraphStore
 
 ASSET = "linker.json"
 #: The features of one (span, node) pair, in order (module docstring).
-BASE_FEATURES = ("match", "exact", "coverage", "quoted", "span_words", "span_hits", "after_wh", "follows_mention",
-                 "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum",
-                 "log_degree", "type_node", "position", "coherence", "verbatim", "namesake_rel", "namesake_degree",
-                 "demonym")
-#: Each base feature again, kept only in a question written all in lower case (0 in a cased one): the scorer weighs
-#: the evidence apart where capitals say nothing ("what currency does japan use": every span is lower case), and
-#: WebQSP's everyday phrasing does not move the weights that cased questions (CWQ, MetaQA) were fitted to.
-UNCASED = tuple(f"uncased_{k}" for k in BASE_FEATURES if k != "cased_question")
-FEATURES = BASE_FEATURES + UNCASED
+FEATURES = ("match", "exact", "coverage", "quoted", "span_words", "span_hits", "after_wh", "follows_mention",
+            "precedes_mention", "inside_named", "capitalised", "cased_question", "rel_match", "rel_sum", "log_degree",
+            "type_node", "position", "coherence", "verbatim", "namesake_rel", "namesake_degree", "demonym")
 _WORD = re.compile(r"[\w'.\-&]+")
 
 
@@ -368,15 +359,6 @@ def featurize(question: str, cands: Sequence[MentionCandidate], relation_scores:
         for key in ("type_node", "quoted", "span_hits", "coherence", "demonym"):
             c.features.setdefault(key, 0.0)
     namesakes(cands)
-    for c in cands:
-        add_uncased(c.features)
-
-
-def add_uncased(features: dict[str, float]) -> None:
-    """The :data:`UNCASED` copies of a candidate's base features: the same values in an all lower-case question, 0
-    in a cased one."""
-    keep = 1.0 - features["cased_question"]
-    features.update({f"uncased_{k}": keep * features[k] for k in BASE_FEATURES if k != "cased_question"})
 
 
 def namesakes(cands: Sequence[MentionCandidate]) -> None:

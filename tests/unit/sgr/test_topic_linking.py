@@ -90,3 +90,4 @@ def test_the_topic_of_gold_paths_is_the_one_node_starting_the_most():
     assert topic_from_paths({"Japan": 2, "Japanese yen": 1}) == "Japan"
     assert topic_from_paths({"Grand Bahama": 1, "Bahamas": 1}) is None  # a one-relation path starts at both ends
     assert topic_from_paths({}) is None
+
