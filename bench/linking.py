@@ -221,7 +221,7 @@ def main() -> None:
                 summary["linking/cwq-dev/accuracy_end_to_end"] = round(cwq_res.accuracy, 4)
                 for key in ("all_topics_found", "all_topics_found_multi", "multi_topic_questions", "topic_recall",
                             "linked_precision"):
-                    summary[f"linking/cwq-dev/{key}"] = cwq_res.summary()[key]
+                    summary[f"linking/cwq-dev/{key}_end_to_end"] = cwq_res.summary()[key]
                 misses = {"cwq_dev_misses": cwq_res.misses, "webqsp_train_misses": wtrain.misses}
     misses["webqsp_train_heldout_misses"] = dev_misses(sets["webqsp-train-heldout"], scorer)
     weights = dict(zip(mentions.FEATURES, scorer.weights.round(4).tolist()))
