@@ -20,7 +20,7 @@ Writes ``sgr/assets/linker.json`` (unless ``--no-write-model``) and ``bench/resu
 webqsp-train-heldout on the cached candidates, with the new scorer, the one before it (``--before``, ``_before``) and
 none (``_unlearned``); end to end through the linker with the new scorer and the one before: WebQSP test and the 31
 WebQSP train questions CWQ dev gives topics for, ``webqsp-train-bases``; with the new one: CWQ dev, its further
-entities too: every gold topic linked, topic recall, linked precision).
+entities too: every gold topic linked, topic recall, linked precision, each ``…_end_to_end``).
 """
 
 from __future__ import annotations
