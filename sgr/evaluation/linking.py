@@ -19,6 +19,7 @@ from typing import Any
 from sgr.core.types import Question
 from sgr.graph.store import GraphStore
 from sgr.retrieval.entities import EntityLinker
+from sgr.retrieval.mentions import LinkScorer
 
 
 @dataclass
@@ -53,10 +54,11 @@ def _share(part: int, whole: int) -> float:
 
 
 def linking_accuracy(store: GraphStore, questions: Sequence[Question], retriever: Any = None,
-                     max_misses: int = 50) -> LinkingResult:
+                     max_misses: int = 50, scorer: LinkScorer | None = None) -> LinkingResult:
     """Link each question from its text (``retriever``: the relation retriever whose scores are the relation
-    evidence; None: no relation evidence) and compare the topic with the gold ones."""
-    linker = EntityLinker(store)
+    evidence; None: no relation evidence; ``scorer``: the topic scorer, None the shipped one) and compare the topic
+    with the gold ones."""
+    linker = EntityLinker(store, link_scorer=scorer)
     gold_ids = linker.resolve({t for q in questions for t in q.topic_entities})
     out = LinkingResult()
     for q in questions:

@@ -32,7 +32,7 @@ from difflib import SequenceMatcher
 
 from neo4j.exceptions import Neo4jError
 
-from sgr.retrieval.mentions import possessive, question_words
+from sgr.retrieval.mentions import LinkScorer, possessive, question_words
 from sgr.retrieval.mentions import spans as mention_spans
 from sgr.core.text import lucene_phrase, lucene_terms, normalize
 from sgr.core.lexicon import STOPWORDS
@@ -74,10 +74,12 @@ def spans(question: str, max_len: int = 6) -> list[str]:
 class EntityLinker:
     """Links mentions to ``:Entity`` nodes of ``store`` (see the module docstring)."""
 
-    def __init__(self, store: GraphStore, *, fulltext_limit: int = 10, tie_margin: float = 0.05) -> None:
+    def __init__(self, store: GraphStore, *, fulltext_limit: int = 10, tie_margin: float = 0.05,
+                 link_scorer: LinkScorer | None = None) -> None:
         self.store = store
         self.fulltext_limit = fulltext_limit
         self.tie_margin = tie_margin
+        self.link_scorer = link_scorer  # the topic scorer of :meth:`link_spans`; None: the shipped one
 
     # -- lookups ---------------------------------------------------------------------------------
     def by_id(self, ids: Sequence[str]) -> dict[str, dict]:
@@ -207,7 +209,8 @@ class EntityLinker:
         (:mod:`sgr.retrieval.mentions`: every (span, node) pair scored by the shipped linker, no overlaps)."""
         from sgr.retrieval.mentions import choose, load_link_scorer, mention_candidates, rank
 
-        ranked = rank(question, mention_candidates(self.store, question), relation_scores or {}, load_link_scorer())
+        scorer = self.link_scorer or load_link_scorer()
+        ranked = rank(question, mention_candidates(self.store, question), relation_scores or {}, scorer)
         return [LinkedEntity(c.span, c.id, c.name, round(c.score, 4), c.method, c.relation_types, c.degree)
                 for c in choose(ranked, max_entities=max_entities)]
 

@@ -248,6 +248,36 @@ def question_paths(store: GraphStore, topics: Sequence[str], answers: Sequence[s
     return paths[:max_paths]
 
 
+# -- which node a question's gold paths start from (WebQSP train: paths known, topics not)
+#: The longest gold path :func:`path_starts` walks (WebQSP train's paths are one to four relations).
+MAX_START_PATH = 4
+
+
+def path_starts(store: GraphStore, ids: Sequence[str], paths: Sequence[Sequence[str]]) -> dict[str, int]:
+    """How many of ``paths`` (relation-type sequences) can be walked in the store from each node of ``ids``, each
+    edge either way (RoG's gold paths are shortest paths of the undirected graph): ``{id: count}`` for the nodes
+    that start one or more. Paths longer than :data:`MAX_START_PATH` are not walked; one batched read per length."""
+    found: dict[str, int] = {}
+    wanted = [list(p) for p in dict.fromkeys(tuple(p) for p in paths) if 0 < len(p) <= MAX_START_PATH]
+    for length in sorted({len(p) for p in wanted}):
+        rows = [{"id": i, "p": p} for i in dict.fromkeys(ids) for p in wanted if len(p) == length]
+        walk = "".join(f"-[r{k}]-(m{k})" for k in range(length))
+        same = " AND ".join(f"type(r{k}) = row.p[{k}]" for k in range(length))
+        for r in store.read(f"UNWIND $rows AS row MATCH (e:Entity {{id: row.id}}) "
+                            f"WHERE EXISTS {{ MATCH (e){walk} WHERE {same} }} RETURN row.id AS id", {"rows": rows}):
+            found[r["id"]] = found.get(r["id"], 0) + 1
+    return found
+
+
+def topic_from_paths(starts: dict[str, int]) -> str | None:
+    """The one node that starts the most gold paths (:func:`path_starts`); None when none does or two tie."""
+    if not starts:
+        return None
+    best = max(starts.values())
+    top = [i for i, n in starts.items() if n == best]
+    return top[0] if len(top) == 1 else None
+
+
 # -- CWQ dev: the questions built on WebQSP train questions, split by base question
 #: The prefix of a WebQSP *train* question id; CWQ questions built on one carry it as their base id.
 WEBQSP_TRAIN_PREFIX = "WebQTrn-"

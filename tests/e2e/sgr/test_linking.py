@@ -174,3 +174,61 @@ def test_city_country_namesakes_and_demonyms_read_the_graph(clean_store):
     out = _link(clean_store, "What super bowls have the Giants won?",
                 {"sports.sports_championship_event.champion": 0.6})
     assert "New York Giants" in [e.id for e in out] and "San Francisco Giants" not in [e.id for e in out]
+
+
+def test_gold_paths_start_at_the_topic_either_way_along_each_edge(clean_store):
+    """WebQSP train questions have gold relation paths but no topics: the candidate node the paths start from is the
+    topic (sgr/retrieval/supervision.py), each edge walked either way, a CVT passed through."""
+    from sgr.retrieval.supervision import path_starts, topic_from_paths
+
+    b = GraphBatch()
+    b.add_triple("Japan", "location.country.currency_used", "Japanese yen")
+    b.add_triple("Japan", "location.location.containedby", "Asia")
+    b.add_triple("Currency", "common.topic.notable_types", "Japanese yen")
+    b.add_entity("m.0perf", None)
+    b.add_triple("Natalie Portman", "film.actor.film", "m.0perf")
+    b.add_triple("Padmé Amidala", "film.performance.character", "m.0perf")  # stored against Freebase's direction
+    b.add_triple("Star Wars", "film.film.starring", "m.0perf")
+    write_graph(clean_store, b)
+    ids = ["Japan", "Currency", "Japanese yen", "Asia", "Natalie Portman", "Star Wars", "Padmé Amidala", "Nobody"]
+    starts = path_starts(clean_store, ids, [["location.country.currency_used"]])
+    assert starts == {"Japan": 1, "Japanese yen": 1}  # a one-relation path starts at both of its ends
+    assert topic_from_paths(starts) is None
+    starts = path_starts(clean_store, ids, [["location.country.currency_used"], ["location.location.containedby"]])
+    assert starts == {"Japan": 2, "Japanese yen": 1, "Asia": 1} and topic_from_paths(starts) == "Japan"
+    starts = path_starts(clean_store, ids, [["film.actor.film", "film.performance.character"]])
+    assert starts == {"Natalie Portman": 1}  # the film and the character start the path's other end only
+    assert path_starts(clean_store, ids, [["film.performance.character", "film.actor.film"]]) == {"Padmé Amidala": 1}
+    assert path_starts(clean_store, ids, [["a"] * 5]) == {}  # longer than MAX_START_PATH: not walked
+
+
+def test_a_given_topic_scorer_is_the_one_linking(clean_store):
+    """``EntityLinker(link_scorer=…)`` ranks with that scorer (bench/linking.py compares the shipped one and a new
+    one in one run): a scorer that prefers the answer-type word links *Country*."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from sgr.core.types import Question
+    from sgr.evaluation.linking import linking_accuracy
+    from sgr.retrieval import mentions
+
+    b = GraphBatch()
+    b.add_triple("Eiffel Tower", "location.location.containedby", "Paris")
+    b.add_triple("France", "common.topic.notable_types", "Country")
+    write_graph(clean_store, b)
+    names = mentions.FEATURES
+    prefers_type = mentions.LinkScorer(names, np.array([5.0 if n == "after_wh" else 0.0 for n in names]), 0.0,
+                                       np.zeros(len(names)), np.ones(len(names)))
+    q = "which country is the eiffel tower located in?"
+    rels = {"location.location.containedby": 0.8}
+    assert EntityLinker(clean_store, link_scorer=prefers_type).link_question(q, relation_scores=rels)[0].id == "Country"
+    assert EntityLinker(clean_store).link_question(q, relation_scores=rels)[0].id == "Eiffel Tower"
+
+    class Relations:  # the relation evidence a retriever would give
+        def retrieve(self, text, k):
+            return [SimpleNamespace(name=n, score=s) for n, s in rels.items()]
+
+    gold = [Question(id="e", text=q, topic_entities=["Eiffel Tower"])]
+    assert linking_accuracy(clean_store, gold, Relations(), scorer=prefers_type).accuracy == 0.0
+    assert linking_accuracy(clean_store, gold, Relations()).accuracy == 1.0

@@ -82,3 +82,12 @@ def test_namesakes_are_compared_within_their_span_and_verbatim_names_count():
     assert actor.features["namesake_degree"] == 0.0
     assert tag.features["namesake_degree"] == pytest.approx(mentions.math.log1p(3) - mentions.math.log1p(30))
     assert other.features["namesake_degree"] == 0.0  # the only node its span names
+
+
+def test_the_topic_of_gold_paths_is_the_one_node_starting_the_most():
+    from sgr.retrieval.supervision import topic_from_paths
+
+    assert topic_from_paths({"Japan": 2, "Japanese yen": 1}) == "Japan"
+    assert topic_from_paths({"Grand Bahama": 1, "Bahamas": 1}) is None  # a one-relation path starts at both ends
+    assert topic_from_paths({}) is None
+
