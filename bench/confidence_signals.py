@@ -89,10 +89,17 @@ def candidate_signals(p: dict, store: GraphStore, retriever: Any) -> dict[str, f
             "answer_type_fit": type_fit, "linked_reached": float(np.mean(near)) if near else 1.0}
 
 
-def with_candidates(folder: Path, uri: str, rows: list) -> list:
-    """``rows`` ((question id, signals, label) of ``folder``'s answered predictions) with the candidates added to
-    their signals, computed against the store at ``uri`` with the run's own relation retriever."""
+def answered(preds: dict[str, dict]) -> list:
+    """(question id, signals, label) of the answered ones among a run's stored predictions."""
+    return [x for x in labelled(preds) if x[1].get("answered")]
+
+
+def with_candidates(folder: Path, uri: str, select: Callable[[dict[str, dict]], list] = answered) -> list:
+    """The rows ``select`` takes from ``folder``'s stored predictions ((question id, signals, label); default: the
+    answered ones) with the candidates added to their signals, computed against the store at ``uri`` with the run's
+    own relation retriever."""
     preds = stored_run(folder)
+    rows = select(preds)
     option = json.loads((folder / "run.json").read_text(encoding="utf-8"))["options"].get("relation_retriever")
     with GraphStore(uri) as store:
         retriever = sgr_retriever(store, option) or load_retriever(store, "cosine")
@@ -143,24 +150,17 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "confidence_signals.json")
     args = ap.parse_args()
     r = args.runs_dir
-    answered = [(q, s, y) for q, s, y in labelled(stored_run(r / args.cwq_dev)) if s.get("answered")]
-    cwq = with_candidates(r / args.cwq_dev, args.webqsp_uri, answered)
+    cwq = with_candidates(r / args.cwq_dev, args.webqsp_uri)
     for folder in args.extra_dev:
         seen = {q for q, _, _ in cwq}
-        more = [x for x in labelled(stored_run(folder)) if x[1].get("answered") and x[0] not in seen]
-        cwq += with_candidates(folder, args.webqsp_uri, more)
-    metaqa = []
-    for hop in (1, 2, 3):
-        folder = r / f"metaqa-{hop}hop-dev"
-        metaqa += with_candidates(folder, args.metaqa_uri, [x for x in labelled(stored_run(folder))
-                                                            if x[1].get("answered")])
-    gone = [(q, s, 0.0) for q, s in labelled_all(stored_run(r / "unanswerable")) if s.get("answered")]
-    unanswerable = with_candidates(r / "unanswerable", args.unanswerable_uri, gone)
+        cwq += with_candidates(folder, args.webqsp_uri, lambda preds: [x for x in answered(preds) if x[0] not in seen])
+    metaqa = [row for hop in (1, 2, 3) for row in with_candidates(r / f"metaqa-{hop}hop-dev", args.metaqa_uri)]
+    unanswerable = with_candidates(r / "unanswerable", args.unanswerable_uri,
+                                   lambda preds: [(q, s, 0.0) for q, s in labelled_all(preds) if s.get("answered")])
     # the same questions on the full store: the run's own folder of them, else the CWQ dev run's (as confidence.py)
     full = {q: s for q, s, _ in cwq}
     if (r / "answerable" / "predictions.jsonl").is_file():
-        full = {q: s for q, s, _ in with_candidates(r / "answerable", args.webqsp_uri, [
-            x for x in labelled(stored_run(r / "answerable")) if x[1].get("answered")])}
+        full = {q: s for q, s, _ in with_candidates(r / "answerable", args.webqsp_uri)}
     dev = {"cwq": cwq, "metaqa": metaqa, "unanswerable": unanswerable}
     figures = {name: alone(name, dev, [(s[name], full[q][name]) for q, s, _ in unanswerable if q in full])
                for name in CANDIDATES}
