@@ -126,9 +126,10 @@ def all_found(rows: list[dict], scorer: mentions.LinkScorer) -> float:
     cached candidates) hold every gold topic."""
     found = 0
     for r in rows:
-        ranked = [mentions.MentionCandidate(c["span"], c["start"], c["end"], c["id"], None, c["features"]["match"],
-                                            "", score=scorer.score(c["features"])) for c in r["cands"]]
-        ranked.sort(key=lambda c: (-c.score, -(c.end - c.start), c.start, c.id))
+        ranked = mentions.best_first([mentions.MentionCandidate(c["span"], c["start"], c["end"], c["id"], None,
+                                                                c["features"]["match"], "",
+                                                                score=scorer.score(c["features"]))
+                                      for c in r["cands"]])
         ids = {c.id for c in mentions.choose(ranked)}
         found += all(ids & set(t) for t in r["topics"])
     return round(found / len(rows), 4) if rows else float("nan")

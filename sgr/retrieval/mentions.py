@@ -408,6 +408,11 @@ def rank(question: str, cands: list[MentionCandidate], relation_scores: Mapping[
     featurize(question, cands, relation_scores)
     for c in cands:
         c.score = scorer.score(c.features) if scorer is not None else fallback_score(c.features)
+    return best_first(cands)
+
+
+def best_first(cands: Sequence[MentionCandidate]) -> list[MentionCandidate]:
+    """Scored candidates in the linker's order: score, then the longer span, the earlier span, the node id."""
     return sorted(cands, key=lambda c: (-c.score, -(c.end - c.start), c.start, c.id))
 
 
