@@ -344,7 +344,6 @@ def step_fresh_clone(args: argparse.Namespace) -> None:
         subprocess.run(sgr + ["neo4j", "stop"], cwd=clone, env=env)
     fresh = json.loads(out.read_text())["summary"]
     summary = {f"fresh_clone/{ds}/sgr/hits1_strict": fresh.get(f"{ds}/sgr/hits1_strict") for ds in FRESH_DATASETS}
-    summary.update(committed_figures())
     save_part("fresh-clone", {"summary": summary, "clone_commit": commit, "setup_seconds": round(setup_s, 1),
                               "llm_status": status, "fresh": {k: v for k, v in fresh.items() if "/sgr/" in k}})
 
@@ -395,7 +394,7 @@ def step_summary(_args: argparse.Namespace) -> None:
     summary: dict[str, Any] = {}
     for p in parts.values():
         summary.update(p.get("summary", {}))
-    summary.update(committed_figures())  # the committed row as it stands now
+    summary.update(committed_figures())  # beside the fresh clone's: the committed row as it stands now
     manifests = {p.parent.name: json.loads(p.read_text()) for p in sorted(models_dir().glob("*/manifest.json"))}
     write_result(RESULTS / "models.json", {
         "summary": summary,
