@@ -16,12 +16,16 @@ instead of a benchmark's:
    skips sgr's own ``SGR_*`` types, the noise relations of
    :data:`sgr.core.lexicon.NOISE_RELATIONS` and Freebase's bookkeeping
    (:data:`sgr.core.lexicon.BOOKKEEPING_PREFIXES`), and must end on a named node other than its start.
-2. **Questions** (:func:`question_text`): templates over the relations' words and the start entity's name. A
-   Freebase name ``domain.type.property`` gives the property's words and the type's
+2. **Questions** (:func:`question_text`): phrasings of the relations' words around the start entity's name
+   (:class:`Wording`). A Freebase name ``domain.type.property`` gives the property's words and the type's
    (``film.film.directed_by`` → "directed by", "film"); a plain name gives its words (``starred_actors`` →
-   "starred actors"). A forward step reads "the P of X", a backward one "the T whose P is X"; the outermost step
-   is a question ("what is the P of X?", "which T has P X?", …), the template drawn with the walk's seed. A CVT
-   step is worded by the relation that leaves the CVT.
+   "starred actors"). A forward step reads "the P of X", "X's P" or, for a participle ("directed by"), "the one X
+   was directed by"; a backward one "the T whose P is X", "the Ts directed by X", "the Ts with genre X" (a leading
+   "has"/"in" dropped where the property is a noun). Each step draws one phrasing with the walk's seed, and the
+   outermost phrase is asked as a question ("what are …?", "who is …?", "name ….", …). Several phrasings rather
+   than one: questions a model was never trained on word a relation as a participle or a noun, not as a name
+   ("the one whose directed by is X" taught 2-hop paths to nobody: ``bench/models.py from-graph``). A CVT step is
+   worded by the relation that leaves the CVT.
 3. The **target** is the walk's relation path (every relation, CVT ones included), the topic the start entity:
    :class:`sgr.retrieval.supervision.RelationExample` ``(question, (path,), hops, topics=(name,))``.
 
@@ -80,27 +84,70 @@ def relation_words(name: str) -> tuple[str, str | None]:
     return relation_text(name), None
 
 
-def _phrase(inner: str, step: Step) -> str:
-    words, kind = relation_words(step.relations[-1])
-    return f"the {words} of {inner}" if step.directions[-1] == "out" else f"the {kind or 'one'} whose {words} is {inner}"
+#: a property's leading verb, dropped where the property is used as a noun (``has_genre`` → "genre")
+LEAD_VERBS = ("has", "have", "is", "in")
 
 
-#: the outermost step as a question: forward (``P`` property words, ``X`` the inner phrase) and backward (``T`` type)
-FORWARD = ("what is the {P} of {X}?", "what {P} does {X} have?", "{X}: what is its {P}?", "the {P} of {X}?")
-BACKWARD = ("which {T} has {P} {X}?", "what {T} has {X} as its {P}?", "which {T} is {X} the {P} of?",
-            "the {T} whose {P} is {X}?")
+@dataclass(frozen=True)
+class Wording:
+    """How one relation reads as an English phrase: ``words`` (``"directed by"``), ``noun`` (what the value is
+    called: ``has_genre`` → ``"genre"``; None for a participle ``… by``, whose value has no noun in its words) and
+    ``kind`` (the type of the node the relation leaves, from a Freebase ``domain.type.property`` name; ``"one"``
+    where the name has none)."""
+
+    words: str
+    noun: str | None
+    kind: str
+
+    @classmethod
+    def of(cls, relation: str) -> Wording:
+        words, kind = relation_words(relation)
+        first, _, rest = words.partition(" ")
+        noun = None if words.endswith(" by") else rest if first in LEAD_VERBS and rest else words
+        return cls(words, noun, kind or "one")
+
+    @property
+    def kinds(self) -> str:
+        return self.kind + "s"
+
+    def forward(self, x: str, *, named: bool = False) -> list[str]:
+        """Noun phrases for "the value of this relation at ``x``" (``named``: ``x`` is an entity's name, which may
+        take a possessive)."""
+        if self.noun is None:
+            return [f"the one {x} was {self.words}", f"whoever {x} was {self.words}", f"the {self.words} of {x}"]
+        return [f"the {self.noun} of {x}", *([f"{x}'s {self.noun}"] if named else []),
+                *([f"the {self.words} of {x}"] if self.noun != self.words else [])]
+
+    def backward(self, x: str) -> list[str]:
+        """Noun phrases for "the nodes whose value of this relation is ``x``"."""
+        out = [f"the {self.kind} whose {self.words} is {x}"]
+        if self.noun is None:
+            out += [f"the {self.kinds} {self.words} {x}", f"the {self.kinds} that were {self.words} {x}"]
+        else:
+            out += [f"the {self.kinds} with {self.noun} {x}", f"the {self.kinds} with {x} as {self.noun}",
+                    f"the {self.kinds} whose {self.noun} include {x}"]
+        if self.words.startswith("in "):
+            out.append(f"the {self.kinds} in {x}")
+        return out
+
+
+def _phrase(inner: str, step: Step, rng: random.Random, *, named: bool) -> str:
+    wording = Wording.of(step.relations[-1])
+    out = step.directions[-1] == "out"
+    return rng.choice(wording.forward(inner, named=named) if out else wording.backward(inner))
+
+
+#: the outermost phrase as a question (``N``: the noun phrase of the walk's end)
+QUESTIONS = ("what is {N}?", "what are {N}?", "which are {N}?", "who is {N}?", "who are {N}?", "name {N}.",
+             "{N}?", "tell me {N}.")
 
 
 def question_text(walk: GraphWalk, rng: random.Random) -> str:
-    """The walk as a question (module docstring, step 2); ``rng`` picks the templates."""
+    """The walk as a question (module docstring, step 2); ``rng`` picks the phrasings."""
     inner = walk.start
-    for step in walk.steps[:-1]:
-        inner = _phrase(inner, step)
-    last = walk.steps[-1]
-    words, kind = relation_words(last.relations[-1])
-    if last.directions[-1] == "out":
-        return rng.choice(FORWARD).format(P=words, X=inner)
-    return rng.choice(BACKWARD).format(P=words, T=kind or "one", X=inner)
+    for i, step in enumerate(walk.steps):
+        inner = _phrase(inner, step, rng, named=i == 0)
+    return rng.choice(QUESTIONS).format(N=inner)
 
 
 # -- walking the graph in Neo4j -------------------------------------------------------------------
