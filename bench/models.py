@@ -17,7 +17,10 @@ Steps (each keeps its figures in ``$SGR_HOME/bench/models/<step>.json``; ``summa
   and the ones built on WebQSP test questions), with what a new graph has: no worked examples or retrieved plans of
   training questions (``exemplars=false``, ``plans=0``), plain cosine relation ranking
   (``relation_retriever=embedding``), the compiled Cypher of the top path for every model (``use_llm_cypher=false``)
-  and SGR's default decision parameters. Keys ``from_graph/<metaqa-dev|cwq-dev>/<model>/hits1_strict`` (and
+  and the decision parameters pinned in ``FROM_GRAPH_OPTIONS`` (μ 0.9, ε 0.6, λ 0.1, γ_min 0: SGR's defaults
+  when this step was written, kept so that the model's own path decides where it is confident; under today's
+  defaults, μ 0.5, ε 0.5, γ_min 0.3 with ``graph_first``, G_q's compiled path answers first and the three models
+  answer alike — a replay of the stored decisions, ``bench/experiments/models.md``). Keys ``from_graph/<metaqa-dev|cwq-dev>/<model>/hits1_strict`` (and
   ``…/path_accuracy``: the first generated path is the gold one, the same replies). The four tuning runs share
   ``FROM_GRAPH_TUNE`` (LoRA, as the shipped generator, rank 16 so that each run's weights come back from a GPU
   machine in one part); ``--bundles DIR`` trains them there: the first run writes ``DIR/<version>`` and stops,
@@ -64,7 +67,8 @@ FROM_GRAPH_TUNE = {"method": "lora", "lora_rank": 16, "lora_alpha": 16, "epochs"
 FROM_GRAPH_QUESTIONS = 900
 METAQA_EVAL_PER_HOP = 50
 CWQ_EVAL = 100
-#: how every path generator is asked in from-graph (see the module docstring)
+#: how every path generator is asked in from-graph (see the module docstring); pinned, so that no model's
+#: provenance changes its decision parameters
 FROM_GRAPH_OPTIONS = {"exemplars": "false", "plans": "0", "relation_retriever": "embedding",
                       "use_llm_cypher": "false", "mu": "0.9", "epsilon": "0.6", "lam": "0.1", "answer_ratio": "0.5",
                       "integrate": "false", "plan_trust": "0.95", "gamma_min": "0"}

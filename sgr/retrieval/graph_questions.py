@@ -21,11 +21,13 @@ instead of a benchmark's:
    (``film.film.directed_by`` → "directed by", "film"); a plain name gives its words (``starred_actors`` →
    "starred actors"). A forward step reads "the P of X", "X's P" or, for a participle ("directed by"), "the one X
    was directed by"; a backward one "the T whose P is X", "the Ts directed by X", "the Ts with genre X" (a leading
-   "has"/"in" dropped where the property is a noun). Each step draws one phrasing with the walk's seed, and the
-   outermost phrase is asked as a question ("what are …?", "who is …?", "name ….", …). Several phrasings rather
-   than one: questions a model was never trained on word a relation as a participle or a noun, not as a name
-   ("the one whose directed by is X" taught 2-hop paths to nobody: ``bench/models.py from-graph``). A CVT step is
-   worded by the relation that leaves the CVT.
+   "has"/"in" dropped where the property is a noun). Two hops there and back along one relation read as sharing
+   ("the ones directed by the same one as X", "the others who share ones with X"). Each step draws one phrasing
+   with the walk's seed; the outermost phrase is asked as a question ("what are …?", "who is …?", "name ….") or,
+   for half of the composed walks, after the inner phrase ("the ones directed by X have which starred actors?",
+   "… were written by who?"). Several phrasings rather than one template: a model tuned on "the one whose directed
+   by is X" alone wrote the gold 2-hop path for 0.02 of MetaQA dev questions, on these phrasings for 0.52
+   (``bench/experiments/models.md``). A CVT step is worded by the relation that leaves the CVT.
 3. The **target** is the walk's relation path (every relation, CVT ones included), the topic the start entity:
    :class:`sgr.retrieval.supervision.RelationExample` ``(question, (path,), hops, topics=(name,))``.
 
@@ -130,11 +132,36 @@ class Wording:
             out.append(f"the {self.kinds} in {x}")
         return out
 
+    def shared(self, x: str, out: bool) -> list[str]:
+        """Noun phrases for a hop there and back along this relation (``x -r-> v <-r- y`` when ``out``, else
+        ``x <-r- v -r-> y``): the others that share a value with ``x``, or a node with ``x``."""
+        if out:
+            if self.noun is None:
+                return [f"the {self.kinds} {self.words} the same one as {x}", f"the other {self.kinds} {self.words} "
+                        f"whoever {x} was {self.words}"]
+            return [f"the {self.kinds} with the same {self.noun} as {x}", f"the {self.kinds} sharing {x}'s {self.noun}"]
+        return [f"the others who share {self.kinds} with {x}", f"the {self.noun or 'ones'} sharing {self.kinds} with {x}"]
+
+    def asked_after(self, x: str, out: bool) -> list[str]:
+        """Questions that name ``x`` first and ask for this relation's value last ("the films written by X were
+        directed by who?"): people put the inner phrase of a composed question before or after what they ask."""
+        if not out:
+            verb = f"were {self.words}" if self.noun is None else f"have {self.noun}"
+            return [f"which {self.kinds} {verb} {x}?"]
+        if self.noun is None:
+            return [f"{x} were {self.words} who?", f"{x} were {self.words} what?"]
+        return [f"{x} have which {self.noun}?", f"what {self.noun} do {x} have?", f"for {x}, what is the {self.noun}?"]
+
 
 def _phrase(inner: str, step: Step, rng: random.Random, *, named: bool) -> str:
     wording = Wording.of(step.relations[-1])
     out = step.directions[-1] == "out"
     return rng.choice(wording.forward(inner, named=named) if out else wording.backward(inner))
+
+
+def _there_and_back(a: Step, b: Step) -> bool:
+    """Two hops along one relation, out and back (``film -directed_by-> d <-directed_by- film``)."""
+    return len(a.relations) == len(b.relations) == 1 and a.relations == b.relations and a.directions != b.directions
 
 
 #: the outermost phrase as a question (``N``: the noun phrase of the walk's end)
@@ -144,9 +171,18 @@ QUESTIONS = ("what is {N}?", "what are {N}?", "which are {N}?", "who is {N}?", "
 
 def question_text(walk: GraphWalk, rng: random.Random) -> str:
     """The walk as a question (module docstring, step 2); ``rng`` picks the phrasings."""
-    inner = walk.start
-    for i, step in enumerate(walk.steps):
-        inner = _phrase(inner, step, rng, named=i == 0)
+    inner, steps, i = walk.start, walk.steps, 0
+    while i < len(steps):
+        last = i == len(steps) - 1
+        if not last and _there_and_back(steps[i], steps[i + 1]):
+            inner = rng.choice(Wording.of(steps[i].relations[0]).shared(inner, steps[i].directions[0] == "out"))
+            i += 2
+            continue
+        if last and i > 0 and rng.random() < 0.5:  # the inner phrase first, what is asked last
+            step = steps[i]
+            return rng.choice(Wording.of(step.relations[-1]).asked_after(inner, step.directions[-1] == "out"))
+        inner = _phrase(inner, steps[i], rng, named=i == 0)
+        i += 1
     return rng.choice(QUESTIONS).format(N=inner)
 
 

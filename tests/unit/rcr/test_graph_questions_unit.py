@@ -57,12 +57,26 @@ def test_a_property_is_worded_as_a_noun_or_a_participle() -> None:
     assert not any("'s" in p for p in genre.forward("the ones directed by Ridley Scott"))
 
 
-def test_each_hop_of_a_walk_is_worded_inside_the_next() -> None:
+def test_each_hop_of_a_walk_is_worded_and_the_asked_hop_comes_first_or_last() -> None:
     walk = _walk((("directed_by",), ("in",)), (("starred_actors",), ("out",)), start="Walter Murch")
+    texts = [question_text(walk, random.Random(seed)) for seed in range(30)]
+    for text in texts:
+        assert "Walter Murch" in text and "directed by" in text and ("starred actors" in text or "actors" in text)
+    inner = Wording.of("directed_by").backward("Walter Murch")
+    after = {q for x in inner for q in Wording.of("starred_actors").asked_after(x, True)}
+    asked_last = [t for t in texts if t in after]  # "the ones directed by X have which starred actors?"
+    assert asked_last and len(asked_last) < len(texts)  # and "the starred actors of the ones directed by X?"
+    assert "the ones directed by Walter Murch have which starred actors?" in after
+
+
+def test_a_hop_there_and_back_along_one_relation_reads_as_sharing() -> None:
+    walk = _walk((("directed_by",), ("out",)), (("directed_by",), ("in",)), start="Titanic")
+    phrases = Wording.of("directed_by").shared("Titanic", out=True)
     for seed in range(10):
-        text = question_text(walk, random.Random(seed))
-        assert "Walter Murch" in text and "directed by" in text and "starred actors" in text
-        assert text.index("starred actors") < text.index("directed by")  # the outer hop is asked first
+        assert _asked(question_text(walk, random.Random(seed)), phrases)
+    assert "the ones directed by the same one as Titanic" in phrases
+    assert "the ones with the same genre as Alien" in Wording.of("has_genre").shared("Alien", out=True)
+    assert "the others who share ones with Tom Hanks" in Wording.of("starred_actors").shared("Tom Hanks", out=False)
 
 
 def test_a_cvt_hop_is_worded_by_the_relation_leaving_the_cvt_and_keeps_both_relations() -> None:
