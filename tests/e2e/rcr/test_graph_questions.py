@@ -44,7 +44,7 @@ def test_walks_pass_through_cvts_and_skip_bookkeeping(clean_store) -> None:
 def test_graph_questions_become_schema_training_examples(clean_store) -> None:
     hand_graph(clean_store, NAMES, TRIPLES)
     examples = graph_questions(clean_store, 12, max_hops=2, seed=1)
-    assert examples and all(e.topics and e.question.endswith("?") for e in examples)
+    assert examples and all(e.topics and e.question.endswith(("?", ".")) for e in examples)  # "name …."
     assert all(e.topics[0] in e.question for e in examples)
     chat = tuning.from_relation_examples(examples)
     for e, c in zip(examples, chat):
