@@ -26,7 +26,7 @@ instead of a benchmark's:
    with the walk's seed; the outermost phrase is asked as a question ("what are …?", "who is …?", "name ….") or,
    for half of the composed walks, after the inner phrase ("the ones directed by X have which starred actors?",
    "… were written by who?"). Several phrasings rather than one template: a model tuned on "the one whose directed
-   by is X" alone wrote the gold 2-hop path for 0.02 of MetaQA dev questions, on these phrasings for 0.52
+   by is X" alone wrote the gold 2-hop path for 0.12 of 50 MetaQA dev questions, on these phrasings for 0.72
    (``bench/experiments/models.md``). A CVT step is worded by the relation that leaves the CVT.
 3. The **target** is the walk's relation path (every relation, CVT ones included), the topic the start entity:
    :class:`sgr.retrieval.supervision.RelationExample` ``(question, (path,), hops, topics=(name,))``.
