@@ -20,11 +20,12 @@ Steps (each keeps its figures in ``$SGR_HOME/bench/models/<step>.json``; ``summa
   and the decision parameters pinned in ``FROM_GRAPH_OPTIONS`` (μ 0.9, ε 0.6, λ 0.1, γ_min 0: SGR's defaults
   when this step was written, kept so that the model's own path decides where it is confident; under today's
   defaults, μ 0.5, ε 0.5, γ_min 0.3 with ``graph_first``, G_q's compiled path answers first and the three models
-  answer alike — a replay of the stored decisions, ``bench/experiments/models.md``). Keys ``from_graph/<metaqa-dev|cwq-dev>/<model>/hits1_strict`` (and
-  ``…/path_accuracy``: the first generated path is the gold one, the same replies). The four tuning runs share
-  ``FROM_GRAPH_TUNE`` (LoRA, as the shipped generator, rank 16 so that each run's weights come back from a GPU
-  machine in one part); ``--bundles DIR`` trains them there: the first run writes ``DIR/<version>`` and stops,
-  ``python -m sgr.llm.bundle DIR/<version> DIR/<version>-out`` trains each, the second run reads them.
+  answer alike — a replay of the stored decisions, ``bench/experiments/models.md``). Keys
+  ``from_graph/<metaqa-dev|cwq-dev>/<model>/hits1_strict`` (and ``…/path_accuracy``: the first generated path is
+  the gold one, the same replies). The four tuning runs share ``FROM_GRAPH_TUNE`` (LoRA, as the shipped generator,
+  rank 16 so that each run's weights come back from a GPU machine in one part); ``--bundles DIR`` trains them
+  there: the first run writes ``DIR/<version>`` and stops, ``python -m sgr.llm.bundle DIR/<version>
+  DIR/<version>-out`` trains each, the second run reads them.
 * ``dev-check`` — before the path generator ships: ``sgr`` with it (the decision parameters its manifest carries,
   and ``SGRConfig``'s defaults) and with the packaged model, on the from-graph evaluation samples.
 * ``rcr`` — ``rcr`` with the shipped models (the served shipped path generator asked in SGR's schema format, the

@@ -139,8 +139,10 @@ class Wording:
             if self.noun is None:
                 return [f"the {self.kinds} {self.words} the same one as {x}", f"the other {self.kinds} {self.words} "
                         f"whoever {x} was {self.words}"]
-            return [f"the {self.kinds} with the same {self.noun} as {x}", f"the {self.kinds} sharing {x}'s {self.noun}"]
-        return [f"the others who share {self.kinds} with {x}", f"the {self.noun or 'ones'} sharing {self.kinds} with {x}"]
+            return [f"the {self.kinds} with the same {self.noun} as {x}",
+                    f"the {self.kinds} sharing {x}'s {self.noun}"]
+        return [f"the others who share {self.kinds} with {x}",
+                f"the {self.noun or 'ones'} sharing {self.kinds} with {x}"]
 
     def asked_after(self, x: str, out: bool) -> list[str]:
         """Questions that name ``x`` first and ask for this relation's value last ("the films written by X were
