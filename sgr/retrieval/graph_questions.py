@@ -155,12 +155,6 @@ class Wording:
         return [f"{x} have which {self.noun}?", f"what {self.noun} do {x} have?", f"for {x}, what is the {self.noun}?"]
 
 
-def _phrase(inner: str, step: Step, rng: random.Random, *, named: bool) -> str:
-    wording = Wording.of(step.relations[-1])
-    out = step.directions[-1] == "out"
-    return rng.choice(wording.forward(inner, named=named) if out else wording.backward(inner))
-
-
 def _there_and_back(a: Step, b: Step) -> bool:
     """Two hops along one relation, out and back (``film -directed_by-> d <-directed_by- film``)."""
     return len(a.relations) == len(b.relations) == 1 and a.relations == b.relations and a.directions != b.directions
@@ -175,15 +169,15 @@ def question_text(walk: GraphWalk, rng: random.Random) -> str:
     """The walk as a question (module docstring, step 2); ``rng`` picks the phrasings."""
     inner, steps, i = walk.start, walk.steps, 0
     while i < len(steps):
-        last = i == len(steps) - 1
-        if not last and _there_and_back(steps[i], steps[i + 1]):
-            inner = rng.choice(Wording.of(steps[i].relations[0]).shared(inner, steps[i].directions[0] == "out"))
+        step, last = steps[i], i == len(steps) - 1
+        wording, out = Wording.of(step.relations[-1]), step.directions[-1] == "out"  # a CVT step: the leaving one
+        if not last and _there_and_back(step, steps[i + 1]):
+            inner = rng.choice(wording.shared(inner, out))
             i += 2
             continue
         if last and i > 0 and rng.random() < 0.5:  # the inner phrase first, what is asked last
-            step = steps[i]
-            return rng.choice(Wording.of(step.relations[-1]).asked_after(inner, step.directions[-1] == "out"))
-        inner = _phrase(inner, steps[i], rng, named=i == 0)
+            return rng.choice(wording.asked_after(inner, out))
+        inner = rng.choice(wording.forward(inner, named=i == 0) if out else wording.backward(inner))
         i += 1
     return rng.choice(QUESTIONS).format(N=inner)
 
