@@ -161,3 +161,33 @@ def test_the_servers_prompt_cache_resumes_an_alternating_prompt(tmp_path) -> Non
     assert "cache hit" in text and hits, text[-2000:]
     assert hits[-1] > 100  # the shared system message was not evaluated again (without the cache: the few
     # template tokens the second prompt shares)
+
+
+def test_the_servers_fast_logprobs_give_the_same_reply(local_llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With :mod:`sgr.llm.fast_logprobs` installed, the real model's chat completion with token log-probabilities
+    (the schema stage's ``top_logprobs=1``, the validation's 10, and a streamed one) is the same reply, item for item,
+    as llama-cpp-python's own."""
+    import json
+
+    import llama_cpp.llama as module
+    from llama_cpp import Llama
+
+    from sgr.llm import fast_logprobs, server
+
+    model = Llama(model_path=str(server.model_path()), n_ctx=1024, logits_all=True, n_threads=1, verbose=False)
+    msgs = [{"role": "user", "content": "Write the relation path for: who directed the godfather?"}]
+
+    def replies() -> str:
+        chats = [model.create_chat_completion(msgs, max_tokens=24, temperature=0.0, logprobs=True, top_logprobs=k)
+                 for k in (1, 10)]
+        streamed = [c["choices"] for c in model.create_completion("Q: who directed Alien?\nA:", max_tokens=8,
+                                                                   temperature=0.0, logprobs=3, stream=True)]
+        return json.dumps([[c["choices"] for c in chats], streamed], default=repr)
+
+    own = replies()
+    monkeypatch.setattr(module, "zip", zip, raising=False)  # undone after the test, with what install() sets
+    monkeypatch.setattr(module, "sorted", sorted, raising=False)
+    fast_logprobs.install()
+    assert module.zip is fast_logprobs.pairs and module.sorted is fast_logprobs.ranked
+    fast = replies()
+    assert '"top_logprobs"' in own and fast == own
