@@ -1,7 +1,10 @@
 """Calibrated confidence and abstention (:mod:`sgr.methods.confidence`): fit on dev, measure, and the unanswerable set.
 
 1. **Dev runs** of the method (default ``sgr`` with the served model): ``--cwq-dev`` CWQ dev questions (default
-   all 1,180; seed 0) and ``--metaqa-dev`` MetaQA dev questions per hop (seed 1), through ``sgr eval`` (resumable,
+   all 1,180; seed 0), ``--metaqa-dev`` MetaQA dev questions per hop (seed 1) and the answerable part of
+   ``--webqsp-train`` WebQSP train questions (seed 3; topics and answers derived from their gold relation paths,
+   :func:`dev_questions.webqsp_train_answerable`: WebQSP's own kind of question, which CWQ's compositions are not),
+   through ``sgr eval`` (resumable,
    LLM calls cached). Every run links the question from its text (``given_topics=false``), as ``sgr ask`` does
    without ``--topic``, so the linking signals mean at fitting what they mean when a user asks. Each prediction stores its signals (``extra.confidence.signals``), so fitting needs no second
    pass; those its record determines (SGR's evidence signals,
@@ -128,6 +131,13 @@ def group(qid: str) -> str:
     return qid.split("_")[0] if qid.startswith("WebQ") else qid
 
 
+def dataset_of(qid: str) -> str:
+    """Which dev set a question id is from: CWQ (``WebQTrn-12_…``), WebQSP train (``WebQTrn-12``) or MetaQA."""
+    if qid.startswith("WebQ"):
+        return "cwq" if "_" in qid else "webqsp-train"
+    return "metaqa"
+
+
 def folds(rows: list, k: int, seed: int) -> list[int]:
     """The fold (0 … k−1) of each row, whole groups (:func:`group`) to a fold, in a seeded order."""
     groups = sorted({group(r[0]) for r in rows})
@@ -154,11 +164,11 @@ C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 
 
 def cv_auroc(rows: list, signals: tuple[str, ...], c: float, k: int = 5, seeds: tuple[int, ...] = (0, 1, 2)) -> float:
-    """The logistic part's grouped ``k``-fold AUROC on ``rows``, within each dataset (CWQ, with the unanswerable set,
-    and MetaQA: what one dataset's answers need is a ranking among them, not between datasets), averaged over the
-    datasets and ``seeds``."""
+    """The logistic part's grouped ``k``-fold AUROC on ``rows``, within each dataset (:func:`dataset_of`: CWQ with
+    the unanswerable set, WebQSP train, MetaQA: what one dataset's answers need is a ranking among them, not between
+    datasets), averaged over the datasets and ``seeds``."""
     labels = [int(y) for _, _, y in rows]
-    cwq = [q.startswith("WebQ") for q, _, _ in rows]
+    part = [dataset_of(q) for q, _, _ in rows]
     found = []
     for seed in seeds:
         fold = folds(rows, k, seed)
@@ -171,8 +181,8 @@ def cv_auroc(rows: list, signals: tuple[str, ...], c: float, k: int = 5, seeds: 
             for j in range(len(rows)):
                 if fold[j] == i:
                     raw[j] = sc.score(rows[j][1])
-        for part in (True, False):
-            a = auroc([(raw[j], labels[j]) for j in range(len(rows)) if cwq[j] == part])
+        for name in sorted(set(part)):
+            a = auroc([(raw[j], labels[j]) for j in range(len(rows)) if part[j] == name])
             if a is not None:
                 found.append(a)
     return float(np.mean(found)) if found else 0.5
@@ -232,6 +242,20 @@ def unanswerable_files(n: int, folder: Path) -> tuple[Path, list[Path]]:
     return questions, graphs
 
 
+def webqsp_train_file(uri: str, n: int, out: Path) -> None:
+    """The answerable part of a seeded sample of ``n`` WebQSP train questions (seed 3), topics and answers derived
+    from their gold paths (:func:`dev_questions.webqsp_train_answerable`), as a dataset file (kept once written)."""
+    if out.is_file():
+        return
+    from dev_questions import webqsp_train, webqsp_train_answerable
+
+    with GraphStore(uri) as store:
+        rows = webqsp_train_answerable(store, webqsp_train(n, 0, 3))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    print(f"WebQSP train: {len(rows)} of {n} questions answerable in the store", flush=True)
+
+
 def ensure_unanswerable(uri: str, graphs: list[Path]) -> None:
     from loaders.api import load_files
 
@@ -266,6 +290,8 @@ def main() -> None:
     ap.add_argument("--webqsp-sample", type=int, default=500)
     ap.add_argument("--cwq-dev", type=int, default=None, help="CWQ dev questions for fitting (default: all)")
     ap.add_argument("--unanswerable", type=int, default=200)
+    ap.add_argument("--webqsp-train", type=int, default=1200, help="WebQSP train questions sampled for fitting (the "
+                    "store answers about a third; topics and answers derived from their gold paths; 0: none)")
     ap.add_argument("--keep-correct", type=float, default=0.95, help="share of correct dev answers the threshold keeps")
     ap.add_argument("--runs-dir", type=Path, default=None)
     ap.add_argument("--option", action="append", default=[], help="method option KEY=VALUE")
@@ -306,17 +332,25 @@ def main() -> None:
         questions, graphs = unanswerable_files(args.unanswerable, runs / "unanswerable-data")
         ensure_unanswerable(args.unanswerable_uri, graphs)
     gone = labelled_all(run(str(questions), m, runs / tag / "unanswerable", args.unanswerable_uri, options=options))
-    seen = {q for q, _, _ in dev_cwq + dev_mqa}
+    dev_wq = []
+    if args.webqsp_train:
+        wq_file = runs / "webqsp-train-data" / f"webqsp_train_answerable_{args.webqsp_train}.jsonl"
+        if not args.stored:
+            webqsp_train_file(args.webqsp_uri, args.webqsp_train, wq_file)
+        dev_wq = labelled(run(str(wq_file), m, runs / tag / f"webqsp-train-{args.webqsp_train}", args.webqsp_uri,
+                              options=options))
+    seen = {q for q, _, _ in dev_cwq + dev_mqa + dev_wq}
     extra = [r for folder in args.extra_dev for r in labelled(stored_run(folder)) if r[0] not in seen]
     unanswerable = [(q, sig, 0.0) for q, sig in gone if sig.get("answered")]
-    dev = dev_cwq + dev_mqa + extra + unanswerable
+    dev = dev_cwq + dev_mqa + dev_wq + extra + unanswerable
     # 2. fit (and cross-fit for the dev figures; each half chooses its own C)
     signals = COMPACT_SIGNALS if args.signals == "compact" else SIGNALS
 
     def fitted(rows: list) -> tuple[Calibrator, dict[str, Any]]:
         c, tried = choose_c(rows, signals) if args.c == "cv" else (float(args.c), {})
         prov = {"fitted_by": "python bench/confidence.py", "method": m, "model": model,
-                "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "extra-dev": len(extra),
+                "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "webqsp-train": len(dev_wq),
+                         "extra-dev": len(extra),
                          "cwq-dev-unanswerable": len(unanswerable)},
                 "extra_dev": [str(f) for f in args.extra_dev], "keep_correct": args.keep_correct,
                 "signals": args.signals, "c": c, "c_cv_auroc": tried}
@@ -336,6 +370,8 @@ def main() -> None:
     # 3. report
     details["cwq-dev"] = figures(crossed, dev_cwq, "cwq-dev", summary)
     details["metaqa-dev"] = figures(crossed, dev_mqa, "metaqa-dev", summary)
+    if dev_wq:
+        details["webqsp-train-dev"] = figures(crossed, dev_wq, "webqsp-train-dev", summary)
     if extra:
         details["extra-dev"] = figures(crossed, extra, "extra-dev", summary)
     wq = labelled(run("webqsp", m, runs / tag / f"webqsp-sample{args.webqsp_sample}", args.webqsp_uri,

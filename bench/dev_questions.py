@@ -93,3 +93,55 @@ def webqsp_train_topics() -> list[Question]:
         if keep.get(r["id"]):
             out.append(Question(id=r["id"], text=r["question"], topic_entities=sorted(keep[r["id"]])))
     return out
+
+
+#: A WebQSP train question whose gold paths reach more answers than this from its topic is left out (a path
+#: through a hub: "people of the same gender"), as is one whose topic the paths do not single out.
+MAX_DERIVED_ANSWERS = 20
+
+
+def webqsp_train_answerable(store: GraphStore, items: Sequence[DevItem]) -> list[dict]:
+    """The WebQSP train questions ``store`` can answer, as dataset records (``id``, ``question``, ``q_entity``,
+    ``answer``): WebQSP train gives text and gold relation paths only, so both the topic and the answers are derived
+    from the paths, by rules that read no system output.
+
+    - **Topic**: among the nodes a span of the question names wholly (the whole name, not a part of it, a near
+      spelling or a demonym's place), the one that starts the most gold paths (:func:`topic_from_paths`; none when
+      two tie), as ``bench/linking.py`` labels these questions.
+    - **Answers**: the named nodes the gold paths reach from the topic, each edge either way (RoG's paths are
+      shortest paths of the undirected graph), kept when the most paths reach them: RoG gives every shortest path to
+      every answer, so an answer is reached by its own paths and a path through a hub reaches many nodes once.
+      Between 1 and :data:`MAX_DERIVED_ANSWERS`, else the question is left out."""
+    from sgr.retrieval import mentions
+    from sgr.retrieval.supervision import MAX_START_PATH, clean_paths, path_starts, topic_from_paths
+
+    out = []
+    for q, _kind, _held in items:
+        paths = [p for p in clean_paths(q.gold_paths, 10) if len(p) <= MAX_START_PATH]
+        if not paths:
+            continue
+        cands = mentions.mention_candidates(store, q.text)
+        whole = [c.id for c in cands if c.match == 1.0 and c.coverage == 1.0 and c.method != "demonym"]
+        topic = topic_from_paths(path_starts(store, whole, paths)) if whole else None
+        if topic is None:
+            continue
+        reach: dict[str, int] = {}
+        names: dict[str, str] = {}
+        for p in paths:
+            walk = "".join(f"-[r{k}]-(m{k})" for k in range(len(p)))
+            same = " AND ".join(f"type(r{k}) = $p[{k}]" for k in range(len(p)))
+            end = f"m{len(p) - 1}"
+            for r in store.read(f"MATCH (t:Entity {{id: $t}}){walk} WHERE {same} AND {end} <> t AND NOT {end}:CVT "
+                                f"AND {end}.name IS NOT NULL RETURN DISTINCT {end}.id AS id, {end}.name AS name "
+                                "LIMIT 200", {"t": topic, "p": p}):
+                reach[r["id"]] = reach.get(r["id"], 0) + 1
+                names[r["id"]] = r["name"]
+        if not reach:
+            continue
+        most = max(reach.values())
+        answers = sorted(names[i] for i, n in reach.items() if n == most)
+        if len(answers) <= MAX_DERIVED_ANSWERS:
+            topic_name = next(c.name for c in cands if c.id == topic)
+            out.append({"id": q.id, "question": q.text, "q_entity": [topic_name or topic], "answer": answers,
+                        "graph": []})
+    return out

@@ -72,3 +72,16 @@ def test_signal_sets_agree():
     from sgr.methods.sgr.trace import EVIDENCE_SIGNALS
 
     assert set(EVIDENCE_SIGNALS) - {"dotted_names"} <= reasoned  # a reason is named from its signals
+
+
+def test_dataset_of_tells_the_dev_sets_apart_and_cv_ranks_within_each():
+    bc = _bench_confidence()
+    assert [bc.dataset_of(q) for q in ("WebQTrn-12_3a", "WebQTrn-12", "2hop_dev:4")] == ["cwq", "webqsp-train",
+                                                                                          "metaqa"]
+    assert bc.group("WebQTrn-12") == bc.group("WebQTrn-12_3a")  # a WebQSP question and CWQ's built on it: one unit
+    rows = _rows()
+    # WebQSP train rows right more often at every gq_top: across sets the signal would mix, within each it ranks
+    rng = np.random.default_rng(1)
+    rows += [(f"WebQTrn-{500 + i}", {"answered": 1.0, "gq_top": g}, float(rng.uniform(0, 1) < 0.5 + g / 2))
+             for i, g in enumerate(rng.uniform(0, 1, 120))]
+    assert bc.cv_auroc(rows, ("answered", "gq_top"), 1.0) > 0.65
