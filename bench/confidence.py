@@ -29,7 +29,7 @@
    is "not found in the graph". ``unanswerable/abstain_rate`` = share that abstain at the default threshold (or give
    no answer); ``answerable/kept_correct_rate`` = of the same questions answered correctly on the full store (the dev
    run's predictions, each scored by the calibrator fitted without its half; a run of their own when the dev run
-   lacks some), the share the threshold keeps.
+   lacks some, except with ``--stored``, which keeps those the dev run asked), the share the threshold keeps.
 
     python bench/confidence.py --webqsp-uri bolt://… --metaqa-uri bolt://… --unanswerable-uri bolt://…
 
@@ -386,9 +386,10 @@ def main() -> None:
     details["metaqa"] = figures(lambda _q: final, mqa, "metaqa", summary)
     # 4. unanswerable (each question scored by the calibrator fitted without its half)
     asked = {q for q, _ in gone}
-    # the same questions on the full store: the dev run's predictions (cross-fitted), a run of their own otherwise
+    # the same questions on the full store: the dev run's predictions (cross-fitted; with --stored and a CWQ dev run
+    # stopped early, those of the pool it asked), a run of their own otherwise
     full = [(q, s, y, crossed(q)) for q, s, y in dev_cwq if q in asked]
-    if len(full) < len(asked):
+    if not full or (len(full) < len(asked) and not args.stored):
         full = [(q, s, y, final) for q, s, y in labelled(run(str(questions), m, runs / tag / "answerable",
                                                              args.webqsp_uri, options=options))]
     abstain = [(not sig.get("answered")) or crossed(q).probability(sig) < crossed(q).threshold for q, sig in gone]
@@ -397,6 +398,7 @@ def main() -> None:
     summary["unanswerable/questions"] = len(gone)
     summary["answerable/kept_correct_rate"] = round(float(np.mean(kept)), 4) if kept else None
     summary["answerable/correct"] = len(kept)
+    summary["answerable/questions"] = len(full)
     if not args.no_write_model:
         save_calibrators({key: final})
         print(f"wrote the calibrator {key}")
