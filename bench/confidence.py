@@ -30,8 +30,13 @@
    no answer); ``answerable/kept_correct_rate`` = of the same questions answered correctly on the full store (the dev
    run's predictions, each scored by the calibrator fitted without its half; a run of their own when the dev run
    lacks some, except with ``--stored``, which keeps those the dev run asked), the share the threshold keeps.
+   The same for WebQSP's own kind of question: the first ``--unanswerable-webqsp`` questions of the WebQSP train dev
+   file against a store (``--unanswerable-webqsp-uri``, empty or holding only this set) without any triple touching
+   their derived answers (``unanswerable-webqsp-train/abstain_rate``, ``answerable-webqsp-train/kept_correct_rate``);
+   both pools' answered questions are fitted on with label 0.
 
-    python bench/confidence.py --webqsp-uri bolt://… --metaqa-uri bolt://… --unanswerable-uri bolt://…
+    python bench/confidence.py --webqsp-uri bolt://… --metaqa-uri bolt://… --unanswerable-uri bolt://… \
+        --unanswerable-webqsp-uri bolt://…
 
 Writes ``bench/results/confidence.json``: summary ``<dataset>/auroc``, ``<dataset>/ece``,
 ``<dataset>/hits1_at_80_coverage``, ``<dataset>/coverage_at_default_threshold`` for cwq-dev, webqsp, metaqa (and
@@ -230,16 +235,33 @@ def unanswerable_files(n: int, folder: Path) -> tuple[Path, list[Path]]:
     folder.mkdir(parents=True, exist_ok=True)
     questions = folder / f"cwq_dev_unanswerable_questions_{n}.jsonl"
     questions.write_text("".join(json.dumps({**r, "graph": []}) + "\n" for r in pool[:n]), encoding="utf-8")
+    return questions, graphs_without(gone, folder, "without_answers")
+
+
+def graphs_without(gone: set[str], folder: Path, suffix: str) -> list[Path]:
+    """The WebQSP slice and CWQ dev graph files without any triple that touches a node of ``gone``."""
+    data = shared_data_dir()
     graphs = []
     for src in (data / "webqsp" / "webqsp_mini.jsonl", data / "cwq" / "cwq_dev.jsonl"):
-        out = folder / f"{src.stem}_without_answers.jsonl"
+        out = folder / f"{src.stem}_{suffix}.jsonl"
         with open(src, encoding="utf-8") as fh, open(out, "w", encoding="utf-8") as w:
             for line in fh:
                 r = json.loads(line)
                 r["graph"] = [t for t in r["graph"] if t[0] not in gone and t[2] not in gone]
                 w.write(json.dumps(r) + "\n")
         graphs.append(out)
-    return questions, graphs
+    return graphs
+
+
+def webqsp_unanswerable_files(answerable: Path, n: int, folder: Path) -> tuple[Path, list[Path]]:
+    """The first ``n`` questions of the WebQSP train dev file (:func:`webqsp_train_file`) and the graph files
+    without any triple touching one of their (derived) answers: the graph cannot answer WebQSP's own kind of
+    question, where the CWQ pool's are compositions and conjunctions."""
+    pool = [json.loads(line) for line in open(answerable, encoding="utf-8")][:n]
+    folder.mkdir(parents=True, exist_ok=True)
+    questions = folder / f"webqsp_train_unanswerable_questions_{n}.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in pool), encoding="utf-8")
+    return questions, graphs_without({a for r in pool for a in r["answer"]}, folder, f"without_webqsp_train_{n}")
 
 
 def webqsp_train_file(uri: str, n: int, out: Path) -> None:
@@ -275,6 +297,7 @@ def main() -> None:
     ap.add_argument("--webqsp-uri", help="the WebQSP slice + CWQ dev store")
     ap.add_argument("--metaqa-uri")
     ap.add_argument("--unanswerable-uri", help="an empty store for the unanswerable set")
+    ap.add_argument("--unanswerable-webqsp-uri", help="an empty store for the WebQSP train unanswerable set")
     ap.add_argument("--stored", action="store_true", help="fit from the predictions --runs-dir already holds for "
                     "these settings: no store, no model served (give --model)")
     ap.add_argument("--model", help="with --stored: the model the runs were answered by (the calibrator's key)")
@@ -290,6 +313,8 @@ def main() -> None:
     ap.add_argument("--webqsp-sample", type=int, default=500)
     ap.add_argument("--cwq-dev", type=int, default=None, help="CWQ dev questions for fitting (default: all)")
     ap.add_argument("--unanswerable", type=int, default=200)
+    ap.add_argument("--unanswerable-webqsp", type=int, default=150, help="WebQSP train dev questions asked again "
+                    "against a store without their answers (0: none)")
     ap.add_argument("--webqsp-train", type=int, default=1200, help="WebQSP train questions sampled for fitting (the "
                     "store answers about a third; topics and answers derived from their gold paths; 0: none)")
     ap.add_argument("--keep-correct", type=float, default=0.95, help="share of correct dev answers the threshold keeps")
@@ -302,7 +327,7 @@ def main() -> None:
     if not args.stored and not all(uris):
         ap.error("give --webqsp-uri, --metaqa-uri and --unanswerable-uri, or --stored")
     if args.stored:
-        args.webqsp_uri = args.metaqa_uri = args.unanswerable_uri = None
+        args.webqsp_uri = args.metaqa_uri = args.unanswerable_uri = args.unanswerable_webqsp_uri = None
 
     options = dict(o.split("=", 1) for o in args.option)
     from sgr.methods.registry import method_options
@@ -339,9 +364,20 @@ def main() -> None:
             webqsp_train_file(args.webqsp_uri, args.webqsp_train, wq_file)
         dev_wq = labelled(run(str(wq_file), m, runs / tag / f"webqsp-train-{args.webqsp_train}", args.webqsp_uri,
                               options=options))
+    gone_wq: list[tuple[str, dict[str, float]]] = []
+    if args.webqsp_train and args.unanswerable_webqsp:
+        wq_questions = runs / "unanswerable-data" / f"webqsp_train_unanswerable_questions_{args.unanswerable_webqsp}.jsonl"
+        if not args.stored:
+            if not args.unanswerable_webqsp_uri:
+                ap.error("give --unanswerable-webqsp-uri (an empty store), or --unanswerable-webqsp 0")
+            wq_questions, wq_graphs = webqsp_unanswerable_files(wq_file, args.unanswerable_webqsp,
+                                                                runs / "unanswerable-data")
+            ensure_unanswerable(args.unanswerable_webqsp_uri, wq_graphs)
+        gone_wq = labelled_all(run(str(wq_questions), m, runs / tag / "unanswerable-webqsp-train",
+                                   args.unanswerable_webqsp_uri, options=options))
     seen = {q for q, _, _ in dev_cwq + dev_mqa + dev_wq}
     extra = [r for folder in args.extra_dev for r in labelled(stored_run(folder)) if r[0] not in seen]
-    unanswerable = [(q, sig, 0.0) for q, sig in gone if sig.get("answered")]
+    unanswerable = [(q, sig, 0.0) for q, sig in gone + gone_wq if sig.get("answered")]
     dev = dev_cwq + dev_mqa + dev_wq + extra + unanswerable
     # 2. fit (and cross-fit for the dev figures; each half chooses its own C)
     signals = COMPACT_SIGNALS if args.signals == "compact" else SIGNALS
@@ -351,7 +387,7 @@ def main() -> None:
         prov = {"fitted_by": "python bench/confidence.py", "method": m, "model": model,
                 "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "webqsp-train": len(dev_wq),
                          "extra-dev": len(extra),
-                         "cwq-dev-unanswerable": len(unanswerable)},
+                         "cwq-dev-unanswerable": len(gone), "webqsp-train-unanswerable": len(gone_wq)},
                 "extra_dev": [str(f) for f in args.extra_dev], "keep_correct": args.keep_correct,
                 "signals": args.signals, "c": c, "c_cv_auroc": tried}
         return fit(rows, args.keep_correct, prov, signals, c), prov
@@ -399,6 +435,14 @@ def main() -> None:
     summary["answerable/kept_correct_rate"] = round(float(np.mean(kept)), 4) if kept else None
     summary["answerable/correct"] = len(kept)
     summary["answerable/questions"] = len(full)
+    if gone_wq:  # the same for the WebQSP train pool, against the dev run of the same questions
+        asked_wq = {q for q, _ in gone_wq}
+        summary["unanswerable-webqsp-train/abstain_rate"] = round(float(np.mean(
+            [(not sig.get("answered")) or crossed(q).probability(sig) < crossed(q).threshold for q, sig in gone_wq])), 4)
+        summary["unanswerable-webqsp-train/questions"] = len(gone_wq)
+        kept_wq = [crossed(q).probability(sig) >= crossed(q).threshold for q, sig, y in dev_wq if q in asked_wq and y]
+        summary["answerable-webqsp-train/kept_correct_rate"] = round(float(np.mean(kept_wq)), 4) if kept_wq else None
+        summary["answerable-webqsp-train/correct"] = len(kept_wq)
     if not args.no_write_model:
         save_calibrators({key: final})
         print(f"wrote the calibrator {key}")

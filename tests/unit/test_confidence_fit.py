@@ -4,6 +4,7 @@ cross-validation on dev, and the compact signal set is one the calibrator reads.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -85,3 +86,25 @@ def test_dataset_of_tells_the_dev_sets_apart_and_cv_ranks_within_each():
     rows += [(f"WebQTrn-{500 + i}", {"answered": 1.0, "gq_top": g}, float(rng.uniform(0, 1) < 0.5 + g / 2))
              for i, g in enumerate(rng.uniform(0, 1, 120))]
     assert bc.cv_auroc(rows, ("answered", "gq_top"), 1.0) > 0.65
+
+
+def test_the_webqsp_unanswerable_store_holds_no_triple_of_the_pools_answers(tmp_path):
+    bc = _bench_confidence()
+    pool = [{"id": "WebQTrn-1", "question": "what do people speak in singapore", "q_entity": ["Singapore"],
+             "answer": ["English Language"], "graph": []},
+            {"id": "WebQTrn-2", "question": "where is bob marley grave", "q_entity": ["Bob Marley"],
+             "answer": ["Bob Marley Mausoleum"], "graph": []},
+            {"id": "WebQTrn-3", "question": "who did hera marry", "q_entity": ["Hera"], "answer": ["Zeus"],
+             "graph": []}]
+    answerable = tmp_path / "answerable.jsonl"
+    answerable.write_text("".join(json.dumps(r) + "\n" for r in pool))
+    questions, graphs = bc.webqsp_unanswerable_files(answerable, 2, tmp_path / "out")
+    assert [json.loads(line)["id"] for line in open(questions)] == ["WebQTrn-1", "WebQTrn-2"]
+    kept = zeus = 0
+    for g in graphs:
+        for line in open(g):
+            for h, _, t in json.loads(line)["graph"]:
+                assert not {h, t} & {"English Language", "Bob Marley Mausoleum"}
+                kept += 1
+                zeus += "Zeus" in (h, t)  # the third question's answer is not in the pool: kept
+    assert kept > 30000 and zeus > 0
