@@ -376,12 +376,12 @@ def main() -> None:
                               options=options))
     gone_wq: list[tuple[str, dict[str, float]]] = []
     if args.webqsp_train and args.unanswerable_webqsp:
-        wq_questions = runs / "unanswerable-data" / f"webqsp_train_unanswerable_questions_{args.unanswerable_webqsp}.jsonl"
+        n_wq = args.unanswerable_webqsp
+        wq_questions = runs / "unanswerable-data" / f"webqsp_train_unanswerable_questions_{n_wq}.jsonl"
         if not args.stored:
             if not args.unanswerable_webqsp_uri:
                 ap.error("give --unanswerable-webqsp-uri (an empty store), or --unanswerable-webqsp 0")
-            wq_questions, wq_graphs = webqsp_unanswerable_files(wq_file, args.unanswerable_webqsp,
-                                                                runs / "unanswerable-data")
+            wq_questions, wq_graphs = webqsp_unanswerable_files(wq_file, n_wq, runs / "unanswerable-data")
             ensure_unanswerable(args.unanswerable_webqsp_uri, wq_graphs)
         gone_wq = labelled_all(run(str(wq_questions), m, runs / tag / "unanswerable-webqsp-train",
                                    args.unanswerable_webqsp_uri, options=options))
@@ -447,8 +447,9 @@ def main() -> None:
     summary["answerable/questions"] = len(full)
     if gone_wq:  # the same for the WebQSP train pool, against the dev run of the same questions
         asked_wq = {q for q, _ in gone_wq}
-        summary["unanswerable-webqsp-train/abstain_rate"] = round(float(np.mean(
-            [(not sig.get("answered")) or crossed(q).probability(sig) < crossed(q).threshold for q, sig in gone_wq])), 4)
+        abstain_wq = [(not sig.get("answered")) or crossed(q).probability(sig) < crossed(q).threshold
+                      for q, sig in gone_wq]
+        summary["unanswerable-webqsp-train/abstain_rate"] = round(float(np.mean(abstain_wq)), 4)
         summary["unanswerable-webqsp-train/questions"] = len(gone_wq)
         kept_wq = [crossed(q).probability(sig) >= crossed(q).threshold for q, sig, y in dev_wq if q in asked_wq and y]
         summary["answerable-webqsp-train/kept_correct_rate"] = round(float(np.mean(kept_wq)), 4) if kept_wq else None
