@@ -113,7 +113,8 @@ def webqsp_train_answerable(store: GraphStore, items: Sequence[DevItem]) -> list
       every answer, so an answer is reached by its own paths and a path through a hub reaches many nodes once.
       Between 1 and :data:`MAX_DERIVED_ANSWERS`, else the question is left out."""
     from sgr.retrieval import mentions
-    from sgr.retrieval.supervision import MAX_START_PATH, clean_paths, path_starts, topic_from_paths
+    from sgr.retrieval.supervision import (MAX_START_PATH, clean_paths, path_ends, path_starts,
+                                           topic_from_paths)
 
     out = []
     for q, _kind, _held in items:
@@ -125,21 +126,11 @@ def webqsp_train_answerable(store: GraphStore, items: Sequence[DevItem]) -> list
         topic = topic_from_paths(path_starts(store, whole, paths)) if whole else None
         if topic is None:
             continue
-        reach: dict[str, int] = {}
-        names: dict[str, str] = {}
-        for p in paths:
-            walk = "".join(f"-[r{k}]-(m{k})" for k in range(len(p)))
-            same = " AND ".join(f"type(r{k}) = $p[{k}]" for k in range(len(p)))
-            end = f"m{len(p) - 1}"
-            for r in store.read(f"MATCH (t:Entity {{id: $t}}){walk} WHERE {same} AND {end} <> t AND NOT {end}:CVT "
-                                f"AND {end}.name IS NOT NULL RETURN DISTINCT {end}.id AS id, {end}.name AS name "
-                                "LIMIT 200", {"t": topic, "p": p}):
-                reach[r["id"]] = reach.get(r["id"], 0) + 1
-                names[r["id"]] = r["name"]
+        reach = path_ends(store, topic, paths)
         if not reach:
             continue
-        most = max(reach.values())
-        answers = sorted(names[i] for i, n in reach.items() if n == most)
+        most = max(n for _, n in reach.values())
+        answers = sorted(name for name, n in reach.values() if n == most)
         if len(answers) <= MAX_DERIVED_ANSWERS:
             topic_name = next(c.name for c in cands if c.id == topic)
             out.append({"id": q.id, "question": q.text, "q_entity": [topic_name or topic], "answer": answers,

@@ -253,6 +253,13 @@ def question_paths(store: GraphStore, topics: Sequence[str], answers: Sequence[s
 MAX_START_PATH = 4
 
 
+def _walk(length: int, relation: str) -> tuple[str, str]:
+    """The pattern of a ``length``-step walk from ``(e)``, each edge either way (``-[r0]-(m0)-[r1]-(m1)…``), and the
+    condition that its relations are ``relation[0]``, ``relation[1]``, … (a Cypher list expression)."""
+    walk = "".join(f"-[r{k}]-(m{k})" for k in range(length))
+    return walk, " AND ".join(f"type(r{k}) = {relation}[{k}]" for k in range(length))
+
+
 def path_starts(store: GraphStore, ids: Sequence[str], paths: Sequence[Sequence[str]]) -> dict[str, int]:
     """How many of ``paths`` (relation-type sequences) can be walked in the store from each node of ``ids``, each
     edge either way (RoG's gold paths are shortest paths of the undirected graph): ``{id: count}`` for the nodes
@@ -261,11 +268,25 @@ def path_starts(store: GraphStore, ids: Sequence[str], paths: Sequence[Sequence[
     wanted = [list(p) for p in dict.fromkeys(tuple(p) for p in paths) if 0 < len(p) <= MAX_START_PATH]
     for length in sorted({len(p) for p in wanted}):
         rows = [{"id": i, "p": p} for i in dict.fromkeys(ids) for p in wanted if len(p) == length]
-        walk = "".join(f"-[r{k}]-(m{k})" for k in range(length))
-        same = " AND ".join(f"type(r{k}) = row.p[{k}]" for k in range(length))
+        walk, same = _walk(length, "row.p")
         for r in store.read(f"UNWIND $rows AS row MATCH (e:Entity {{id: row.id}}) "
                             f"WHERE EXISTS {{ MATCH (e){walk} WHERE {same} }} RETURN row.id AS id", {"rows": rows}):
             found[r["id"]] = found.get(r["id"], 0) + 1
+    return found
+
+
+def path_ends(store: GraphStore, start: str, paths: Sequence[Sequence[str]], cap: int = 200
+              ) -> dict[str, tuple[str, int]]:
+    """The named non-CVT nodes each of ``paths`` reaches from the node ``start``, walked as :func:`path_starts`
+    walks them (at most ``cap`` a path): ``{id: (name, how many of the paths reach it)}``."""
+    found: dict[str, tuple[str, int]] = {}
+    for p in paths:
+        walk, same = _walk(len(p), "$p")
+        end = f"m{len(p) - 1}"
+        for r in store.read(f"MATCH (e:Entity {{id: $start}}){walk} WHERE {same} AND {end} <> e AND NOT {end}:CVT "
+                            f"AND {end}.name IS NOT NULL RETURN DISTINCT {end}.id AS id, {end}.name AS name "
+                            "LIMIT $cap", {"start": start, "p": list(p), "cap": cap}):
+            found[r["id"]] = (r["name"], found.get(r["id"], ("", 0))[1] + 1)
     return found
 
 
