@@ -14,13 +14,25 @@ pairs: by log-probability, then by token id, both descending. The caller keeps `
 reply is the same, item for item and type for type. Every other call goes to the built-ins, and a sort whose
 caller has no integer ``logprobs`` ranks the whole row as before.
 
-``python -m sgr.llm.fast_logprobs ARGS`` is ``python -m llama_cpp.server ARGS`` with it installed; that is how
-:func:`sgr.llm.server.launch` starts the local server.
+Two more replacements concern the score matrix that log-probabilities need (``logits_all``: one row of
+``n_vocab`` logits per position of the context, ``n_ctx × n_vocab`` floats, 805 MB at 4,096 × 49,152):
+
+* :func:`load_state` is ``Llama.load_state`` without its pass over every row after the restored ones
+  (``rest[rest > 0] = 0.0``, 200 million comparisons each time the prompt cache restores a prompt, 9 % of the
+  server's time in SGR's schema calls). Nothing reads those rows before :meth:`Llama.eval` writes them: the matrix is
+  allocated uninitialised (``np.ndarray``) and read only up to ``n_tokens``.
+* :func:`logits_to_logprobs` gives the log-softmax of a matrix lazily (:class:`LazyLogprobs`): a completion computes
+  it for every position of the context, prompt included, and keeps the rows from the prompt's last on
+  (``[token_offset:]``); only those are computed now. A single row, or any use other than a slice, gets the
+  library's own result.
+
+:func:`install` makes all four replacements; :mod:`sgr.llm.fast_server` starts the server with them.
 """
 
 from __future__ import annotations
 
 import builtins
+import ctypes
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -86,20 +98,75 @@ def ranked(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[
     return builtins.sorted(iterable, key=key, reverse=reverse)
 
 
-def install() -> None:
-    """Use :func:`pairs` and :func:`ranked` inside ``llama_cpp.llama`` (idempotent)."""
+def load_state(self: Any, state: Any) -> None:
+    """``Llama.load_state`` of llama-cpp-python 0.3.36 without the pass over the score rows it does not restore."""
+    import llama_cpp
+
+    self.scores[: state.n_tokens, :] = state.scores
+    self.input_ids = state.input_ids.copy()
+    self.n_tokens = state.n_tokens
+    self._requires_eval = True
+    self._seed = state.seed
+    size = state.llama_state_size
+    data = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
+    if llama_cpp.llama_state_set_data(self._ctx.ctx, data, size) != size:
+        raise RuntimeError("Failed to set llama state data")
+
+
+class LazyLogprobs:
+    """The log-softmax of a score matrix along its last axis, computed for the rows a slice asks for."""
+
+    def __init__(self, logits: np.ndarray, library: Any) -> None:
+        self.logits = logits
+        self.library = library
+
+    def __len__(self) -> int:
+        return len(self.logits)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            return self.library(self.logits[key])
+        return np.asarray(self)[key]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.library(self.logits)
+        return out if dtype is None else out.astype(dtype)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return iter(np.asarray(self))
+
+    def __getattr__(self, name: str) -> Any:  # .tolist(), .shape …: the whole result, as the library gives it
+        if name.startswith("__"):  # numpy's protocol probes (__array_interface__ …): not an array itself
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)
+
+
+def lazy_logprobs(library: Any) -> Any:
+    """``Llama.logits_to_logprobs`` made lazy for matrices (rows computed on slicing), the library's for the rest."""
+    def logits_to_logprobs(logits: Any, axis: int = -1) -> Any:
+        if axis == -1 and isinstance(logits, np.ndarray) and logits.ndim == 2:
+            return LazyLogprobs(logits, library)
+        return library(logits, axis=axis)
+
+    logits_to_logprobs.library = library  # type: ignore[attr-defined]
+    return staticmethod(logits_to_logprobs)
+
+
+def install() -> bool:
+    """Use :func:`pairs` and :func:`ranked` inside ``llama_cpp.llama`` (idempotent); on llama-cpp-python
+    :data:`sgr.llm.fast_sampling.CHECKED_VERSION` also :func:`load_state` and the lazy ``logits_to_logprobs`` (True
+    then)."""
+    import llama_cpp
     import llama_cpp.llama as module
+
+    from sgr.llm.fast_sampling import CHECKED_VERSION
 
     module.zip = pairs  # type: ignore[attr-defined]
     module.sorted = ranked  # type: ignore[attr-defined]
-
-
-def main() -> None:
-    install()
-    from llama_cpp.server.__main__ import main as serve
-
-    serve()
-
-
-if __name__ == "__main__":
-    main()
+    if llama_cpp.__version__ != CHECKED_VERSION:
+        return False
+    llama = module.Llama
+    llama.load_state = load_state  # type: ignore[method-assign]
+    library = getattr(llama.logits_to_logprobs, "library", llama.logits_to_logprobs)
+    llama.logits_to_logprobs = lazy_logprobs(library)  # type: ignore[method-assign]
+    return True

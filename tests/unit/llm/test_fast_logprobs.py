@@ -58,3 +58,49 @@ def test_anything_else_goes_to_the_builtins() -> None:
     assert started(2) == ((row[0], 0), sorted(zip(row[1:], range(1, len(row))), reverse=True))
     assert ranked([2, 3, 1]) == [1, 2, 3]
     assert ranked([2, 3, 1], key=lambda v: -v) == [3, 2, 1]
+
+
+def _library_logprobs(logits, axis=-1):  # llama-cpp-python 0.3.36's Llama.logits_to_logprobs, for comparison
+    maxs = np.amax(logits, axis=axis, keepdims=True)
+    if maxs.ndim > 0:
+        maxs[~np.isfinite(maxs)] = 0
+    elif not np.isfinite(maxs):
+        maxs = 0
+    shifted = np.subtract(logits, maxs, dtype=np.single)
+    with np.errstate(divide="ignore"):
+        return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def test_lazy_logprobs_of_a_slice_are_the_librarys_rows() -> None:
+    from sgr.llm.fast_logprobs import LazyLogprobs, lazy_logprobs
+
+    scores = np.stack([_row(s, 2000) for s in range(6)])
+    scores[1] = -np.inf  # a row without any finite logit: the library's own rule for it applies
+    full = _library_logprobs(scores)
+    convert = lazy_logprobs(_library_logprobs).__func__
+    lazy = convert(scores)
+    assert isinstance(lazy, LazyLogprobs) and len(lazy) == 6
+    for start in (0, 1, 4, 6):
+        np.testing.assert_array_equal(lazy[start:], full[start:])
+    np.testing.assert_array_equal(np.asarray(lazy), full)
+    np.testing.assert_array_equal(np.array(lazy.tolist()), full)  # the -inf row is NaN in both
+    assert lazy.shape == full.shape
+    np.testing.assert_array_equal(lazy[2], full[2])
+    row = scores[3]
+    assert isinstance(convert(row), np.ndarray)  # one row (the streaming path): the library's own result
+    np.testing.assert_array_equal(convert(row), _library_logprobs(row))
+
+
+def test_lazy_logprobs_compute_only_the_rows_sliced() -> None:
+    from sgr.llm.fast_logprobs import lazy_logprobs
+
+    seen = []
+
+    def library(logits, axis=-1):
+        seen.append(len(logits))
+        return _library_logprobs(logits, axis)
+
+    lazy = lazy_logprobs(library).__func__(np.stack([_row(s, 2000) for s in range(50)]))
+    assert seen == []
+    lazy[47:]
+    assert seen == [3]
