@@ -36,7 +36,8 @@ from cypher.conditions import (UNDATED, QueryConstraints, adjacent_condition, da
 from sgr.core.lexicon import GENERIC_TYPES
 from sgr.core.text import cypher_literal
 from sgr.graph.inverses import InverseRelations
-from sgr.graph.store import quote_identifier
+from sgr.graph.readonly import plan_shape
+from sgr.graph.store import GraphStore, QueryResult, quote_identifier
 
 Step = tuple[str, str]  # (relationship type, "out" | "in")
 
@@ -54,6 +55,17 @@ class CompiledQuery:
 
     cypher: str
     params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def plan_key(self) -> str:
+        """Its shape (:func:`sgr.graph.readonly.plan_shape`): the compiler quotes every name and passes or quotes every
+        value, so queries of one shape plan as a read both or neither."""
+        return plan_shape(self.cypher)
+
+    def run(self, store: GraphStore) -> QueryResult:
+        """Run it as generated Cypher (:meth:`GraphStore.run_generated`: read-only, timeout, row cap), its plan check
+        made once per shape (:attr:`plan_key`)."""
+        return store.run_generated(self.cypher, self.params, plan_key=self.plan_key)
 
     def inline(self) -> str:
         """The query with its parameters written in (for people, logs and Neo4j Browser)."""

@@ -166,6 +166,25 @@ def check_read_query(query: str) -> None:
                               f"(db.labels, db.relationshipTypes, db.index.fulltext.queryNodes, … see READ_PROCEDURES)")
 
 
+def plan_shape(query: str) -> str:
+    """What decides whether a query sgr writes itself plans as a read: its code with comments, string literals and
+    back-quoted names blanked (:func:`cypher_code`) and its white space single, or the whole text when it ``CALL``s a
+    procedure.
+
+    Reading or writing is in the clauses (``CREATE``, ``MERGE``, ``SET``, ``DELETE``, ``FOREACH``, ``LOAD CSV`` …)
+    and in the procedures called, never in a relationship type, label, property key or variable name, nor in a
+    string: two queries of one shape plan as a read both or neither, provided the lexer reads their strings and
+    names as Neo4j does. That holds by construction for the compiler's queries (:mod:`cypher.compile`: every name
+    quoted by ``quote_identifier``, every value a parameter or a ``cypher_literal``), whose plan check
+    :meth:`sgr.graph.store.GraphStore.run_generated` makes once per shape (``plan_key``); it is not assumed of
+    a model's or a user's text, whose check stays per text. A procedure's name may be back-quoted, so a query with a
+    ``CALL`` is its own shape.
+    """
+    if _CALL.search(cypher_code(query, names=True)):
+        return query
+    return " ".join(cypher_code(query).split())
+
+
 # -- the plan ----------------------------------------------------------------------------------------------------
 def _operators(plan: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """``(operatorType, arguments)`` of every operator of an EXPLAIN plan (the driver's dict form), depth first."""

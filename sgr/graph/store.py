@@ -143,7 +143,7 @@ def check_uri(uri: Any) -> str:
 
 #: Longest timeout a query may be given (one day): the driver sends it to the server in milliseconds.
 MAX_TIMEOUT_S = 86_400.0
-#: Query texts remembered as planned reads per store (their EXPLAIN is not repeated).
+#: Query texts (or the callers' plan keys) remembered as planned reads per store (their EXPLAIN is not repeated).
 PLAN_CACHE_SIZE = 512
 
 
@@ -305,27 +305,33 @@ class GraphStore:
             work = session.execute_read if access == READ_ACCESS else session.execute_write
             return work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
 
-    def _plan_is_read(self, tx: neo4j.Transaction, cypher: str, params: Mapping[str, Any] | None) -> None:
+    def _plan_is_read(self, tx: neo4j.Transaction, cypher: str, params: Mapping[str, Any] | None,
+                      key: str) -> None:
         """Raise :class:`CypherError` unless Neo4j's EXPLAIN plan of ``cypher`` is a read (:func:`check_plan`);
-        a query text once found to be a read is not explained again (its plan's operators depend on the text only)."""
+        a query whose ``key`` (its text, or the caller's ``plan_key``) was once found to be a read is not explained
+        again."""
         with self._plans_lock:  # workers share one store
-            if cypher in self._plans_read:
-                self._plans_read.move_to_end(cypher)
+            if key in self._plans_read:
+                self._plans_read.move_to_end(key)
                 return
         summary = tx.run("EXPLAIN " + cypher, dict(params or {})).consume()
         check_plan(summary.query_type, summary.plan, self.database)
         with self._plans_lock:
-            self._plans_read[cypher] = None
+            self._plans_read[key] = None
             while len(self._plans_read) > PLAN_CACHE_SIZE:
                 self._plans_read.popitem(last=False)
 
     def run_generated(self, cypher: str, params: Mapping[str, Any] | None = None,
-                      timeout_s: float | None = None, row_cap: int | None = None) -> QueryResult:
+                      timeout_s: float | None = None, row_cap: int | None = None,
+                      plan_key: str | None = None) -> QueryResult:
         """Run untrusted (generated) Cypher: only if Neo4j plans it as a read, with READ access, a server-side
         timeout and a row cap.
 
         Raises :class:`CypherError` with the reason when the query is refused or fails, :class:`ConfigError` for a
         timeout that is not a positive finite number of seconds (at most :data:`MAX_TIMEOUT_S`) or a row cap below 1.
+        ``plan_key``: the plan check is remembered under it instead of the text, for a caller whose queries of one
+        key plan alike (sgr's compiler: :func:`~sgr.graph.readonly.plan_shape`); Neo4j plans each new text anyway
+        when it runs it, and explaining it first doubled that.
         """
         check_read_query(check_utf8(cypher, "the query"))
         cap = self.row_cap if row_cap is None else row_cap
@@ -338,7 +344,7 @@ class GraphStore:
         with (self._query(untrusted=True, rejected="Neo4j rejected the query: ", timeout=timeout),
               self._session(READ_ACCESS) as session):
             with session.begin_transaction(timeout=timeout) as tx:
-                self._plan_is_read(tx, cypher, params)
+                self._plan_is_read(tx, cypher, params, cypher if plan_key is None else plan_key)
                 result = tx.run(cypher, dict(params or {}))
                 rows = []
                 for record in result:

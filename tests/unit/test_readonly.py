@@ -117,3 +117,19 @@ def test_plan_check_admits_reads_and_read_procedures():
                "neo4j")
     assert not {"LoadCSV", "Create", "Merge", "ShowSettings", "TerminateTransactions", "AdministrationCommand",
                 "TransactionForeach", "TransactionApply", "Foreach"} & READ_OPERATORS
+
+
+def test_a_plan_shape_ignores_names_values_and_comments_only():
+    """Queries that differ in back-quoted names, strings or comments share a shape; a clause or a procedure does not."""
+    from sgr.graph.readonly import plan_shape
+
+    a = 'MATCH (s:Entity {id: $seed})-[:`film.film.directed_by`]->(x) WHERE x.name <> "Alien" RETURN x // one'
+    b = 'MATCH (s:Entity {id: $seed})-[:`people.person.place_of_birth`]->(x) WHERE x.name <> \'Paris\' RETURN x'
+    assert plan_shape(a) == plan_shape(b)
+    assert plan_shape(a) != plan_shape(a.replace("RETURN x", "SET x.v = 1 RETURN x"))
+    assert plan_shape(a) != plan_shape(a.replace("$seed", "$other"))
+    call = "CALL `db`.`labels`() YIELD label RETURN label"
+    assert plan_shape(call) == call  # a procedure's name may be back-quoted: the whole text is the shape
+    assert plan_shape(call) != plan_shape(call.replace("labels", "createLabel"))
+    sub = "MATCH (n) CALL (n) { MATCH (n)-[:`a`]->(m) RETURN m } RETURN m"
+    assert plan_shape(sub) == plan_shape(sub.replace("`a`", "`b`"))  # a subquery is not a procedure call

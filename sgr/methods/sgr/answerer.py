@@ -371,14 +371,14 @@ class SGRAnswerer:
                                    mention=True)
         compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
                                        constraints=qc, inverses=self.inverses)
-        rows = self.store.run_generated(compiled.cypher, compiled.params).rows
+        rows = compiled.run(self.store).rows
         result.prediction.cypher.append(compiled.inline())
         if not rows and qc is not None and not qc.empty:  # a constraint never empties the answer
             result.prediction.extra.setdefault("constraints_applied", []).append(
                 f"{', '.join(qc.kinds)}: the constrained query returned nothing; unconstrained query used")
             compiled = compile_schema_path(seed, steps, limit=cfg.max_answers, paths_per_answer=cfg.paths_per_answer,
                                            inverses=self.inverses)
-            rows = self.store.run_generated(compiled.cypher, compiled.params).rows
+            rows = compiled.run(self.store).rows
             result.prediction.cypher.append(compiled.inline())
         if result.compiled is None or origin == "compiled":
             result.compiled = compiled

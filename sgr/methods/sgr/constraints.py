@@ -113,7 +113,7 @@ def constrained_walks(store: GraphStore, walks: Sequence[tuple[str, Sequence[str
     if qc.empty or not walks:
         return None
     query = compile_walk_filter(walks, qc, limit=len({a for a, _ in walks}), paths_per_answer=len(walks))
-    return {tuple(ids) for r in store.run_generated(query.cypher, query.params).rows for ids in r["path_ids"]}
+    return {tuple(ids) for r in query.run(store).rows for ids in r["path_ids"]}
 
 
 def other_entities(linked: Sequence[str], seed: str) -> tuple[str, ...]:
@@ -152,7 +152,7 @@ def apply_constraints(store: GraphStore | None, answers: list[Answer], constrain
     if not walks:
         return answers, []
     query = compile_walk_filter(walks, qc, limit=max(limit, len(answers)), paths_per_answer=10)
-    rows = store.run_generated(query.cypher, query.params).rows
+    rows = query.run(store).rows
     kinds = ", ".join(qc.kinds)
     if not rows:
         return answers, [f"{kinds}: the constrained query returned nothing; answers kept"]
@@ -202,7 +202,7 @@ def unchecked_constraints(store: GraphStore | None, answers: Sequence[Answer], c
     if not walks:
         return notes
     query = compile_checkable(walks, qc.measure)
-    row = (store.run_generated(query.cypher, query.params).rows or [{}])[0]
+    row = (query.run(store).rows or [{}])[0]
     if dated and not row.get("dated"):
         what = "ordinal" if qc.ordinal else ("time" if qc.year_op == "in" else "comparison")
         notes.append(f"{what}: no date on the answers' walks, so it kept every answer")

@@ -439,7 +439,7 @@ class ProfiledAnswerer:
         for plan in result.plans:
             compiled = plan.compile(self.max_answers)
             try:
-                rows = self.store.run_generated(compiled.cypher, compiled.params).rows
+                rows = compiled.run(self.store).rows
             except CypherError as exc:
                 pred.extra.setdefault("rejected", []).append(str(exc))
                 continue

@@ -42,3 +42,28 @@ def test_graph_version_changes_with_data(clean_store):
     v0 = clean_store.graph_version()
     clean_store.write("CREATE (:Entity {id: 'a', name: 'a'})")
     assert clean_store.graph_version() != v0
+
+
+def test_compiled_queries_of_one_shape_are_explained_once(webqsp_graph, monkeypatch):
+    """The compiler's queries share their plan check by shape (``plan_key``): a second relation path of the same shape
+    runs without a second EXPLAIN and returns its own rows; a text without a key is explained per text."""
+    import sgr.graph.store as store_mod
+    from cypher.compile import compile_schema_path
+
+    explained = []
+    check = store_mod.check_plan
+    monkeypatch.setattr(store_mod, "check_plan", lambda *a: (explained.append(a), check(*a))[1])
+    store = webqsp_graph
+    rel = store.read("MATCH (s:Entity)-[r]->(x:Entity) WHERE NOT x:CVT AND NOT s:CVT "
+                     "RETURN s.id AS s, type(r) AS t, x.id AS x LIMIT 1")[0]
+    other = store.read("MATCH (s:Entity)-[r]->(x:Entity) WHERE NOT x:CVT AND NOT s:CVT AND type(r) <> $t "
+                       "RETURN s.id AS s, type(r) AS t, x.id AS x LIMIT 1", {"t": rel["t"]})[0]
+    first = compile_schema_path(rel["s"], [(rel["t"], "out")])
+    second = compile_schema_path(other["s"], [(other["t"], "out")])
+    assert first.cypher != second.cypher and first.plan_key == second.plan_key
+    assert rel["x"] in {r["id"] for r in first.run(store).rows}
+    assert other["x"] in {r["id"] for r in second.run(store).rows}
+    assert len(explained) == 1
+    store.run_generated(first.cypher, first.params)  # no key: its own text, explained
+    store.run_generated(second.cypher, second.params)
+    assert len(explained) == 3
