@@ -8,10 +8,11 @@ The counts stay exact when a load is repeated or resumed after ``kill -9``:
 
 0. **Deferred name indexes.** When the store holds no ``:Entity`` yet and the input is large
    (``DEFER_INDEX_MIN_TRIPLES``), the full-text index ``entity_name`` and the range index
-   ``entity_name_exact`` are dropped first and built once after the load (``ensure_schema`` waits until it is online, inside the timed write): Lucene
+   ``entity_name_exact`` are left out of the schema the load starts with (dropped if an earlier load left them) and
+   built once after the load (``ensure_schema`` waits until it is online, inside the timed write): Lucene
    updates per transaction cost about as much server CPU as creating the nodes. When every entity of the
    load fits in :class:`NodeIds` (so no relationship needs the ``:Entity(id)`` index to find its ends), the
-   ``entity_id`` uniqueness constraint is dropped too and re-created after the load, which checks the ids once
+   ``entity_id`` uniqueness constraint is left out too and created after the load, which checks the ids once
    (about 40% of node-creation server CPU was its index updates; the spill already made the ids unique). A load
    killed then leaves them missing until the next ``ensure_schema`` (every load starts with one).
 1. **Entities**, ``batch_size`` per transaction, ``workers`` transactions at a time (entities are
@@ -347,13 +348,16 @@ def write_stream(store: GraphStore, entities: Iterable[EntityFacts], rows: Itera
     """Steps 0–3 of the module doc: entities, then relationships, then the vocabulary. ``entities_hint``: at
     least the number of entities (with it, a fresh load may defer the ``entity_id`` constraint too)."""
     t0 = time.perf_counter()
-    store.ensure_schema()
     defer = triples_hint >= DEFER_INDEX_MIN_TRIPLES and entity_count(store) == 0
-    if defer:
+    deferred: set[str] = set()
+    if defer:  # left out now (dropped if an earlier load left them), built once after the load
+        deferred = set(DEFERRED_INDEXES)
         for index in DEFERRED_INDEXES:
             store.write(f"DROP INDEX {index} IF EXISTS")
         if entities_hint is not None and entities_hint <= NODE_ID_CACHE:
+            deferred.add(DEFERRED_CONSTRAINT)
             store.write(f"DROP CONSTRAINT {DEFERRED_CONSTRAINT} IF EXISTS")
+    store.ensure_schema(skip=deferred)
     try:
         in_use = types_in_use(store)
         node_ids = NodeIds()

@@ -28,7 +28,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +60,14 @@ SCHEMA_STATEMENTS = (
     # exact-name lookups (entity linking) seek instead of scanning every :Entity
     "CREATE INDEX entity_name_exact IF NOT EXISTS FOR (e:Entity) ON (e.name)",
 )
+
+
+
+def schema_name(statement: str) -> str:
+    """The name a statement of :data:`SCHEMA_STATEMENTS` creates (the word before ``IF NOT EXISTS``)."""
+    words = statement.split()
+    return words[words.index("IF") - 1]
+
 
 # EXPLAIN's notifications are returned to the caller; keep the driver from also logging them.
 logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
@@ -390,10 +398,12 @@ class GraphStore:
         return n
 
     # -- schema and metadata -----------------------------------------------------------------
-    def ensure_schema(self) -> None:
-        """Create the constraints and the full-text index (idempotent)."""
+    def ensure_schema(self, skip: Collection[str] = ()) -> None:
+        """Create the constraints and indexes of :data:`SCHEMA_STATEMENTS` (idempotent) but those named in ``skip``,
+        and wait until they are online."""
         for stmt in SCHEMA_STATEMENTS:
-            self.write(stmt)
+            if schema_name(stmt) not in skip:
+                self.write(stmt)
         self.write("CALL db.awaitIndexes(300)")
 
     def relation_types(self) -> list[str]:

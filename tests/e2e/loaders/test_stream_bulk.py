@@ -224,3 +224,26 @@ def test_exact_name_lookup_seeks_an_index_after_a_large_load(bulk_store, tmp_pat
         stack.extend(node.get("children", []))
     assert "NodeIndexSeek" in ops and "NodeByLabelScan" not in ops
     assert bulk_store.read("MATCH (e:Entity) WHERE e.name = 'Entity 7' RETURN e.id AS id")[0]["id"] == "m.e7"
+
+
+def test_a_fresh_large_load_creates_its_deferred_schema_once_after_the_writes(clean_store, tmp_path, monkeypatch):
+    """Into a store without entities, the name indexes and the id constraint are not created before the load (only
+    to be dropped again): the first data write comes before them, and after the load every schema element is
+    online."""
+    from loaders.writer import DEFERRED_CONSTRAINT, DEFERRED_INDEXES
+    from sgr.graph.store import SCHEMA_STATEMENTS, GraphStore, schema_name
+
+    clean_store.write(f"DROP CONSTRAINT {DEFERRED_CONSTRAINT} IF EXISTS")  # as a new store: none of them yet
+    for index in DEFERRED_INDEXES:
+        clean_store.write(f"DROP INDEX {index} IF EXISTS")
+    statements = []
+    write = GraphStore.write
+    monkeypatch.setattr(GraphStore, "write", lambda self, q, *a, **k: (statements.append(q), write(self, q, *a, **k))[1])
+    load_files(clean_store, [tricky_ntriples(tmp_path / "fb.nt", entities=2000)], bulk=False)
+    deferred = {DEFERRED_CONSTRAINT, *DEFERRED_INDEXES}
+    first_data = next(i for i, q in enumerate(statements) if q.lstrip().startswith("UNWIND"))
+    created = [i for i, q in enumerate(statements) if q.startswith("CREATE") and schema_name(q) in deferred]
+    assert created and min(created) > first_data
+    online = {r["name"] for r in clean_store.read("SHOW INDEXES YIELD name, state WHERE state = 'ONLINE' "
+                                                  "RETURN name")}  # a constraint's index has its name
+    assert {schema_name(s) for s in SCHEMA_STATEMENTS} <= online
