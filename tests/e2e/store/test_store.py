@@ -44,7 +44,7 @@ def test_graph_version_changes_with_data(clean_store):
     assert clean_store.graph_version() != v0
 
 
-def test_compiled_queries_of_one_shape_are_explained_once(webqsp_graph, monkeypatch):
+def test_compiled_queries_of_one_shape_are_explained_once(webqsp_graph, monkeypatch, request):
     """The compiler's queries share their plan check by shape (``plan_key``): a second relation path of the same shape
     runs without a second EXPLAIN and returns its own rows; a text without a key is explained per text."""
     import sgr.graph.store as store_mod
@@ -53,7 +53,8 @@ def test_compiled_queries_of_one_shape_are_explained_once(webqsp_graph, monkeypa
     explained = []
     check = store_mod.check_plan
     monkeypatch.setattr(store_mod, "check_plan", lambda *a: (explained.append(a), check(*a))[1])
-    store = webqsp_graph
+    store = store_mod.GraphStore(webqsp_graph.uri)  # its own memory of plans checked (the fixture's is shared)
+    request.addfinalizer(store.close)
     rel = store.read("MATCH (s:Entity)-[r]->(x:Entity) WHERE NOT x:CVT AND NOT s:CVT "
                      "RETURN s.id AS s, type(r) AS t, x.id AS x LIMIT 1")[0]
     other = store.read("MATCH (s:Entity)-[r]->(x:Entity) WHERE NOT x:CVT AND NOT s:CVT AND type(r) <> $t "
