@@ -195,7 +195,7 @@ class GraphStore:
         self.row_cap = row_cap
         self.query_seconds = 0.0
         self.query_count = 0
-        self._plans_read: OrderedDict[str, None] = OrderedDict()
+        self._plans_read: OrderedDict[str | tuple[str, str], None] = OrderedDict()
         self._plans_lock = threading.Lock()
         auth = (user, password) if password else None
         check_uri(uri)
@@ -314,10 +314,10 @@ class GraphStore:
             return work(lambda tx: [r.data() for r in tx.run(cypher, dict(params or {}))])
 
     def _plan_is_read(self, tx: neo4j.Transaction, cypher: str, params: Mapping[str, Any] | None,
-                      key: str) -> None:
+                      key: str | tuple[str, str]) -> None:
         """Raise :class:`CypherError` unless Neo4j's EXPLAIN plan of ``cypher`` is a read (:func:`check_plan`);
-        a query whose ``key`` (its text, or the caller's ``plan_key``) was once found to be a read is not explained
-        again."""
+        a query whose ``key`` (its text, or the caller's ``plan_key`` apart from every text) was once found to be a
+        read is not explained again."""
         with self._plans_lock:  # workers share one store
             if key in self._plans_read:
                 self._plans_read.move_to_end(key)
@@ -352,7 +352,7 @@ class GraphStore:
         with (self._query(untrusted=True, rejected="Neo4j rejected the query: ", timeout=timeout),
               self._session(READ_ACCESS) as session):
             with session.begin_transaction(timeout=timeout) as tx:
-                self._plan_is_read(tx, cypher, params, cypher if plan_key is None else plan_key)
+                self._plan_is_read(tx, cypher, params, cypher if plan_key is None else ("plan_key", plan_key))
                 result = tx.run(cypher, dict(params or {}))
                 rows = []
                 for record in result:
