@@ -8,7 +8,8 @@ where the graph lacks the answer, the best path left is a poorer match), the pat
 was linked, whether a constraint could not be checked, whether a second round relaxed the question
 (:meth:`sgr.methods.sgr.trace.SGRResult.signals`), and how the top answer is supported among the strongest
 voting walks (how many reach it and their share of the walks, the best one's ω and its lead over a walk to another
-answer by another relation path) and whether the graph names relations Freebase-style (:func:`sgr.methods.sgr.trace.evidence_signals`); for
+answer by another relation path), how many kinds of candidate source (the model's paths, a plan, G_q's compiled path)
+reach it, and whether the graph names relations Freebase-style (:func:`sgr.methods.sgr.trace.evidence_signals`); for
 other methods the answer scores' margin and the path length (:func:`generic_signals`). A :class:`Calibrator` maps
 them to P(top answer correct):
 
@@ -47,7 +48,8 @@ SIGNALS = ("answered", "top_score", "score_margin", "log_answers", "path_length"
            "gamma_top", "valid_any", "route_direct", "route_collaborative", "source_model", "source_plan",
            "source_compiled", "source_graph", "vote_share", "vote_margin", "gq_top", "gq_margin", "rho_top",
            "link_given", "link_score", "unchecked", "relaxed", "gq_path_sim", "gq_rel_mean", "gq_rel_last",
-           "gq_type_check", "ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "dotted_names")
+           "gq_type_check", "ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "dotted_names",
+           "ev_sources")
 #: the few signals a calibrator fitted on a small dev set reads (``bench/confidence.py --signals compact``): with a
 #: few hundred dev answers, all of :data:`SIGNALS` overfit (the shipped path generator's first fit, CWQ dev
 #: cross-fitted AUROC 0.49); these are the ones that separate right from wrong answers on CWQ dev and MetaQA dev
@@ -67,7 +69,7 @@ REASONS = {
 REASON_SIGNALS = {
     "no_path": ("gq_top", "gq_margin", "path_length", "rho_top", "top_score", "score_margin", "gq_path_sim",
                 "gq_rel_mean", "gq_rel_last", "gq_type_check", "ev_votes_top", "ev_vote_share", "ev_omega_top",
-                "ev_rival_gap"),
+                "ev_rival_gap", "ev_sources"),
     "not_valid": ("valid_any", "v_top", "delta_top", "gamma_top", "route_direct", "route_collaborative"),
     "unchecked": ("unchecked", "relaxed"),
     "linking": ("link_given", "link_score"),

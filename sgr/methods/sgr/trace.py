@@ -19,7 +19,7 @@ from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.sgr.config import SGRConfig
 from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pattern
-from sgr.methods.sgr.reasoning import Candidate, Vote, reliability
+from sgr.methods.sgr.reasoning import Candidate, Vote, reliability, validation_score
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
 from sgr.retrieval.entities import LinkedEntity
@@ -28,6 +28,8 @@ from sgr.retrieval.entities import LinkedEntity
 #: the voting walks the evidence signals read: the strongest by ω, as many as a prediction records
 #: (:meth:`DecisionInputs.to_dict`), so a stored prediction gives the same signals as the live run
 EVIDENCE_VOTES = 50
+#: the candidates they read: the best by v, as many as a prediction records
+EVIDENCE_CANDIDATES = 50
 
 
 @dataclass(frozen=True)
@@ -42,10 +44,21 @@ class Evidence:
     omega_top: float  # ω of its best walk (0 when no walk reaches it)
     rival_gap: float  # that ω minus ω of the best walk to another answer by another relation path
     relations: Pattern  # its best relation path (its strongest walk's, else its first candidate's)
+    sources: int = 0  # how many kinds of candidate source reach it (:func:`agreeing_sources`)
 
 
-def answer_evidence(inputs: DecisionInputs, top: str, lam: float) -> Evidence:
-    """:class:`Evidence` of answer ``top`` in ``inputs`` (ω at this λ; relation paths read under
+def agreeing_sources(inputs: DecisionInputs, top: str, mu: float) -> int:
+    """How many kinds of candidate source have ``top`` among their candidates: the model's Cypher, the model's own
+    relation paths, a retrieved plan, G_q's compiled best path (:attr:`CandidateIn.origin`), valid or not, among the
+    :data:`EVIDENCE_CANDIDATES` best by v (at this μ), as a prediction records them. Sources that reach one answer
+    each their own way agree on it, and an answer they agree on is more often right (self-consistency): on the dev
+    runs of ``bench/experiments/confidence.md`` it is the calibrator's strongest addition."""
+    cands = sorted(inputs.candidates, key=lambda c: -validation_score(c.delta, c.gamma, mu))[:EVIDENCE_CANDIDATES]
+    return len({c.origin for c in cands if c.key == top})
+
+
+def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = 0.5) -> Evidence:
+    """:class:`Evidence` of answer ``top`` in ``inputs`` (ω at this λ, v at this μ; relation paths read under
     ``same_relation``)."""
     omega = [reliability(v.rho, v.eta, lam) for v in inputs.votes]
     order = sorted(range(len(inputs.votes)), key=lambda i: -omega[i])[:EVIDENCE_VOTES]
@@ -57,7 +70,7 @@ def answer_evidence(inputs: DecisionInputs, top: str, lam: float) -> Evidence:
     omega_top = best[1] if best else 0.0
     rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
     return Evidence(len(mine), len(mine) / len(votes) if votes else 0.0, float(omega_top),
-                    float(omega_top - max(rivals, default=0.0)), relations)
+                    float(omega_top - max(rivals, default=0.0)), relations, agreeing_sources(inputs, top, mu))
 
 
 def dotted_names(relations: Sequence[str]) -> float:
@@ -67,27 +80,28 @@ def dotted_names(relations: Sequence[str]) -> float:
 
 
 #: the signals :func:`evidence_signals` gives
-EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "dotted_names")
+EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "ev_sources", "dotted_names")
 
 
-def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float) -> dict[str, float]:
+def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float, mu: float = 0.5
+                     ) -> dict[str, float]:
     """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`); all 0 when there
     is no answer."""
     if inputs is None or top is None:
         return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
-    ev = answer_evidence(inputs, top, lam)
+    ev = answer_evidence(inputs, top, lam, mu)
     return {"ev_votes_top": math.log1p(ev.votes_top), "ev_vote_share": ev.vote_share, "ev_omega_top": ev.omega_top,
-            "ev_rival_gap": ev.rival_gap, "dotted_names": dotted_names(ev.relations)}
+            "ev_rival_gap": ev.rival_gap, "ev_sources": float(ev.sources), "dotted_names": dotted_names(ev.relations)}
 
 
-def recorded_signals(record: dict[str, Any], lam: float) -> dict[str, float]:
+def recorded_signals(record: dict[str, Any], lam: float, mu: float = 0.5) -> dict[str, float]:
     """:func:`evidence_signals` of a stored prediction (``predictions.jsonl``: its top answer and
     ``extra.decision.inputs``), so a signal added here needs no second run of the questions; equal to the live ones up
     to the record's rounding of ρ and η (4 decimals: under 1e-4 on the WebQSP and unanswerable runs)."""
     inputs = ((record.get("extra") or {}).get("decision") or {}).get("inputs")
     answers = record.get("answers") or []
     return evidence_signals(DecisionInputs.from_dict(inputs) if inputs else None,
-                            answers[0]["id"] if answers else None, lam)
+                            answers[0]["id"] if answers else None, lam, mu)
 
 
 @dataclass
@@ -176,13 +190,14 @@ class SGRResult:
             "unchecked": float(min(3, len(pred.extra.get("constraints_unchecked") or []))),
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
-            **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam),
+            **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam,
+                               self.config.mu),
         }
 
     def decision_record(self) -> dict[str, Any]:
         """The latest round's decision inputs (compact: ≤ 50 voting paths by ω, ≤ 50 candidates by v) and outcome."""
         assert self.inputs is not None
-        return {"inputs": self.inputs.to_dict(50, self.config.lam, 50, self.config.mu),
+        return {"inputs": self.inputs.to_dict(EVIDENCE_VOTES, self.config.lam, EVIDENCE_CANDIDATES, self.config.mu),
                 "outcome": None if self.decision is None else self.decision.summary()}
 
     def evidence_triples(self) -> list[tuple[str, str, str]]:

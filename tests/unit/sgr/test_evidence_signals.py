@@ -68,3 +68,22 @@ def test_evidence_signals_from_a_stored_prediction_equal_the_live_ones():
 def test_dotted_names():
     assert trace.dotted_names(("directed_by",)) == 0.0 and trace.dotted_names(AUTHOR) == 1.0
     assert trace.dotted_names(("directed_by",) + AUTHOR) == 0.0 and trace.dotted_names(()) == 0.0
+
+
+def test_sources_count_the_kinds_of_candidate_source_that_reach_the_answer():
+    model = CandidateIn("tolkien", "Tolkien", "model1", AUTHOR, 0.0, 0.9, "model-path")  # not valid: γ 0, still counts
+    second = CandidateIn("tolkien", "Tolkien", "model2", AUTHOR, 1.0, 0.4, "model-path")  # the same kind again
+    other = CandidateIn("gloin", "Gloin", "plan1", CHARACTER, 1.0, 0.9, "plan")
+    inputs = DecisionInputs(["model1", "model2", "plan1", "compiled"], hobbit().candidates + [model, second, other],
+                            hobbit().votes)
+    assert trace.agreeing_sources(inputs, "tolkien", 0.5) == 2  # compiled and the model's paths
+    assert trace.agreeing_sources(inputs, "gloin", 0.5) == 1 and trace.agreeing_sources(inputs, "bilbo", 0.5) == 0
+    assert trace.evidence_signals(inputs, "tolkien", 0.3, 0.5)["ev_sources"] == 2.0
+    # only the EVIDENCE_CANDIDATES best by v count, as a stored prediction keeps them
+    crowd = [CandidateIn(f"x{i}", "X", "compiled", AUTHOR, 1.0, 0.9) for i in range(trace.EVIDENCE_CANDIDATES)]
+    weak = DecisionInputs(["compiled", "model1"], crowd + [model], [])
+    assert trace.agreeing_sources(weak, "tolkien", 0.5) == 0
+    record = {"question": "q", "answers": [{"id": "tolkien", "text": "Tolkien"}],
+              "extra": {"decision": {"inputs": inputs.to_dict(trace.EVIDENCE_VOTES, 0.3, trace.EVIDENCE_CANDIDATES,
+                                                              0.5)}}}
+    assert trace.recorded_signals(record, 0.3, 0.5)["ev_sources"] == 2.0
