@@ -185,17 +185,20 @@ class SGRAnswerer:
                 self.validate(question, result, cands)
         vote_paths: list[ReasoningPath] = []
         votes: list[VoteIn] = []
+        held: list[str] = []
         if cfg.collaborative and result.subgraph is not None:
             with meter.stage("collaborate"):
                 paths, pvotes = self.vote_paths(result, cands)
                 kept = [i for i, v in enumerate(pvotes) if v.answer not in linked]
-                vote_paths, votes = self.constrain_votes(result, [paths[i] for i in kept], [pvotes[i] for i in kept])
+                vote_paths, votes, held = self.constrain_votes(result, [paths[i] for i in kept],
+                                                               [pvotes[i] for i in kept])
         proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
                                                         c.delta_source) for c in cands],
                                 votes=votes, model_patterns=proposed, validated=validated,
-                                same_relation=self.inverses.names_of(r for c in cands for r in _pattern(c)))
+                                same_relation=self.inverses.names_of(r for c in cands for r in _pattern(c)),
+                                joined="second entity" in held)
         params = self.decision_params()
         decision = decide(inputs, params)
         if votes and not any(decision.valid) and (not cfg.lazy_verification  # nothing valid: the paths decide
@@ -504,25 +507,25 @@ class SGRAnswerer:
         return paths + list(result.scr_paths), votes
 
     def constrain_votes(self, result: SGRResult, paths: list[ReasoningPath], votes: list[VoteIn]
-                        ) -> tuple[list[ReasoningPath], list[VoteIn]]:
+                        ) -> tuple[list[ReasoningPath], list[VoteIn], list[str]]:
         """C_q filters P_q (SGR §3.1.1): when some voting paths meet another linked entity (their answer or a CVT of
         the walk touches it) or pass through a CVT that touches a node the question names, only those vote
-        (:func:`voting_walks`; every path votes when none does). The other conditions act on the chosen
-        answers (:meth:`_stages`): measured on WebQSP, the type's name test over P_q kept type nodes of unrelated
-        paths ("what country …" → the node "Country")."""
+        (:func:`voting_walks`; every path votes when none does), and the kinds of condition that held. The other
+        conditions act on the chosen answers (:meth:`_stages`): measured on WebQSP, the type's name test over P_q
+        kept type nodes of unrelated paths ("what country …" → the node "Country")."""
         cfg = self.config
         if not (cfg.answer_constraints and cfg.schema_guided and result.schema is not None and paths):
-            return paths, votes
+            return paths, votes, []
         mention = query_constraints([], result.schema.cue_text, mention=True).mention_text
         kept, kinds = voting_walks(self.store, [p.nodes for p in paths if p.nodes], [e.id for e in result.entities],
                                    mention)
         pairs = [(p, v) for p, v in zip(paths, votes) if tuple(p.nodes) in kept]
         if not pairs:
-            return paths, votes
+            return paths, votes, []
         if len(pairs) < len(paths):
             result.prediction.extra.setdefault("constraints_applied", []).append(
                 f"{', '.join(kinds)} on the voting paths: kept {len(pairs)} of {len(paths)}")
-        return [p for p, _ in pairs], [v for _, v in pairs]
+        return [p for p, _ in pairs], [v for _, v in pairs], kinds
 
     def collaborate(self, question: Question, result: SGRResult, paths: list[ReasoningPath],
                     votes: list[VoteIn]) -> bool:

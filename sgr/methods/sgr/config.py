@@ -115,6 +115,10 @@ class SGRConfig(ExpansionConfig):
       model's answers hardly change (``bench/experiments/models.md``). Where one of the model's paths continues
       G_q's (its relations, then more), that path goes first: G_q's answers are the bridge it goes on from
       (:func:`sgr.methods.sgr.decision.continuing_sources`; ``bench/experiments/cwq-misses.md``).
+    * ``join_first = True`` — when C_q's join holds on the voting paths (some walks meet another linked entity, and
+      only those vote) and the trusted source's top answer is none of theirs, the joined paths decide
+      (:mod:`sgr.methods.sgr.decision`): a conjunction's answer meets every entity the question names. Chosen on
+      dev runs replayed (``bench/experiments/sgr-cwq.md``).
     * ``generate_answers = False`` — the model picks the final answers among the top paths' ends.
     * ``path_retriever = "schema"`` — who proposes the collaborative stage's M paths: ``"schema"`` (G_q's
       scored paths), ``"scr"`` (SCR's beam search, ρ = P(a, p | q)) or ``"schema+scr"``; ``scr_beam = 10`` (K),
@@ -161,6 +165,7 @@ class SGRConfig(ExpansionConfig):
     plan_trust: float = 0.95
     gamma_min: float = 0.3
     graph_first: bool = True
+    join_first: bool = True
     path_retriever: str = "schema"
     scr_beam: int = 10
     scr_checkpoint: str = ""

@@ -27,7 +27,12 @@ and ω_i = λ·ρ_i + (1−λ)·η_i (eq. 17); support(a) = Σ_i ω_i·𝕀(a_i 
 How A_v and the vote combine (``integrate``):
 
 * ``False`` — the first source (in order) with a valid candidate answers with its A_v, ranked by v; only when no
-  source has one do the paths vote (``route = "collaborative"``) — SGR's "A_v, else collaborate". Candidates of
+  source has one do the paths vote (``route = "collaborative"``) — SGR's "A_v, else collaborate". With
+  ``join_first``, when C_q's join held on the voting paths (``joined``: only the walks that meet another linked
+  entity vote) and that source's top answer is none of theirs, the joined paths vote instead: a conjunction's answer
+  meets each entity the question names ("what group fought in the Battle of Vicksburg that was based in
+  Montgomery?": G_q's compiled path from Vicksburg reaches 13 people, none of them meets Montgomery; the walks that
+  do vote the Confederate States of America). Candidates of
   equal v (the ends of one path share its δ and, often, γ) are ordered by the paths' support (eq. 18), so the
   vote ranks the answers of a set that validation cannot tell apart (not their names). The answer is the whole
   answer set of the relation path that won: the candidates of the other sources whose relation path is the same
@@ -101,6 +106,7 @@ class DecisionInputs:
     model_patterns: list[Pattern] = field(default_factory=list)
     validated: bool = True
     same_relation: dict[str, str] = field(default_factory=dict)  # relation → the name its inverse pair is read as
+    joined: bool = False  # the votes are the walks that met another linked entity (C_q's join held on P_q)
 
     def relation_path(self, relations: Pattern) -> Pattern:
         """``relations`` with each paired relation read under one name of its pair (``same_relation``)."""
@@ -126,14 +132,14 @@ class DecisionInputs:
                 "votes": [[v.answer, pid[v.relations], round(v.rho, _ROUND), round(v.eta, _ROUND), v.origin,
                            v.rho_source] for v in votes],
                 "votes_total": len(self.votes), "candidates_total": len(self.candidates),
-                "same_relation": self.same_relation}
+                "same_relation": self.same_relation, "joined": self.joined}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DecisionInputs":
         patterns = [tuple(p) for p in d["patterns"]]
         names = d.get("names", {})
         return cls(sources=list(d["sources"]), validated=bool(d.get("validated", True)),
-                   same_relation=dict(d.get("same_relation", {})),
+                   same_relation=dict(d.get("same_relation", {})), joined=bool(d.get("joined", False)),
                    model_patterns=[patterns[i] for i in d.get("model_patterns", [])],
                    candidates=[CandidateIn(k, names.get(k, k), s, patterns[p], g, dl, ds)
                                for k, s, p, g, dl, ds in d["candidates"]],
@@ -162,12 +168,13 @@ class DecisionParams:
     plan_trust: float = _DEFAULTS.plan_trust
     gamma_min: float = _DEFAULTS.gamma_min
     graph_first: bool = _DEFAULTS.graph_first
+    join_first: bool = _DEFAULTS.join_first
 
     @classmethod
     def from_config(cls, c: SGRConfig) -> "DecisionParams":
         return cls(mu=c.mu, epsilon=c.epsilon, lam=c.lam, answer_ratio=c.answer_ratio, integrate=c.integrate,
                    collaborative=c.collaborative, plan_trust=c.plan_trust, gamma_min=c.gamma_min,
-                   graph_first=c.graph_first)
+                   graph_first=c.graph_first, join_first=c.join_first)
 
 
 @dataclass
@@ -227,8 +234,11 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
         def order(i: int) -> tuple[float, float, str]:  # by v; equal v (one path's ends) by the paths, then by name
             return -round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text
 
+        joined = {p.answer for p in votes} if params.join_first and inputs.joined and params.collaborative else None
         for src in trust_order(inputs, params.plan_trust, params.graph_first):
             idx = sorted((i for i, c in enumerate(cands) if c.source == src and valid[i]), key=order)
+            if idx and joined is not None and cands[idx[0]].key not in joined:
+                break  # C_q's join held on the paths, not on this source's answer: the joined paths vote
             if idx:
                 scored = [(i, v[i]) for i in idx] + _same_path_rest(inputs, idx, v, params, order)
                 answers = [DecidedAnswer(cands[i].key, cands[i].text, vi, [i], [], vi if cand_is_model(i) else 0.0,

@@ -302,8 +302,10 @@ def test_only_voting_paths_that_meet_the_second_entity_vote(clean_store):
     both = Question(id="q", text="who did hanks play in apollo 13?", topic_entities=["Hanks", "Apollo 13"])
     res = compiled_run(store, both, compiled_fallback=False)
     assert res.route == "collaborative" and res.prediction.answer_texts == ["Jim Lovell"], res.prediction.answer_texts
-    assert any("second entity" in n and "voting paths" in n for n in res.prediction.extra["constraints_applied"])
+    assert "second entity on the voting paths: kept 1 of 5" in res.prediction.extra["constraints_applied"]  # not "mention"
+    assert res.prediction.extra["decision"]["inputs"]["joined"]  # the join held, and the record says so
     one = compiled_run(store, Question(id="q", text="who did hanks play?", topic_entities=["Hanks"]),
                        compiled_fallback=False)
     assert one.route == "collaborative" and len(one.prediction.extra["decision"]["inputs"]["votes"]) > 1
     assert not one.prediction.extra.get("constraints_applied")
+    assert not one.prediction.extra["decision"]["inputs"]["joined"]

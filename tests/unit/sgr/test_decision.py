@@ -247,3 +247,22 @@ def test_a_model_path_that_continues_gs_best_path_answers_before_it():
     assert decide(vetoed, params).stage == "compiled"
     # without graph_first the model's paths come first as given
     assert trust_order(inputs, params.plan_trust, graph_first=False) == ["model1", "model2", "compiled"]
+
+
+def test_when_the_join_held_on_the_paths_they_outvote_a_source_whose_answer_meets_no_second_entity():
+    # "what group fought at Vicksburg that was based in Montgomery?": G_q's compiled path reaches people, none of
+    # whom meets Montgomery; the only walks that do (and so vote alone: joined) reach the Confederacy
+    inputs = DecisionInputs(["compiled"], [cand("carter", "compiled", 1.0, 0.5), cand("grant", "compiled", 1.0, 0.5)],
+                            votes=[vote("csa", 0.5, 0.6, Q), vote("csa", 0.5, 0.4, Q)], joined=True)
+    d = decide(inputs, DecisionParams())
+    assert [a.key for a in d.answers] == ["csa"] and d.route == "collaborative" and d.stage == "vote"
+    # without the join holding (every walk votes), or with join_first off, the compiled path answers as before
+    for params, joined in ((DecisionParams(), False), (DecisionParams(join_first=False), True)):
+        d = decide(dataclasses.replace(inputs, joined=joined), params)
+        assert [a.key for a in d.answers] == ["carter", "grant"] and d.stage == "compiled"
+    # a source whose top answer is one the joined walks reach answers directly
+    met = dataclasses.replace(inputs, candidates=inputs.candidates + [cand("csa", "compiled", 1.0, 0.9)])
+    d = decide(met, DecisionParams())
+    assert d.answers[0].key == "csa" and d.stage == "compiled"
+    again = DecisionInputs.from_dict(json.loads(json.dumps(inputs.to_dict())))
+    assert again.joined and not DecisionInputs.from_dict({**inputs.to_dict(), "joined": False}).joined
