@@ -183,15 +183,12 @@ class SGRAnswerer:
         if validated:
             with meter.stage("validate"):
                 self.validate(question, result, cands)
-        vote_paths: list[ReasoningPath] = []
-        votes: list[VoteIn] = []
-        held: list[str] = []
+        vote_paths, votes, held = [], [], []  # the voting paths, their votes, the kinds of C_q that held on them
         if cfg.collaborative and result.subgraph is not None:
             with meter.stage("collaborate"):
                 paths, pvotes = self.vote_paths(result, cands)
                 kept = [i for i, v in enumerate(pvotes) if v.answer not in linked]
-                vote_paths, votes, held = self.constrain_votes(result, [paths[i] for i in kept],
-                                                               [pvotes[i] for i in kept])
+                vote_paths, votes, held = self.constrain_votes(result, [paths[i] for i in kept], [pvotes[i] for i in kept])
         proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
