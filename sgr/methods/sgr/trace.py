@@ -30,6 +30,7 @@ from sgr.retrieval.entities import LinkedEntity
 EVIDENCE_VOTES = 50
 #: the candidates they read: the best by v, as many as a prediction records
 EVIDENCE_CANDIDATES = 50
+_DEFAULTS = SGRConfig()
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def agreeing_sources(inputs: DecisionInputs, top: str, mu: float) -> int:
     return len({c.origin for c in cands if c.key == top})
 
 
-def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = 0.5) -> Evidence:
+def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = _DEFAULTS.mu) -> Evidence:
     """:class:`Evidence` of answer ``top`` in ``inputs`` (ω at this λ, v at this μ; relation paths read under
     ``same_relation``)."""
     omega = [reliability(v.rho, v.eta, lam) for v in inputs.votes]
@@ -83,7 +84,7 @@ def dotted_names(relations: Sequence[str]) -> float:
 EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "ev_sources", "dotted_names")
 
 
-def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float, mu: float = 0.5
+def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float, mu: float = _DEFAULTS.mu
                      ) -> dict[str, float]:
     """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`); all 0 when there
     is no answer."""
@@ -94,7 +95,7 @@ def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float,
             "ev_rival_gap": ev.rival_gap, "ev_sources": float(ev.sources), "dotted_names": dotted_names(ev.relations)}
 
 
-def recorded_signals(record: dict[str, Any], lam: float, mu: float = 0.5) -> dict[str, float]:
+def recorded_signals(record: dict[str, Any], lam: float, mu: float = _DEFAULTS.mu) -> dict[str, float]:
     """:func:`evidence_signals` of a stored prediction (``predictions.jsonl``: its top answer and
     ``extra.decision.inputs``), so a signal added here needs no second run of the questions; equal to the live ones up
     to the record's rounding of ρ and η (4 decimals: under 1e-4 on the WebQSP and unanswerable runs)."""
