@@ -48,6 +48,10 @@ MIN_MENTION = 4
 UNDATED = {"earliest": "9999", "latest": "0000"}
 
 
+#: The kind name of C_q's join (the answer meets another linked entity) in :attr:`QueryConstraints.kinds` and traces.
+JOIN_KIND = "second entity"
+
+
 @dataclass(frozen=True)
 class QueryConstraints:
     """The conditions one read query applies (module docstring); all None/False: no condition."""
@@ -91,7 +95,7 @@ class QueryConstraints:
     @property
     def kinds(self) -> list[str]:
         """The constraint kinds present, in the order the compiled query applies them."""
-        out = ["second entity"] if self.join_ids or self.second_name else []
+        out = [JOIN_KIND] if self.join_ids or self.second_name else []
         out += ["mention"] if self.mention_text else []
         out += ["type"] if self.type_name else []
         out += [("time" if self.year_op == "in" else "comparison")] if self.year is not None else []

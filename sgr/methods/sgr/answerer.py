@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cypher.compile import compile_schema_path
+from cypher.conditions import JOIN_KIND
 from cypher.repair import CypherGeneration, generate_cypher
 from cypher.grammar import longest_query, token_budget
 from cypher.translate import example_for, grammar_for, no_schema_messages, relation_endpoints, translate_messages
@@ -186,16 +187,15 @@ class SGRAnswerer:
         vote_paths, votes, held = [], [], []  # the voting paths, their votes, the kinds of C_q that held on them
         if cfg.collaborative and result.subgraph is not None:
             with meter.stage("collaborate"):
-                paths, pvotes = self.vote_paths(result, cands)
-                kept = [i for i, v in enumerate(pvotes) if v.answer not in linked]
-                vote_paths, votes, held = self.constrain_votes(result, [paths[i] for i in kept], [pvotes[i] for i in kept])
+                keep = [(p, v) for p, v in zip(*self.vote_paths(result, cands)) if v.answer not in linked]
+                vote_paths, votes, held = self.constrain_votes(result, [p for p, _ in keep], [v for _, v in keep])
         proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
                                                         c.delta_source) for c in cands],
                                 votes=votes, model_patterns=proposed, validated=validated,
                                 same_relation=self.inverses.names_of(r for c in cands for r in _pattern(c)),
-                                joined="second entity" in held)
+                                joined=JOIN_KIND in held)
         params = self.decision_params()
         decision = decide(inputs, params)
         if votes and not any(decision.valid) and (not cfg.lazy_verification  # nothing valid: the paths decide

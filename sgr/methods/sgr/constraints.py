@@ -124,21 +124,20 @@ def other_entities(linked: Sequence[str], seed: str) -> tuple[str, ...]:
 def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequence[str],
                  mention_text: str | None) -> tuple[set[tuple[str, ...]], list[str]]:
     """The walks (node ids from a linked entity) that meet another entity of ``linked`` (their answer or a CVT of
-    the walk touches it: C_q's join, kind ``"second entity"``), then, of those, the ones that touch the question's
-    mention (:func:`constrained_walks`, kind ``"mention"``), and the kinds that held — each a soft condition that
-    kept a strict subset of a seed's walks; only the walks of seeds where a condition held are kept, every walk when
-    it held nowhere."""
+    the walk touches it: C_q's join, :data:`~cypher.conditions.JOIN_KIND`), then, of those, the ones that touch the
+    question's mention (:func:`constrained_walks`), and the kinds that held — each a soft condition that kept a strict
+    subset of a seed's walks; only the walks of seeds where a condition held are kept, every walk when it held
+    nowhere."""
     kept: set[tuple[str, ...]] = set()
     kinds: list[str] = []
     for seed in dict.fromkeys(w[0] for w in walks):
         mine = {tuple(w) for w in walks if w[0] == seed}
         held = False
-        for kind, qc in (("second entity", QueryConstraints(join_ids=other_entities(linked, seed))),
-                         ("mention", QueryConstraints(mention_text=mention_text))):
+        for qc in (QueryConstraints(join_ids=other_entities(linked, seed)), QueryConstraints(mention_text=mention_text)):
             met = constrained_walks(store, [(w[-1], list(w)) for w in mine], qc)
             if met is not None and met < mine:  # a strict subset: some walks met the condition
                 mine, held = met, True
-                kinds += [kind] if kind not in kinds else []
+                kinds += [k for k in qc.kinds if k not in kinds]
         if held:
             kept |= mine
     return (kept, kinds) if kept else ({tuple(w) for w in walks}, [])
