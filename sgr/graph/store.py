@@ -62,7 +62,6 @@ SCHEMA_STATEMENTS = (
 )
 
 
-
 def schema_name(statement: str) -> str:
     """The name a statement of :data:`SCHEMA_STATEMENTS` creates (the word before ``IF NOT EXISTS``)."""
     words = statement.split()
