@@ -116,8 +116,8 @@ class DecisionInputs:
                 mu: float = 0.5) -> dict[str, Any]:
         """Compact JSON: relation patterns and names once; votes capped at ``max_votes`` by ω (at this λ), candidates
         at ``max_candidates`` by v (at this μ); the order of each list is kept."""
-        votes = _top(self.votes, max_votes, lambda p: reliability(p.rho, p.eta, lam))
-        cands = _top(self.candidates, max_candidates, lambda c: validation_score(c.delta, c.gamma, mu))
+        votes = strongest(self.votes, max_votes, lambda p: reliability(p.rho, p.eta, lam))
+        cands = strongest(self.candidates, max_candidates, lambda c: validation_score(c.delta, c.gamma, mu))
         patterns: list[Pattern] = list(dict.fromkeys([*self.model_patterns, *(c.relations for c in cands),
                                                       *(v.relations for v in votes)]))
         pid = {p: i for i, p in enumerate(patterns)}
@@ -146,7 +146,9 @@ class DecisionInputs:
                    votes=[VoteIn(a, names.get(a, a), patterns[p], r, e, o, rs) for a, p, r, e, o, rs in d["votes"]])
 
 
-def _top(items: list, cap: int | None, weight: Any) -> list:  # noqa: ANN401
+def strongest(items: list, cap: int | None, weight: Any) -> list:  # noqa: ANN401
+    """The ``cap`` items of greatest ``weight`` (the first among equals), in their order (all when ``cap`` is None):
+    what a prediction records of its candidates and votes (:meth:`DecisionInputs.to_dict`)."""
     if cap is None or len(items) <= cap:
         return list(items)
     order = sorted(range(len(items)), key=lambda i: -weight(items[i]))
@@ -234,7 +236,7 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
         def order(i: int) -> tuple[float, float, str]:  # by v; equal v (one path's ends) by the paths, then by name
             return -round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text
 
-        joined = {p.answer for p in votes} if params.join_first and inputs.joined and params.collaborative else None
+        joined = paths_say if params.join_first and inputs.joined and params.collaborative else None  # voted answers
         for src in trust_order(inputs, params.plan_trust, params.graph_first):
             idx = sorted((i for i, c in enumerate(cands) if c.source == src and valid[i]), key=order)
             if idx and joined is not None and cands[idx[0]].key not in joined:

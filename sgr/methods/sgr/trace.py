@@ -18,7 +18,7 @@ from cypher.repair import CypherGeneration
 from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.sgr.config import SGRConfig
-from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pattern
+from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pattern, strongest
 from sgr.methods.sgr.reasoning import Candidate, Vote, reliability, validation_score
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
@@ -54,7 +54,7 @@ def agreeing_sources(inputs: DecisionInputs, top: str, mu: float) -> int:
     :data:`EVIDENCE_CANDIDATES` best by v (at this μ), as a prediction records them. Sources that reach one answer
     each their own way agree on it, and an answer they agree on is more often right (self-consistency): on the dev
     runs of ``bench/experiments/confidence.md`` it is the calibrator's strongest addition."""
-    cands = sorted(inputs.candidates, key=lambda c: -validation_score(c.delta, c.gamma, mu))[:EVIDENCE_CANDIDATES]
+    cands = strongest(inputs.candidates, EVIDENCE_CANDIDATES, lambda c: validation_score(c.delta, c.gamma, mu))
     return len({c.origin for c in cands if c.key == top})
 
 
