@@ -115,7 +115,8 @@ def stored_signals(p: dict) -> dict[str, float] | None:
     sig = ((p.get("extra") or {}).get("confidence") or {}).get("signals")
     if sig is None or not (p.get("extra") or {}).get("decision"):
         return sig
-    return {**sig, **recorded_signals(p, SGRConfig().lam, SGRConfig().mu)}
+    cfg = SGRConfig()
+    return {**sig, **recorded_signals(p, cfg.lam, cfg.mu)}
 
 
 def labelled(preds: dict[str, dict]) -> list[tuple[str, dict[str, float], float]]:
