@@ -348,9 +348,8 @@ def write_stream(store: GraphStore, entities: Iterable[EntityFacts], rows: Itera
     """Steps 0–3 of the module doc: entities, then relationships, then the vocabulary. ``entities_hint``: at
     least the number of entities (with it, a fresh load may defer the ``entity_id`` constraint too)."""
     t0 = time.perf_counter()
-    defer = triples_hint >= DEFER_INDEX_MIN_TRIPLES and entity_count(store) == 0
-    deferred: set[str] = set()
-    if defer:  # left out now (dropped if an earlier load left them), built once after the load
+    deferred: set[str] = set()  # what the schema starts without
+    if triples_hint >= DEFER_INDEX_MIN_TRIPLES and entity_count(store) == 0:  # left out now (dropped if an earlier load left them), built once after the load
         deferred = set(DEFERRED_INDEXES)
         for index in DEFERRED_INDEXES:
             store.write(f"DROP INDEX {index} IF EXISTS")
@@ -366,7 +365,7 @@ def write_stream(store: GraphStore, entities: Iterable[EntityFacts], rows: Itera
         node_ids.clear()
         write_relation_vocabulary(store, rel.created_with)
     finally:
-        if defer:
+        if deferred:
             build_schema(store)  # re-creates what was dropped and waits until it is online
     return WriteStats(entities=ent.entities, new_entities=ent.new_entities, cvts=ent.cvts, triples=rel.triples,
                       relation_types=rel.relation_types, seconds=time.perf_counter() - t0,
