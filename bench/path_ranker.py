@@ -16,9 +16,14 @@ KB (``--metaqa-uri``).
     python bench/path_ranker.py --metaqa-uri bolt://127.0.0.1:PORT            # extract, fit, check, write the asset
     python bench/path_ranker.py --metaqa-uri … --reuse                          # refit on the cached extraction
 
-Writes ``sgr/assets/path_ranker.json`` (unless ``--no-write-model``) and ``bench/results/path_ranker.json``
-(summary: ``heldout_top1_ranker`` / ``heldout_top1_linear`` / ``heldout_top1_handset`` overall, per CWQ type and per
-MetaQA hop).
+    python bench/path_ranker.py --metaqa-uri … --hops 3 --no-select --hidden 32 --epochs 60 \
+        --out bench/results/path_ranker_deep.json                               # the ranker of a three-deep G_q
+
+Writes ``sgr/assets/path_ranker.json`` (``--hops 3``: ``path_ranker_deep.json``; unless ``--no-write-model``) and
+``bench/results/path_ranker.json`` (summary: ``heldout_top1_ranker`` / ``heldout_top1_linear`` /
+``heldout_top1_handset`` overall, per CWQ type and per MetaQA hop; with ``--hops 3`` also
+``heldout_adaptive/<kind>/top1``, as G_q runs at the default ``deeper_at`` — the two-hop ranker's two-hop paths below
+it, this ranker's paths of up to three hops above it — and ``heldout_two_hops/<kind>/top1``, never deeper).
 """
 
 from __future__ import annotations
@@ -46,14 +51,16 @@ from sgr.core.types import Prediction  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.base import MethodContext  # noqa: E402
 from sgr.methods.registry import create_method  # noqa: E402
-from sgr.methods.sgr.path_ranker import FEATURES, asset_path, train_path_ranker  # noqa: E402
+from sgr.methods.sgr.config import ExpansionConfig  # noqa: E402
+from sgr.methods.sgr.path_ranker import FEATURES, asset_path, load_path_ranker, train_path_ranker  # noqa: E402
 from sgr.methods.sgr.trace import SGRResult  # noqa: E402
 from sgr.retrieval.entities import EntityLinker  # noqa: E402
 
 
-def extract(store: GraphStore, items: Sequence[DevItem], label: str) -> list[dict]:
-    """Each question's schema paths (terms, hand-set score, whether they reach a gold answer)."""
-    answerer = create_method("sgr-compiled", MethodContext(store=store, options={"path_ranker": False}))
+def extract(store: GraphStore, items: Sequence[DevItem], label: str, hops: int = 2) -> list[dict]:
+    """Each question's schema paths (terms, hand-set score, whether they reach a gold answer), G_q expanded ``hops``
+    deep."""
+    answerer = create_method("sgr-compiled", MethodContext(store=store, options={"path_ranker": False, "hops": hops}))
     gold_ids = EntityLinker(store).resolve({a for q, _, _ in items for a in q.answers})
     inverses = answerer.inverses
     out, t0 = [], time.time()
@@ -86,6 +93,30 @@ def top1(rows: list[dict], score) -> float:  # noqa: ANN001
     return float(np.mean([max(r["paths"], key=score)["hit"] for r in rows]))
 
 
+def p_deep(row: dict) -> float:
+    """P(three or more hops | q) of an extracted question, read from its paths' ``p_hops`` terms."""
+    deep = [p["parts"]["p_hops"] for p in row["paths"] if p["parts"]["hops3"]]
+    if deep:
+        return deep[0]
+    by = {h: p["parts"]["p_hops"] for p in row["paths"] for h in (1, 2) if p["parts"][f"hops{h}"]}
+    return 1.0 - by[1] - by[2] if len(by) == 2 else 0.0
+
+
+def adaptive_top1(rows: list[dict], shallow, deep, deeper_at: float) -> float:  # noqa: ANN001
+    """Top-1 as G_q runs with ``deeper_at`` (``ExpansionConfig``): a question below it keeps its paths of at most two
+    hops, ranked by ``shallow``; one at or above it keeps them all, ranked by ``deep``."""
+    if not rows:
+        return float("nan")
+    hits = []
+    for r in rows:
+        if p_deep(r) >= deeper_at:
+            hits.append(max(r["paths"], key=lambda p: deep.score(p["parts"]))["hit"])
+        else:
+            paths = [p for p in r["paths"] if not p["parts"]["hops3"]]
+            hits.append(max(paths, key=lambda p: shallow.score(p["parts"]))["hit"] if paths else 0)
+    return float(np.mean(hits))
+
+
 def groups_of(rows: list[dict]) -> tuple[list[list[dict]], list[list[int]]]:
     return [[p["parts"] for p in r["paths"]] for r in rows], [[p["hit"] for p in r["paths"]] for r in rows]
 
@@ -115,6 +146,7 @@ def main() -> None:
     ap.add_argument("--webqsp-train", type=int, default=0, help="WebQSP train questions for training (600 tried)")
     ap.add_argument("--webqsp-heldout", type=int, default=0, help="other WebQSP train questions held out (200 tried)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--hops", type=int, default=2, help="G_q's expansion depth when extracting the schema paths")
     ap.add_argument("--c", type=float, default=1.0, help="L2 strength of the linear ranker shown beside")
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--epochs", type=int, default=100)
@@ -126,7 +158,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "path_ranker.json")
     args = ap.parse_args()
 
-    rows = extract_cached("path_ranker", extract, cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
+    name = "path_ranker" if args.hops == 2 else f"path_ranker_hops{args.hops}"
+    rows = extract_cached(name, lambda store, items, part: extract(store, items, part, args.hops), cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
                           n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse,
                           webqsp=(args.webqsp_train, args.webqsp_heldout))
     train = [r for r in rows if not r["heldout"]]
@@ -170,10 +203,16 @@ def main() -> None:
         summary[f"heldout/{k}/top1_handset"] = round(top1(sub, handset), 4)
         by[k] = {"n": len(sub), "ceiling": round(float(np.mean([any(p["hit"] for p in r["paths"]) for r in sub])), 4)
                  if sub else None}
+    if args.hops > 2:  # as G_q runs: the two-hop ranker below deeper_at, this one at or above it
+        shallow, at = load_path_ranker(depth=2), ExpansionConfig().deeper_at
+        for k in ["all"] + kinds:
+            sub = [r for r in held if k == "all" or r["kind"] == k]
+            summary[f"heldout_adaptive/{k}/top1"] = round(adaptive_top1(sub, shallow, ranker, at), 4)
+            summary[f"heldout_two_hops/{k}/top1"] = round(adaptive_top1(sub, shallow, ranker, 2.0), 4)
     ranker.provenance["heldout_top1"] = summary["heldout_top1_ranker"]
     if not args.no_write_model:
-        ranker.save(asset_path())
-        print(f"wrote {asset_path()}")
+        ranker.save(asset_path(args.hops))
+        print(f"wrote {asset_path(args.hops)}")
     write_result(args.out, {"summary": summary, "heldout_sizes_and_ceilings": by, "cross_validation_top1": cv,
                             "linear_weights": dict(zip(linear.names, linear.weights.round(4).tolist())),
                             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})

@@ -20,7 +20,8 @@ def register(app: typer.Typer) -> None:
         topic: Optional[list[str]] = typer.Option(None, "--topic", "-t", help="topic entity name or MID "
                                                   "(repeatable); default: linked from the text"),
         method: str = typer.Option("sgr", "--method", "-m", help=METHOD_HELP),
-        hops: int = typer.Option(2, "--hops", help="expansion depth (a CVT node is not a hop)"),
+        hops: int = typer.Option(2, "--hops", help="expansion depth (a CVT node is not a hop); 3 when the "
+                                              "question asks for a far answer (-o deeper_at=2: never)"),
         max_repairs: int = typer.Option(2, "--max-repairs", help="rounds of feeding Neo4j's errors back to the LLM"),
         retriever: Optional[str] = typer.Option(None, "--retriever",
                                                 help="SGR: who proposes the collaborative stage's paths: schema (G_q, "

@@ -46,7 +46,7 @@ from sgr.methods.sgr.config import FACTORY_OPTIONS, NEEDS_LLM, SGRConfig, config
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, rho_can_change
 from sgr.methods.sgr.reasoning import Candidate, answer_messages, delta_decides, independent_walks
 from sgr.methods.sgr.schema import QuestionSchema, bracket_mentions, extract_schema
-from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types
+from sgr.methods.sgr.subgraph import SubgraphBuilder, neighbourhood_relation_types, question_depth
 from sgr.methods.sgr.llm_only import LLMOnlyAnswerer
 from sgr.methods.sgr.profiled import for_profiled_graph
 from sgr.methods.sgr.grounding import ground_values, row_values
@@ -134,8 +134,9 @@ class SGRAnswerer:
         cfg, pred, meter = self.config, result.prediction, self.meter
         with meter.stage("link"):
             result.entities = self.link(question)
+        result.hops = question_depth(cfg, question.text, result.entities[0].label)  # as deep as the question asks
         with meter.stage("schema"):
-            result.schema = self.schema(question, result.entities)
+            result.schema = self.schema(question, result.entities, result.hops)
         pred.extra["constraints"] = [c.kind for c in result.schema.constraints]
         if result.schema.model_paths:
             pred.extra["model_paths"] = [{"relations": list(p.relations), "rho": p.rho} for p in result.schema.model_paths]
@@ -167,8 +168,7 @@ class SGRAnswerer:
                 self.generate(question, result)
 
     def reason(self, question: Question, result: SGRResult, *, first: bool) -> None:
-        """One round: G_q → every source's candidates → γ, δ → the voting paths → :func:`decide` (once more after
-        measuring the paths' ρ when nothing was valid)."""
+        """One round: G_q → each source's candidates → γ, δ → the voting paths → :func:`decide` (again, ρ measured)."""
         cfg, meter = self.config, self.meter
         if cfg.use_subgraph:
             with meter.stage("subgraph"):
@@ -239,33 +239,33 @@ class SGRAnswerer:
         return entities
 
     # -- 2. schema: S_q --------------------------------------------------------------------------------------------
-    def schema(self, question: Question, entities: list[LinkedEntity]) -> QuestionSchema:
-        """Candidate relations among the predicates around V_q, constraints, and the model's R_q: its N-best
-        relation paths under the graph grammar (``path_grammar``), else its JSON pick among the candidates."""
-        cfg = self.config
+    def schema(self, question: Question, entities: list[LinkedEntity], hops: int | None = None) -> QuestionSchema:
+        """Candidate relations among the predicates around V_q, constraints, and the model's R_q: its N-best relation
+        paths under the graph grammar (``path_grammar``, ``hops`` deep), else its JSON pick among the candidates."""
+        cfg = self.config.at_depth(hops or self.config.hops)
         among = neighbourhood_relation_types(self.store, [e.id for e in entities], depth=min(2, cfg.hops))
         grammar_route = (self.uses_llm_schema and cfg.path_grammar and getattr(self.llm, "constrained", False)
                          and getattr(self.llm, "dialect", "") == "llamacpp")
-        schema = extract_schema(
-            question.text, retriever=self.retriever,
-            llm=self.llm if self.uses_llm_schema and not grammar_route else None,
-            entity=entities[0].label, exemplars=self.exemplars if cfg.exemplars else None, k=cfg.top_k_relations,
-            beta=cfg.beta, max_relations=max(2, min(4, 2 * cfg.hops)), n_examples=cfg.n_examples, among=among)
+        schema = extract_schema(question.text, retriever=self.retriever, among=among, k=cfg.top_k_relations,
+                                llm=self.llm if self.uses_llm_schema and not grammar_route else None,
+                                entity=entities[0].label, exemplars=self.exemplars if cfg.exemplars else None,
+                                beta=cfg.beta, max_relations=max(2, min(4, 2 * cfg.hops)), n_examples=cfg.n_examples)
         schema.mentions = [e.mention for e in entities]
         if grammar_route:
-            self.model_paths(question, entities, schema)
+            self.model_paths(question, entities, schema, cfg.hops)
         if not cfg.schema_guided:
             schema.relations, schema.ordered, schema.constraints = [], [], []
         return schema
 
-    def model_paths(self, question: Question, entities: list[LinkedEntity], schema: QuestionSchema) -> None:
+    def model_paths(self, question: Question, entities: list[LinkedEntity], schema: QuestionSchema,
+                    hops: int | None = None) -> None:
         """R_q from the model: one call under the trie grammar; the N-best paths with ρ, and grounded constraints."""
         from sgr.methods.sgr.exemplars import mask_entity
         from sgr.methods.sgr.prompts import schema_prompt
         from sgr.methods.sgr.schema import Constraint, combine_scores
         from sgr.methods.sgr.trie import ModelPath, path_grammar, prefilter, relation_paths, score_reply
 
-        cfg = self.config
+        cfg = self.config.at_depth(hops or self.config.hops)
         full = relation_paths(self.store, [e.id for e in entities], max_hops=cfg.hops,
                               max_relations=max(1, 2 * cfg.hops), graph_version=self.graph_version)
         masked = mask_entity(question.text, entities[0].label)
@@ -312,7 +312,7 @@ class SGRAnswerer:
         result.prediction.extra["linked"] = [{"mention": e.mention, "id": e.id, "method": e.method}
                                              for e in result.entities]
         masked = mask_entity(question.text, result.entities[0].label)
-        cfg = self.config if result.hops == self.config.hops else dataclasses.replace(self.config, hops=result.hops)
+        cfg = self.config.at_depth(result.hops)
         result.subgraph = self.builder.build(result.schema, result.entities, cfg, masked_question=masked,
                                              beta=self.config.beta, inverses=self.inverses)
         result.prediction.paths = list(result.subgraph.paths[:10])

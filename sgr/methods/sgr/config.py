@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from sgr.core.errors import ConfigError
 from sgr.methods.base import parse_options
@@ -25,13 +25,15 @@ FACTORY_OPTIONS = frozenset({"relation_retriever"})
 class ExpansionConfig:
     """Knobs of the expansion and the path score s(P) (:mod:`sgr.methods.sgr.subgraph`).
 
-    * ``hops = 2`` — expansion depth; CVT nodes do not count (§3.1.2).
+    * ``hops = 2`` — expansion depth; CVT nodes do not count (§3.1.2). ``deeper_at = 0.5`` — G_q goes as deep as the
+      question asks: when the hop model (:mod:`sgr.retrieval.hops`) gives three or more hops at least this
+      probability, it expands to three hops (above 1: never). Chosen on dev (``bench/experiments/path-ranker.md``).
     * ``beam = 12`` — schema paths expanded per round; ``top_n = 100`` — walks kept in G_q;
       ``paths_per_answer = 3`` walks per end node; ``max_answers = 200`` end nodes per schema path;
       ``seed_cap = 3000`` / ``node_cap = 200`` neighbours fetched per seed / other frontier node;
-      ``fetch_budget = 20000`` rows fetched per question at most (no further depth once reached): with ``hops = 2``
-      a path has up to 4 relations (CVT steps are free), and one question's expansion costs at most
-      ``2·hops`` neighbour queries per seed and ``fetch_budget`` + one depth's rows, hubs included.
+      ``fetch_budget = 20000`` rows fetched per question at most (no further depth once reached): at depth h (2, or
+      3 when ``deeper_at`` holds) a path has up to 2·h relations (CVT steps are free), and one question's expansion
+      costs at most 2·h neighbour queries per seed and ``fetch_budget`` + one depth's rows, hubs included.
     * ``schema_guided = True`` — s(P) uses S_q (off: the ``sgr-no-schema`` ablation).
     * path score weights: ``w_rel = 1``, ``w_align = 0.3``, ``w_con = 0.2``, ``w_len = 0.3`` (per hop beyond the
       first, lifted for the model's own path), ``order_weight = 0.4`` — set on WebQSP questions disjoint from the
@@ -43,6 +45,7 @@ class ExpansionConfig:
     """
 
     hops: int = 2
+    deeper_at: float = 0.5
     beam: int = 12
     top_n: int = 100
     paths_per_answer: int = 3
@@ -58,6 +61,10 @@ class ExpansionConfig:
     order_weight: float = 0.4
     consistency_temperature: float = 0.1
     path_ranker: bool = True
+
+    def at_depth(self, hops: int) -> Self:
+        """This config expanding ``hops`` deep (itself when it already does)."""
+        return self if hops == self.hops else dataclasses.replace(self, hops=hops)
 
 
 @dataclass

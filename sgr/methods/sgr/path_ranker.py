@@ -36,6 +36,9 @@ from sgr.core.logistic import asset_file
 from sgr.core.mlp import MLPScorer, fit_listwise_mlp, load_mlp
 
 ASSET = "path_ranker.json"
+#: the ranker of a G_q expanded three hops deep (``deeper_at``): fitted on the same dev questions expanded three
+#: deep, so a three-hop path is one it has seen; the first ranker, which never saw one, stays for two hops
+DEEP_ASSET = "path_ranker_deep.json"
 
 #: φ(P, q), in order (module docstring).
 FEATURES = ("rel_mean", "rel_first", "rel_last", "rel_min", "path_sim", "order", "alignment", "named_end",
@@ -46,13 +49,14 @@ FEATURES = ("rel_mean", "rel_first", "rel_last", "rel_min", "path_sim", "order",
 PathRanker = MLPScorer
 
 
-def asset_path() -> Path:
-    return asset_file(ASSET)
+def asset_path(depth: int = 2) -> Path:
+    """The shipped ranker of a G_q expanded ``depth`` hops deep."""
+    return asset_file(DEEP_ASSET if depth > 2 else ASSET)
 
 
-def load_path_ranker(path: str | None = None) -> PathRanker | None:
-    """The ranker at ``path`` (default: the shipped one), or None when there is none."""
-    return load_mlp(str(path or asset_path()), FEATURES)
+def load_path_ranker(path: str | None = None, depth: int = 2) -> PathRanker | None:
+    """The ranker at ``path`` (default: the shipped one for ``depth``), or None when there is none."""
+    return load_mlp(str(path or asset_path(depth)), FEATURES)
 
 
 def train_path_ranker(questions: Sequence[Sequence[Mapping[str, float]]], labels: Sequence[Sequence[int]], *,

@@ -51,7 +51,7 @@ from sgr.graph.inverses import NO_INVERSES, InverseRelations
 from sgr.methods.sgr.config import ExpansionConfig
 from sgr.methods.sgr.path_ranker import PathRanker, load_path_ranker
 from sgr.retrieval.entities import LinkedEntity
-from sgr.retrieval.hops import hop_class, length_penalty, load_hop_model
+from sgr.retrieval.hops import HOP_CLASSES, hop_class, length_penalty, load_hop_model
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
@@ -256,9 +256,10 @@ class SubgraphBuilder:
         """Expand from ``seeds`` and return G_q (``masked_question``: the question with the topic entity masked;
         ``inverses``: the graph's paired relation names, whose variants of one path share its best score)."""
         question = masked_question or schema.question
-        ranker = load_path_ranker() if cfg.path_ranker and cfg.schema_guided else None
         hop_model = load_hop_model() if cfg.schema_guided else None  # P(h | q): a term of every path (parts)
         hop_dist = hop_model.distribution(question) if hop_model is not None else None
+        depth = expansion_depth(cfg, hop_dist)
+        ranker = load_path_ranker(depth=depth) if cfg.path_ranker and cfg.schema_guided else None
         names: dict[str, str | None] = {s.id: s.name for s in seeds}
         cvt: set[str] = set()
         scored: list[SchemaPath] = []
@@ -272,9 +273,8 @@ class SubgraphBuilder:
         fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
-            max_steps = cfg.hops * 2
-            for depth in range(max_steps):
-                expandable = [s for s in states if s.hops < cfg.hops or s.in_cvt]
+            for step in range(depth * 2):
+                expandable = [s for s in states if s.hops < depth or s.in_cvt]
                 if not expandable:
                     break
                 if fetched >= cfg.fetch_budget:  # the bound on one question's expansion, hubs included
@@ -283,7 +283,7 @@ class SubgraphBuilder:
                 frontier_ids = sorted({n for s in expandable for n in s.frontier})
                 open_ids = sorted({n for s in expandable if s.in_cvt for n in s.frontier})
                 rows = self._neighbours(frontier_ids, allowed, open_ids,
-                                        cfg.seed_cap if depth == 0 else cfg.node_cap)
+                                        cfg.seed_cap if step == 0 else cfg.node_cap)
                 fetched, queries = fetched + len(rows), queries + 1
                 by_src: dict[str, list[dict]] = {}
                 for r in rows:
@@ -339,7 +339,7 @@ class SubgraphBuilder:
         _share_scores_across_inverse_names(scored, inverses)
         scored.sort(key=lambda p: (-p.score, p.hops, p.steps))
         g = self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
-        g.cost = {"rows_fetched": fetched, "queries": queries, "truncated": truncated}
+        g.cost = {"rows_fetched": fetched, "queries": queries, "truncated": truncated, "hops": depth}
         return g
 
     def _path_similarities(self, children: Sequence[_State], qvec: np.ndarray) -> np.ndarray:
@@ -442,6 +442,25 @@ class SubgraphBuilder:
             if len(paths) >= cfg.top_n:  # whole schema paths only: the best one is always complete
                 break
         return Subgraph(scored, paths, names, cvt, seeds, cfg.consistency_temperature)
+
+
+def expansion_depth(cfg: ExpansionConfig, hop_dist: dict[int, float] | None) -> int:
+    """G_q's depth: ``cfg.hops``, or the hop model's last class (three or more hops) when P(that class | q) is at
+    least ``cfg.deeper_at`` — a question that asks for a far answer is expanded to reach it, the others are not
+    (at three hops for every question, the farther distractors cost more compositions than they gain)."""
+    deep = HOP_CLASSES[-1]
+    if hop_dist and hop_dist.get(deep, 0.0) >= cfg.deeper_at:
+        return max(cfg.hops, deep)
+    return cfg.hops
+
+
+def question_depth(cfg: ExpansionConfig, question: str, entity: str | None) -> int:
+    """:func:`expansion_depth` of one question (its topic ``entity`` masked, as the hop model was fitted): read once
+    after linking, so the model's relation paths (S_q) and G_q go equally deep."""
+    from sgr.methods.sgr.exemplars import mask_entity
+
+    model = load_hop_model() if cfg.schema_guided else None
+    return expansion_depth(cfg, model.distribution(mask_entity(question, entity)) if model is not None else None)
 
 
 def _share_scores_across_inverse_names(scored: Sequence[SchemaPath], inverses: InverseRelations) -> None:

@@ -63,3 +63,27 @@ def test_unguided_expansion_ignores_relation_scores(webqsp_graph):
     seeds = EntityLinker(webqsp_graph).link_given(["Jamaica"])
     g = b.build(schema, seeds, ExpansionConfig(hops=1, schema_guided=False))
     assert all(sp.parts["relevance"] == 0.0 for sp in g.schema_paths)
+
+
+def test_expansion_goes_a_hop_deeper_when_the_question_asks_for_a_far_answer(metaqa_graph):
+    """The hop model reads "the films that share actors with X" as three hops: G_q expands to three (two relations
+    out of X to its co-actors' films, one to their genres); a one-hop question, or ``deeper_at`` above 1, stays at
+    the configured two."""
+    b, retr = builder(metaqa_graph)
+    seeds = EntityLinker(metaqa_graph).link_given(["A Dirty Shame"])
+
+    def expand(q: str, **cfg):  # noqa: ANN202
+        g = b.build(QuestionSchema(q, relations=retr.retrieve(q, 10)), seeds, ExpansionConfig(hops=2, **cfg),
+                    masked_question=q.replace("A Dirty Shame", "X"))
+        return g
+
+    far = "what genres do the films that share actors with A Dirty Shame fall under"
+    deep = expand(far)
+    assert deep.cost["hops"] == 3
+    three = [sp for sp in deep.schema_paths if sp.hops == 3]
+    assert three and all(sp.hops <= 3 for sp in deep.schema_paths)
+    assert any(sp.relations[-1] == "has_genre" for sp in three), [sp.relations for sp in three[:5]]
+    off = expand(far, deeper_at=2.0)
+    assert off.cost["hops"] == 2 and all(sp.hops <= 2 for sp in off.schema_paths)
+    near = expand("what genre is A Dirty Shame")
+    assert near.cost["hops"] == 2

@@ -8,6 +8,7 @@ from sgr.core.lexicon import NUMBER_LITERAL
 from sgr.methods.sgr.constraints import unchecked_constraints
 from sgr.methods.sgr.path_ranker import FEATURES, PathRanker, train_path_ranker
 from sgr.methods.sgr.schema import Constraint, rule_constraints
+from sgr.methods.sgr.subgraph import ExpansionConfig, expansion_depth
 from sgr.retrieval import mentions
 from sgr.retrieval.hops import HOP_CLASSES, HopModel, hop_class, length_penalty
 
@@ -18,6 +19,16 @@ def test_length_penalty_is_the_old_one_without_a_prior_and_the_probability_gap_w
     assert length_penalty(2, dist) == 0.0  # the likeliest count costs nothing
     assert length_penalty(1, dist) == pytest.approx(0.5) and length_penalty(5, dist) == pytest.approx(0.6)
     assert hop_class(0) == 1 and hop_class(7) == HOP_CLASSES[-1]
+
+
+def test_g_q_goes_three_hops_deep_only_when_the_question_asks_for_it():
+    deep = {1: 0.1, 2: 0.3, 3: 0.6}
+    assert expansion_depth(ExpansionConfig(), deep) == 3
+    assert expansion_depth(ExpansionConfig(), {1: 0.2, 2: 0.4, 3: 0.4}) == 2
+    assert expansion_depth(ExpansionConfig(), None) == 2  # no hop model: the configured depth
+    assert expansion_depth(ExpansionConfig(deeper_at=2.0), deep) == 2  # off
+    assert expansion_depth(ExpansionConfig(hops=4), deep) == 4  # never shallower than asked
+    assert expansion_depth(ExpansionConfig(hops=1), deep) == 3
 
 
 def test_hop_model_round_trips_and_sums_to_one(monkeypatch):
