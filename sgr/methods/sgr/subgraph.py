@@ -258,8 +258,7 @@ class SubgraphBuilder:
         question = masked_question or schema.question
         hop_model = load_hop_model() if cfg.schema_guided else None  # P(h | q): a term of every path (parts)
         hop_dist = hop_model.distribution(question) if hop_model is not None else None
-        depth = expansion_depth(cfg, hop_dist)
-        ranker = load_path_ranker(depth=depth) if cfg.path_ranker and cfg.schema_guided else None
+        ranker = load_path_ranker(depth=cfg.hops) if cfg.path_ranker and cfg.schema_guided else None
         names: dict[str, str | None] = {s.id: s.name for s in seeds}
         cvt: set[str] = set()
         scored: list[SchemaPath] = []
@@ -273,8 +272,8 @@ class SubgraphBuilder:
         fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
-            for step in range(depth * 2):
-                expandable = [s for s in states if s.hops < depth or s.in_cvt]
+            for step in range(cfg.hops * 2):
+                expandable = [s for s in states if s.hops < cfg.hops or s.in_cvt]
                 if not expandable:
                     break
                 if fetched >= cfg.fetch_budget:  # the bound on one question's expansion, hubs included
@@ -339,7 +338,7 @@ class SubgraphBuilder:
         _share_scores_across_inverse_names(scored, inverses)
         scored.sort(key=lambda p: (-p.score, p.hops, p.steps))
         g = self._assemble(scored, names, cvt, [s.id for s in seeds], cfg)
-        g.cost = {"rows_fetched": fetched, "queries": queries, "truncated": truncated, "hops": depth}
+        g.cost = {"rows_fetched": fetched, "queries": queries, "truncated": truncated, "hops": cfg.hops}
         return g
 
     def _path_similarities(self, children: Sequence[_State], qvec: np.ndarray) -> np.ndarray:
@@ -455,8 +454,9 @@ def expansion_depth(cfg: ExpansionConfig, hop_dist: dict[int, float] | None) -> 
 
 
 def question_depth(cfg: ExpansionConfig, question: str, entity: str | None) -> int:
-    """:func:`expansion_depth` of one question (its topic ``entity`` masked, as the hop model was fitted): read once
-    after linking, so the model's relation paths (S_q) and G_q go equally deep."""
+    """:func:`expansion_depth` of one question (its topic ``entity`` masked, as the hop model was fitted): decided
+    once, after linking, by the answerer, so the model's relation paths (S_q) and G_q go equally deep;
+    :meth:`SubgraphBuilder.build` expands the depth its config names."""
     from sgr.methods.sgr.exemplars import mask_entity
 
     model = load_hop_model() if cfg.schema_guided else None

@@ -6,7 +6,8 @@ from sgr.llm.encoders import embed_texts
 from sgr.retrieval.entities import EntityLinker
 from sgr.methods.sgr.schema import QuestionSchema, rule_constraints
 from sgr.retrieval.relations import ScoredRelation, load_retriever
-from sgr.methods.sgr.subgraph import ExpansionConfig, SubgraphBuilder, lcs, neighbourhood_relation_types
+from sgr.methods.sgr.subgraph import (ExpansionConfig, SubgraphBuilder, lcs, neighbourhood_relation_types,
+                                      question_depth)
 
 REPS = "government.political_district.representatives"
 HOLDER = "government.government_position_held.office_holder"
@@ -73,9 +74,10 @@ def test_expansion_goes_a_hop_deeper_when_the_question_asks_for_a_far_answer(met
     seeds = EntityLinker(metaqa_graph).link_given(["A Dirty Shame"])
 
     def expand(q: str, **cfg):  # noqa: ANN202
-        g = b.build(QuestionSchema(q, relations=retr.retrieve(q, 10)), seeds, ExpansionConfig(hops=2, **cfg),
-                    masked_question=q.replace("A Dirty Shame", "X"))
-        return g
+        c = ExpansionConfig(hops=2, **cfg)
+        c = c.at_depth(question_depth(c, q, "A Dirty Shame"))  # as the answerer decides it, after linking
+        return b.build(QuestionSchema(q, relations=retr.retrieve(q, 10)), seeds, c,
+                       masked_question=q.replace("A Dirty Shame", "X"))
 
     far = "what genres do the films that share actors with A Dirty Shame fall under"
     deep = expand(far)
