@@ -159,7 +159,8 @@ def main() -> None:
     args = ap.parse_args()
 
     name = "path_ranker" if args.hops == 2 else f"path_ranker_hops{args.hops}"
-    rows = extract_cached(name, lambda store, items, part: extract(store, items, part, args.hops), cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
+    rows = extract_cached(name, lambda store, items, part: extract(store, items, part, args.hops),
+                          cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
                           n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse,
                           webqsp=(args.webqsp_train, args.webqsp_heldout))
     train = [r for r in rows if not r["heldout"]]

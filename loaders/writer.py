@@ -349,7 +349,8 @@ def write_stream(store: GraphStore, entities: Iterable[EntityFacts], rows: Itera
     least the number of entities (with it, a fresh load may defer the ``entity_id`` constraint too)."""
     t0 = time.perf_counter()
     deferred: set[str] = set()  # what the schema starts without
-    if triples_hint >= DEFER_INDEX_MIN_TRIPLES and entity_count(store) == 0:  # left out now (dropped if an earlier load left them), built once after the load
+    # left out now (dropped if an earlier load left them), built once after the load
+    if triples_hint >= DEFER_INDEX_MIN_TRIPLES and entity_count(store) == 0:
         deferred = set(DEFERRED_INDEXES)
         for index in DEFERRED_INDEXES:
             store.write(f"DROP INDEX {index} IF EXISTS")

@@ -133,7 +133,8 @@ def voting_walks(store: GraphStore, walks: Sequence[Sequence[str]], linked: Sequ
     for seed in dict.fromkeys(w[0] for w in walks):
         mine = {tuple(w) for w in walks if w[0] == seed}
         held = False
-        for qc in (QueryConstraints(join_ids=other_entities(linked, seed)), QueryConstraints(mention_text=mention_text)):
+        for qc in (QueryConstraints(join_ids=other_entities(linked, seed)),
+                   QueryConstraints(mention_text=mention_text)):
             met = constrained_walks(store, [(w[-1], list(w)) for w in mine], qc)
             if met is not None and met < mine:  # a strict subset: some walks met the condition
                 mine, held = met, True
