@@ -5,6 +5,7 @@ schema answer there (the same first path the tuned weights gave in transformers)
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,9 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
     after = ft.generate(model, tok, val, max_new_tokens=18)
     state = ft.top_state(model, len(model.model.layers) - cfg.top_layers)
     weights = write_merged(base, out / "model.gguf", state)
-    return {"val": val, "before": before, "after": after, "result": result, "weights": weights, "state": state,
-            "base": base}
+    yield {"val": val, "before": before, "after": after, "result": result, "weights": weights, "state": state,
+           "base": base}
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def test_tiny_tuning_beats_the_untuned_model_on_held_back_questions(tiny_run) -> None:

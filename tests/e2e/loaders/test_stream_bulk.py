@@ -4,6 +4,7 @@ path (neo4j-admin import) giving the same graph as the transactional path. Real 
 from __future__ import annotations
 
 import itertools
+import shutil
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,8 @@ def own_server(tmp_path_factory):
     from sgr.graph.store import GraphStore
 
     saved = {k: os.environ.get(k) for k in ("SGR_HOME", "NEO4J_URI")}
-    os.environ["SGR_HOME"] = str(tmp_path_factory.mktemp("bulk-home"))
+    home = tmp_path_factory.mktemp("bulk-home")
+    os.environ["SGR_HOME"] = str(home)
     os.environ.pop("NEO4J_URI", None)
     info = server.start(heap="768m", pagecache="128m")
     store = GraphStore(info.uri)
@@ -88,6 +90,7 @@ def own_server(tmp_path_factory):
     finally:
         store.close()
         server.stop()
+        shutil.rmtree(home, ignore_errors=True)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ def scr_cache(tmp_path_factory: pytest.TempPathFactory):
     """SCR's subgraph cache and embedding cache in a temporary folder (never the user's SGR_HOME)."""
     old = os.environ.get("SGR_CACHE_DIR")
     os.environ["SGR_CACHE_DIR"] = str(tmp_path_factory.mktemp("scr-cache"))
-    yield Path(os.environ["SGR_CACHE_DIR"])
+    cache = Path(os.environ["SGR_CACHE_DIR"])
+    yield cache
+    shutil.rmtree(cache, ignore_errors=True)
     if old is None:
         os.environ.pop("SGR_CACHE_DIR", None)
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import secrets
+import shutil
 import sys
 from pathlib import Path
 
@@ -40,6 +41,7 @@ def corpus(tmp_path_factory):
     yield {"cases": cases[::10], "canary": canary, "model": model, "token": token, "all": len(cases)}
     canary.httpd.shutdown()
     model.httpd.shutdown()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture()
