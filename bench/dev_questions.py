@@ -6,7 +6,8 @@ CWQ dev on WebQSP *test* bases and ``n_held`` other MetaQA dev questions per hop
 *train* questions (``webqsp_train_paths.jsonl``: text and gold relation paths, no topics or answers; asked against the
 CWQ dev store, whose graph holds many of their facts), split the same way. Each item is ``(question, kind, held
 out?)`` with kind the CWQ type, ``metaqa-<k>hop`` or ``webqsp-train``. :func:`webqsp_train_topics`: the WebQSP train
-questions CWQ dev builds on, with their topic entities (linking on everyday phrasing).
+questions CWQ dev builds on, with their topic entities (linking on everyday phrasing). :func:`gold_end_questions`:
+the questions with gold relation paths that none of those use (the word–relation lexicon's).
 """
 
 from __future__ import annotations
@@ -51,6 +52,21 @@ def webqsp_train(n_train: int, n_held: int, seed: int) -> list[DevItem]:
     pick = random.Random(seed).sample(rows, min(len(rows), n_train + n_held))
     return [(Question(id=r["id"], text=r["question"], gold_paths=[list(p) for p in r["ground_paths"]]),
              "webqsp-train", i >= n_train) for i, r in enumerate(pick)]
+
+
+def gold_end_questions(exclude: set[str], per_hop: int = 1000) -> list[tuple[str, list[str]]]:
+    """(text, the relations that end its gold paths) of every WebQSP train question and the first ``per_hop`` MetaQA
+    dev questions per hop (file order), leaving out the ids in ``exclude`` (the questions a ranker trains or is checked
+    on): what :func:`sgr.methods.sgr.word_relations.fit_word_relations` learns from."""
+    out = []
+    for line in open(shared_data_dir() / "webqsp" / "webqsp_train_paths.jsonl", encoding="utf-8"):
+        r = json.loads(line)
+        if r["id"] not in exclude:
+            out.append((r["question"], [p[-1] for p in r["ground_paths"] if p]))
+    for hop in (1, 2, 3):
+        qs = [q for q in read_metaqa(shared_data_dir() / "metaqa" / f"{hop}hop_dev.tsv") if q.id not in exclude]
+        out += [(q.text, [p[-1] for p in q.gold_paths if p]) for q in qs[:per_hop]]
+    return out
 
 
 def extract_cached(name: str, extract: Callable[[GraphStore, Sequence[DevItem], str], list[dict]], *,

@@ -43,10 +43,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from dev_questions import DevItem, extract_cached  # noqa: E402
+from dev_questions import DevItem, cwq_dev, extract_cached, gold_end_questions, metaqa_dev, webqsp_train  # noqa: E402
 from record import RESULTS, write_result  # noqa: E402
 from sgr.core.errors import EntityNotFound  # noqa: E402
-from sgr.core.logistic import fit_listwise  # noqa: E402
+from sgr.core.logistic import asset_file, fit_listwise  # noqa: E402
 from sgr.core.types import Prediction  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.base import MethodContext  # noqa: E402
@@ -54,6 +54,8 @@ from sgr.methods.registry import create_method  # noqa: E402
 from sgr.methods.sgr.config import ExpansionConfig  # noqa: E402
 from sgr.methods.sgr.path_ranker import FEATURES, asset_path, load_path_ranker, train_path_ranker  # noqa: E402
 from sgr.methods.sgr.trace import SGRResult  # noqa: E402
+from sgr.methods.sgr.word_relations import ASSET as WORDS_ASSET  # noqa: E402
+from sgr.methods.sgr.word_relations import WordRelations, fit_word_relations  # noqa: E402
 from sgr.retrieval.entities import EntityLinker  # noqa: E402
 
 
@@ -138,6 +140,25 @@ def select(train: list[dict], grid: list[tuple[int, int]]) -> tuple[tuple[int, i
     return best, cv
 
 
+def fit_lexicon(used: set[str], write: bool) -> WordRelations:
+    """The word–relation lexicon (``lex_last``) of the dev questions with gold paths that the ranker neither trains
+    nor is checked on (:func:`dev_questions.gold_end_questions`), written to ``sgr/assets/`` with ``write``."""
+    lexicon = fit_word_relations(gold_end_questions(used), provenance={
+        "trained_by": "python bench/path_ranker.py",
+        "data": "WebQSP train gold paths and 1,000 MetaQA dev questions per hop, none the path ranker uses"})
+    if write:
+        lexicon.save(asset_file(WORDS_ASSET))
+        print(f"wrote {asset_file(WORDS_ASSET)} ({len(lexicon.scores)} relations)")
+    return lexicon
+
+
+def add_word_scores(rows: list[dict], text: dict[str, str], lexicon: WordRelations) -> None:
+    """Each path's ``lex_last`` from ``lexicon``, as G_q computes it (an extraction cached before the term had none)."""
+    for r in rows:
+        for p in r["paths"]:
+            p["parts"]["lex_last"] = lexicon.score(text[r["id"]], p["relations"][-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--metaqa-uri", required=True, help="bolt URI of a store with the MetaQA KB")
@@ -159,10 +180,15 @@ def main() -> None:
     args = ap.parse_args()
 
     name = "path_ranker" if args.hops == 2 else f"path_ranker_hops{args.hops}"
+    items = cwq_dev() + metaqa_dev(args.metaqa_train, args.metaqa_heldout, args.seed)
+    if args.webqsp_train or args.webqsp_heldout:
+        items += webqsp_train(args.webqsp_train, args.webqsp_heldout, args.seed)
+    lexicon = fit_lexicon({q.id for q, _, _ in items}, write=not args.no_write_model)
     rows = extract_cached(name, lambda store, items, part: extract(store, items, part, args.hops),
                           cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
                           n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse,
                           webqsp=(args.webqsp_train, args.webqsp_heldout))
+    add_word_scores(rows, {q.id: q.text for q, _, _ in items}, lexicon)
     train = [r for r in rows if not r["heldout"]]
     held = [r for r in rows if r["heldout"]]
     groups, labels = groups_of(train)

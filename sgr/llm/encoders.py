@@ -156,14 +156,16 @@ def fresh_sentence_encoder(name: str = "minilm"):  # -> SentenceTransformer
     return SentenceTransformer(str(encoder_path(name)), device="cpu")
 
 
-_caches: dict[str, KVCache] = {}
+_caches: dict[Path, KVCache] = {}
 
 
 def _embedding_cache(name: str) -> KVCache:
-    """The vectors of encoder ``name``: ``cache_dir("embeddings")/NAME.sqlite``, key = sha256(name, text)."""
-    if name not in _caches:
-        _caches[name] = KVCache(cache_dir("embeddings") / f"{name}.sqlite", "vectors")
-    return _caches[name]
+    """The vectors of encoder ``name``: ``cache_dir("embeddings")/NAME.sqlite``, key = sha256(name, text); one open
+    cache per file, so a cache folder configured later (``SGR_CACHE_DIR``, ``SGR_HOME``) is the one written."""
+    path = cache_dir("embeddings") / f"{name}.sqlite"
+    if path not in _caches:
+        _caches[path] = KVCache(path, "vectors")
+    return _caches[path]
 
 
 def _text_key(name: str, text: str) -> str:

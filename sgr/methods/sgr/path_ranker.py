@@ -20,10 +20,12 @@ first, last, weakest; cos(q, text(P)); the order of the model's relations; align
 an end named in the question; the type check), the path's shape (entity hops, CVT steps) and P(h(P) | q) of the hop
 model (:mod:`sgr.retrieval.hops`), the size of its answer set, whether it ends on another linked entity, and whether
 it ends on the kind of entity the question only describes (``described_end``/``described_sim``: "where did *the
-author* that published X grow up?" — composition's bridge, :func:`sgr.core.lexicon.described_nouns`). The
-target is whether the path reaches a gold answer. ``bench/path_ranker.py`` builds the examples from CWQ dev (on
-WebQSP train bases) and MetaQA dev, fits the weights (scikit-learn), checks them on held-out dev questions and
-writes ``sgr/assets/path_ranker.json``; without that file G_q keeps the hand-set sum.
+author* that published X grow up?" — composition's bridge, :func:`sgr.core.lexicon.described_nouns`), and how
+strongly a word of the question goes with its last relation in dev questions' gold paths (``lex_last``: "what did …
+*do*" → ``profession``, :mod:`sgr.methods.sgr.word_relations`). The target is whether the path reaches a gold
+answer. ``bench/path_ranker.py`` builds the examples from CWQ dev (on WebQSP train bases) and MetaQA dev, fits the
+weights (scikit-learn), checks them on held-out dev questions and writes ``sgr/assets/path_ranker.json``; without
+that file G_q keeps the hand-set sum.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ DEEP_ASSET = "path_ranker_deep.json"
 #: φ(P, q), in order (module docstring).
 FEATURES = ("rel_mean", "rel_first", "rel_last", "rel_min", "path_sim", "order", "alignment", "named_end",
             "type_check", "hops1", "hops2", "hops3", "cvt_steps", "p_hops", "p_hops_gap", "log_answers",
-            "ends_on_linked", "described_end", "described_sim")
+            "ends_on_linked", "described_end", "described_sim", "lex_last")
 
 #: s(P): the path ranker is an :class:`~sgr.core.mlp.MLPScorer` over :data:`FEATURES`
 PathRanker = MLPScorer

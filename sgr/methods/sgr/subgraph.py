@@ -53,6 +53,7 @@ from sgr.methods.sgr.path_ranker import PathRanker, load_path_ranker
 from sgr.retrieval.entities import LinkedEntity
 from sgr.retrieval.hops import HOP_CLASSES, hop_class, length_penalty, load_hop_model
 from sgr.methods.sgr.schema import QuestionSchema
+from sgr.methods.sgr.word_relations import load_word_relations, question_words
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
 
@@ -269,6 +270,7 @@ class SubgraphBuilder:
         other_entities = {s.id for s in seeds}
         qnorm = f" {normalise(schema.question)} "
         described = described_nouns(schema.question)  # composition's bridge nouns ("the author that …")
+        lexicon, qwords = load_word_relations(), question_words(schema.question)  # the words that ask for r_last
         fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
@@ -318,8 +320,9 @@ class SubgraphBuilder:
                         children.append(_State(steps, hops, frontier, is_cvt))
                 if not children:
                     break
-                rel_scores = self._relation_scores(schema, sorted({r for c in children for r, _ in c.steps}),
-                                                   question, beta)
+                round_rels = sorted({r for c in children for r, _ in c.steps})
+                rel_scores = self._relation_scores(schema, round_rels, question, beta)
+                word_scores = {r: lexicon.score(qwords, r) for r in round_rels} if lexicon else {}
                 path_sims = self._path_similarities(children, qvec)
                 if cfg.schema_guided:
                     self._embed_missing([c.value for c in schema.constraints if c.kind == "type" and c.value]
@@ -328,7 +331,7 @@ class SubgraphBuilder:
                 for c, psim in zip(children, path_sims):
                     sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)
                     self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg,
-                                ranker, hop_dist, described)
+                                ranker, hop_dist, described, word_scores)
                     c.score = sp.score
                     if not c.in_cvt:
                         finished.append((c, sp))
@@ -358,7 +361,8 @@ class SubgraphBuilder:
     def _score(self, sp: SchemaPath, schema: QuestionSchema, rel_scores: dict[str, float], path_sim: float,
                others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig,
                ranker: PathRanker | None = None, hop_dist: dict[int, float] | None = None,
-               described: set[str] | frozenset[str] = frozenset()) -> None:
+               described: set[str] | frozenset[str] = frozenset(),
+               word_scores: dict[str, float] | None = None) -> None:
         """s(P) of one schema path: the learned ranker over its terms (:mod:`sgr.methods.sgr.path_ranker`) when one is
         given, else the hand-set sum of the module docstring; ``sp.parts`` records every term either way."""
         rels = sp.relations
@@ -412,7 +416,8 @@ class SubgraphBuilder:
                     "cvt_steps": float(len(sp.steps) - sp.hops), "p_hops": p_hops,
                     "p_hops_gap": length_penalty(sp.hops, hop_dist) if hop_dist else 0.0,
                     "log_answers": math.log1p(len(sp.walks)), "ends_on_linked": float(bool(others & set(sp.walks))),
-                    "described_end": float(bool(described & role_words)), "described_sim": described_sim}
+                    "described_end": float(bool(described & role_words)), "described_sim": described_sim,
+                    "lex_last": (word_scores or {}).get(rels[-1], 0.0) if rels else 0.0}
         if ranker is not None:  # fitted without a model's order (dev runs had no schema stage): it lifts as in
             learned = ranker.score(sp.parts)  # relevance, s = (1 − α)·s_learned + α·order(P)
             sp.score = (1 - cfg.order_weight) * learned + cfg.order_weight * order if schema.ordered else learned

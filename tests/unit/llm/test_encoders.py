@@ -63,3 +63,11 @@ def test_mpnet_is_assembled_once_and_loads_as_768d_mpnet() -> None:
     vecs = encoders.embed_texts(["who directed the godfather?", "film film directed by"], "mpnet", cache=False)
     assert vecs.shape == (2, 768)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_embedding_cache_follows_the_configured_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A cache folder configured after a first embedding is the one written (not the first one's, which may be gone)."""
+    for sub in ("a", "b"):
+        monkeypatch.setenv("SGR_CACHE_DIR", str(tmp_path / sub))
+        encoders.embed_texts(["where was the composer born"], "minilm")
+        assert (tmp_path / sub / "embeddings" / "minilm.sqlite").is_file()

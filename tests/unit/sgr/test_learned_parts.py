@@ -9,6 +9,7 @@ from sgr.methods.sgr.constraints import unchecked_constraints
 from sgr.methods.sgr.path_ranker import FEATURES, PathRanker, train_path_ranker
 from sgr.methods.sgr.schema import Constraint, rule_constraints
 from sgr.methods.sgr.subgraph import ExpansionConfig, expansion_depth
+from sgr.methods.sgr.word_relations import WordRelations, fit_word_relations, load_word_relations
 from sgr.retrieval import mentions
 from sgr.retrieval.hops import HOP_CLASSES, HopModel, hop_class, length_penalty
 
@@ -93,6 +94,28 @@ def test_path_ranker_learns_a_term_whose_meaning_depends_on_the_question_shape()
     assert acc(r) > 0.9 and acc(lin) < 0.7
     assert r.score(_parts(rel_mean=0.9, p_hops=1.0)) > r.score(_parts(rel_mean=0.1, p_hops=1.0))
     assert r.score(_parts(rel_mean=0.1, p_hops=0.0)) > r.score(_parts(rel_mean=0.9, p_hops=0.0))
+
+
+def test_word_relations_learn_the_word_that_asks_for_the_last_relation_and_round_trip(tmp_path):
+    """"do" asks for a profession in every question that has it, "live" for a residence; "the" goes with every
+    relation alike and tells nothing; a word the dev questions never had scores 0."""
+    qs = [("what did the singer of X do", ["people.person.profession"]),
+          ("what did the author of Y do for a living", ["people.person.profession"]),
+          ("what does Z do", ["people.person.profession"]),
+          ("where does the author of W live", ["people.person.places_lived"]),
+          ("where did the painter live", ["people.person.places_lived"]),
+          ("what is the capital of the country", ["location.country.capital"])] * 3
+    lex = fit_word_relations(qs, prior_relations=3)  # the prior's mass on three relations, as many as there are
+    prof = "people.person.profession"
+    assert lex.score("what did the composer of Q do", prof) > 0.3
+    assert lex.score("what did the composer of Q do", "people.person.places_lived") < lex.score(
+        "where did the composer of Q live", "people.person.places_lived")
+    assert lex.score("the", prof) == 0.0 and lex.score("when was Q founded", prof) == 0.0
+    assert lex.score("what did Q do", "film.film.directed_by") == 0.0  # a relation it never saw
+    again = load_word_relations(lex.save(tmp_path / "w.json"))
+    assert isinstance(again, WordRelations) and again.scores == lex.scores
+    assert again.provenance["questions"] == len(qs)
+    assert load_word_relations(tmp_path / "missing.json") is None
 
 
 def _cand(span, start, end, node, match=1.0, types=(), type_node=0.0):
