@@ -89,3 +89,16 @@ def test_expansion_goes_a_hop_deeper_when_the_question_asks_for_a_far_answer(met
     assert off.cost["hops"] == 2 and all(sp.hops <= 2 for sp in off.schema_paths)
     near = expand("what genre is A Dirty Shame")
     assert near.cost["hops"] == 2
+
+
+@pytest.mark.parametrize("question,relation", [("what genre is A Dirty Shame", "has_genre"),
+                                               ("who directed A Dirty Shame", "directed_by")])
+def test_g_q_reads_the_word_that_asks_for_the_last_relation(metaqa_graph, question, relation):
+    """On the real graph, G_q gives the one-hop path that the question's word asks for ("genre", "directed") the
+    highest ``lex_last`` of its one-hop paths, from the shipped word–relation lexicon."""
+    b, retr = builder(metaqa_graph)
+    seeds = EntityLinker(metaqa_graph).link_given(["A Dirty Shame"])
+    g = b.build(QuestionSchema(question, relations=retr.retrieve(question, 10)), seeds, ExpansionConfig(hops=2),
+                masked_question=question.replace("A Dirty Shame", "X"))
+    one = {sp.relations[-1]: sp.parts["lex_last"] for sp in g.schema_paths if len(sp.relations) == 1}
+    assert len(one) > 1 and one[relation] > 0 and one[relation] == max(one.values()), one
