@@ -55,7 +55,7 @@ from sgr.methods.sgr.config import ExpansionConfig  # noqa: E402
 from sgr.methods.sgr.path_ranker import FEATURES, asset_path, load_path_ranker, train_path_ranker  # noqa: E402
 from sgr.methods.sgr.trace import SGRResult  # noqa: E402
 from sgr.methods.sgr.word_relations import ASSET as WORDS_ASSET  # noqa: E402
-from sgr.methods.sgr.word_relations import WordRelations, fit_word_relations  # noqa: E402
+from sgr.methods.sgr.word_relations import WordRelations, fit_word_relations, lexicon_words  # noqa: E402
 from sgr.retrieval.entities import EntityLinker  # noqa: E402
 
 
@@ -155,8 +155,9 @@ def fit_lexicon(used: set[str], write: bool) -> WordRelations:
 def add_word_scores(rows: list[dict], text: dict[str, str], lexicon: WordRelations) -> None:
     """Each path's ``lex_last`` from ``lexicon``, as G_q computes it (an extraction cached before the term had none)."""
     for r in rows:
+        words = lexicon_words(text[r["id"]])  # once per question, as G_q reads them once per build
         for p in r["paths"]:
-            p["parts"]["lex_last"] = lexicon.score(text[r["id"]], p["relations"][-1])
+            p["parts"]["lex_last"] = lexicon.score(words, p["relations"][-1])
 
 
 def main() -> None:

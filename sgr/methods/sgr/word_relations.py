@@ -34,8 +34,9 @@ ASSET = "word_relations.json"
 _WORD = re.compile(r"[a-z]+")
 
 
-def question_words(question: str) -> set[str]:
-    """The question's lower-case words, each as :func:`~sgr.core.lexicon.singular` gives it."""
+def lexicon_words(question: str) -> set[str]:
+    """The question's lower-case words, each as :func:`~sgr.core.lexicon.singular` gives it: what the lexicon counts
+    (not :func:`sgr.retrieval.mentions.question_words`, the cased words mention spans are cut from)."""
     return {singular(w) for w in _WORD.findall(question.lower())}
 
 
@@ -51,7 +52,7 @@ class WordRelations:
         by_word = self.scores.get(relation)
         if not by_word:
             return 0.0
-        words = question_words(question) if isinstance(question, str) else question
+        words = lexicon_words(question) if isinstance(question, str) else question
         return max((by_word.get(w, 0.0) for w in words), default=0.0)
 
     def save(self, path: Path) -> Path:
@@ -72,7 +73,7 @@ def fit_word_relations(questions: Iterable[tuple[str, Iterable[str]]], *, beta: 
         if not rels:
             continue
         n += 1
-        words = question_words(text)
+        words = lexicon_words(text)
         for r in rels:
             c_r[r] += 1 / len(rels)
         for w in words:
