@@ -11,11 +11,11 @@
    :func:`sgr.methods.sgr.trace.recorded_signals`) are recomputed from it by the code in use, so adding one needs no
    second run of the questions.
 2. **Fit**: the calibrator of (method, model) on those dev predictions and the unanswerable set's (step 4: dev
-   questions whose answers were taken out of the graph, so any answer there is wrong) — logistic weights on one
-   half, the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
-   answers) on the other half's real dev questions (not its unanswerable rows, :func:`fit`), halves split by CWQ
-   base question — written to ``sgr/assets/calibration.json``. The dev
-   figures are cross-fitted (each half scored by a calibrator fitted on the other), so they are not in-sample.
+   questions whose answers were taken out of the graph, so any answer there is wrong) — logistic weights on all of
+   them, the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
+   answers) on the real dev questions' out-of-fold scores (not the unanswerable rows, :func:`fit`), folds split by
+   CWQ base question — written to ``sgr/assets/calibration.json``. The dev figures are cross-fitted (each half,
+   split the same way, scored by a calibrator fitted on the other), so they are not in-sample.
    ``--signals compact`` reads :data:`sgr.methods.confidence.COMPACT_SIGNALS` only (for a small dev set); the L2
    strength C is the best of :data:`C_GRID` by grouped 5-fold AUROC within each dataset on the rows being fitted
    (``--c cv``, the default; each cross-fitted half chooses its own). ``--extra-dev DIR`` pools more finished dev
@@ -164,15 +164,15 @@ def halves(rows: list, seed: int = 0) -> tuple[list, list]:
 UNANSWERABLE_TAG = "#unanswerable"
 
 
-def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] = SIGNALS, c: float = 1.0
-        ) -> Calibrator:
-    """Logistic weights on one half of ``rows``, the isotonic map and threshold on the other half's real dev questions:
-    the unanswerable sets teach the ranking what "the graph cannot answer" looks like, but their share of the rows is
-    the benchmark's choice, so they do not set what a confidence means (with them, WebQSP train's ECE was 0.23)."""
-    a, b = halves(rows)
-    b = [r for r in b if not r[0].endswith(UNANSWERABLE_TAG)]
-    return fit_calibrator([s for _, s, _ in a], [int(y) for _, _, y in a], [s for _, s, _ in b],
-                          [int(y) for _, _, y in b], c=c, keep_correct=keep, signals=signals, provenance=prov)
+def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] = SIGNALS, c: float = 1.0,
+        k: int = 5) -> Calibrator:
+    """Logistic weights on all ``rows``, the isotonic map and threshold on the real dev questions' out-of-fold scores
+    (grouped ``k`` folds, :func:`folds`): the unanswerable sets teach the ranking what "the graph cannot answer" looks
+    like, but their share of the rows is the benchmark's choice, so they do not set what a confidence means (with
+    them, WebQSP train's ECE was 0.23)."""
+    return fit_calibrator([s for _, s, _ in rows], [int(y) for _, _, y in rows], folds(rows, k, 0),
+                          iso=[not q.endswith(UNANSWERABLE_TAG) for q, _, _ in rows], c=c, keep_correct=keep,
+                          signals=signals, provenance=prov)
 
 
 #: the calibrator's L2 strengths ``choose_c`` tries

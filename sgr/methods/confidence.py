@@ -9,14 +9,16 @@ was linked, whether a constraint could not be checked, whether a second round re
 (:meth:`sgr.methods.sgr.trace.SGRResult.signals`), and how the top answer is supported among the strongest
 voting walks (how many reach it and their share of the walks, the best one's ω and its lead over a walk to another
 answer by another relation path), how many kinds of candidate source (the model's paths, a plan, G_q's compiled path)
-reach it, and whether the graph names relations Freebase-style (:func:`sgr.methods.sgr.trace.evidence_signals`); for
-other methods the answer scores' margin and the path length (:func:`generic_signals`). A :class:`Calibrator` maps
-them to P(top answer correct):
+reach it, how well the relation that gives it fits the word that asks for the answer (the word–relation lexicon's
+score of its paths' last relation), and whether the graph names relations Freebase-style
+(:func:`sgr.methods.sgr.trace.evidence_signals`); for other methods the answer scores' margin and the path length
+(:func:`generic_signals`). A :class:`Calibrator` maps them to P(top answer correct):
 
     p = iso(σ(w · z(signals) + b))
 
-logistic regression over the standardised signals (scikit-learn), then isotonic regression of its output on a
-separate half of the dev predictions, so p is calibrated (reliability diagram on the diagonal), not only ranked.
+logistic regression over the standardised signals (scikit-learn), then isotonic regression of its cross-fitted output
+on the dev predictions (:func:`fit_calibrator`), so p is calibrated (reliability diagram on the diagonal), not only
+ranked.
 Calibrators are fitted per method and model on dev runs (``bench/confidence.py``: CWQ dev, MetaQA dev) and shipped
 in ``sgr/assets/calibration.json`` with their provenance and abstention threshold; a method or model without one gets
 no confidence (``None``), and nothing abstains on an uncalibrated number.
@@ -49,7 +51,7 @@ SIGNALS = ("answered", "top_score", "score_margin", "log_answers", "path_length"
            "source_compiled", "source_graph", "vote_share", "vote_margin", "gq_top", "gq_margin", "rho_top",
            "link_given", "link_score", "unchecked", "relaxed", "gq_path_sim", "gq_rel_mean", "gq_rel_last",
            "gq_type_check", "ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "dotted_names",
-           "ev_sources")
+           "ev_sources", "ev_lex_last")
 #: the few signals a calibrator fitted on a small dev set reads (``bench/confidence.py --signals compact``): with a
 #: few hundred dev answers, all of :data:`SIGNALS` overfit (the shipped path generator's first fit, CWQ dev
 #: cross-fitted AUROC 0.49); these are the ones that separate right from wrong answers on CWQ dev and MetaQA dev
@@ -69,7 +71,7 @@ REASONS = {
 REASON_SIGNALS = {
     "no_path": ("gq_top", "gq_margin", "path_length", "rho_top", "top_score", "score_margin", "gq_path_sim",
                 "gq_rel_mean", "gq_rel_last", "gq_type_check", "ev_votes_top", "ev_vote_share", "ev_omega_top",
-                "ev_rival_gap", "ev_sources"),
+                "ev_rival_gap", "ev_sources", "ev_lex_last"),
     "not_valid": ("valid_any", "v_top", "delta_top", "gamma_top", "route_direct", "route_collaborative"),
     "unchecked": ("unchecked", "relaxed"),
     "linking": ("link_given", "link_score"),
@@ -133,22 +135,30 @@ class Calibrator:
                    np.asarray(d["iso_y"], dtype=np.float64), float(d.get("threshold", 0.0)))
 
 
-def fit_calibrator(fit: Sequence[Mapping[str, float]], fit_labels: Sequence[int],
-                   iso: Sequence[Mapping[str, float]], iso_labels: Sequence[int], *, c: float = 1.0,
-                   signals: Sequence[str] = SIGNALS, keep_correct: float = 0.95,
-                   provenance: dict[str, Any] | None = None) -> Calibrator:
-    """Logistic weights on ``fit``, the isotonic map on ``iso`` (held apart), and the threshold that keeps
-    ``keep_correct`` of the correct answers of ``iso``."""
+def fit_calibrator(rows: Sequence[Mapping[str, float]], labels: Sequence[int], folds: Sequence[int], *,
+                   iso: Sequence[bool] | None = None, c: float = 1.0, signals: Sequence[str] = SIGNALS,
+                   keep_correct: float = 0.95, provenance: dict[str, Any] | None = None) -> Calibrator:
+    """Logistic weights on all ``rows``; the isotonic map on their *out-of-fold* scores, each row scored by the weights
+    fitted without its fold (``folds``: one fold index per row), over the rows ``iso`` marks (default: all); and the
+    threshold that keeps ``keep_correct`` of those rows' correct answers. Cross-fitting lets both parts see every row
+    (scikit-learn's ``CalibratedClassifierCV(ensemble=False)`` does the same); fitting them on two halves left the map a
+    quarter of the data in each cross-fitted half, and calibrated worse (bench/experiments/confidence.md)."""
     from sklearn.isotonic import IsotonicRegression
 
-    cal = Calibrator(LogisticScorer.fit(signals, fit, fit_labels, c=c, provenance=provenance), np.zeros(0),
-                     np.zeros(0))
-    raw = np.asarray([cal.raw(s) for s in iso])
-    y = np.asarray(iso_labels, dtype=np.float64)
+    n = len(rows)
+    oof = np.zeros(n)
+    for k in sorted(set(folds)):
+        train = [i for i in range(n) if folds[i] != k]
+        part = LogisticScorer.fit(signals, [rows[i] for i in train], [labels[i] for i in train], c=c)
+        for i in range(n):
+            if folds[i] == k:
+                oof[i] = part.score(rows[i])
+    keep = np.ones(n, dtype=bool) if iso is None else np.asarray(iso, dtype=bool)
+    raw, y = oof[keep], np.asarray(labels, dtype=np.float64)[keep]
     ir = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(raw, y)
-    cal.iso_x, cal.iso_y = np.asarray(ir.X_thresholds_, dtype=np.float64), np.asarray(ir.y_thresholds_, dtype=np.float64)
-    probs = np.asarray([cal.probability(s) for s in iso])
-    correct = np.sort(probs[y == 1])
+    cal = Calibrator(LogisticScorer.fit(signals, rows, labels, c=c, provenance=provenance),
+                     np.asarray(ir.X_thresholds_, dtype=np.float64), np.asarray(ir.y_thresholds_, dtype=np.float64))
+    correct = np.sort(np.interp(raw, cal.iso_x, cal.iso_y)[y == 1])
     if len(correct):
         cal.threshold = float(correct[int(math.floor((1.0 - keep_correct) * len(correct)))])
     return cal

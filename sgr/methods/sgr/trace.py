@@ -22,6 +22,7 @@ from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pa
 from sgr.methods.sgr.reasoning import Candidate, Vote, reliability, validation_score
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
+from sgr.methods.sgr.word_relations import lexicon_words, load_word_relations
 from sgr.retrieval.entities import LinkedEntity
 
 
@@ -80,19 +81,40 @@ def dotted_names(relations: Sequence[str]) -> float:
     return float(bool(relations) and all(r.count(".") >= 2 for r in relations))
 
 
+def asked_relation_fit(inputs: DecisionInputs, top: str, question: str, lam: float, mu: float = _DEFAULTS.mu
+                       ) -> float:
+    """How well the relation that gives ``top`` fits the word of the question that asks for the answer: the shipped
+    word–relation lexicon's score (:class:`sgr.methods.sgr.word_relations.WordRelations`) of the last relation of
+    each path that reaches it — its candidates among the :data:`EVIDENCE_CANDIDATES` best by v and its walks among
+    the :data:`EVIDENCE_VOTES` strongest by ω, as a prediction records them — the best of them; 0 without a lexicon.
+    Where the graph lacks the asked relation at the topic, the answer left comes by another one ("who wrote the
+    book the hobbit?" → a character, not ``book.written_work.author``)."""
+    lexicon = load_word_relations()
+    if lexicon is None:
+        return 0.0
+    cands = strongest(inputs.candidates, EVIDENCE_CANDIDATES, lambda c: validation_score(c.delta, c.gamma, mu))
+    votes = strongest(inputs.votes, EVIDENCE_VOTES, lambda v: reliability(v.rho, v.eta, lam))
+    ends = {p[-1] for p in [c.relations for c in cands if c.key == top] + [v.relations for v in votes
+                                                                          if v.answer == top] if p}
+    words = lexicon_words(question)
+    return max((lexicon.score(words, r) for r in ends), default=0.0)
+
+
 #: the signals :func:`evidence_signals` gives
-EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "ev_sources", "dotted_names")
+EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "ev_sources", "dotted_names",
+                    "ev_lex_last")
 
 
-def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float, mu: float = _DEFAULTS.mu
-                     ) -> dict[str, float]:
-    """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`); all 0 when there
-    is no answer."""
+def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float, mu: float = _DEFAULTS.mu,
+                     question: str = "") -> dict[str, float]:
+    """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`,
+    :func:`asked_relation_fit` of ``question``); all 0 when there is no answer."""
     if inputs is None or top is None:
         return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
     ev = answer_evidence(inputs, top, lam, mu)
     return {"ev_votes_top": math.log1p(ev.votes_top), "ev_vote_share": ev.vote_share, "ev_omega_top": ev.omega_top,
-            "ev_rival_gap": ev.rival_gap, "ev_sources": float(ev.sources), "dotted_names": dotted_names(ev.relations)}
+            "ev_rival_gap": ev.rival_gap, "ev_sources": float(ev.sources), "dotted_names": dotted_names(ev.relations),
+            "ev_lex_last": asked_relation_fit(inputs, top, question, lam, mu)}
 
 
 def recorded_signals(record: dict[str, Any], lam: float, mu: float = _DEFAULTS.mu) -> dict[str, float]:
@@ -102,7 +124,7 @@ def recorded_signals(record: dict[str, Any], lam: float, mu: float = _DEFAULTS.m
     inputs = ((record.get("extra") or {}).get("decision") or {}).get("inputs")
     answers = record.get("answers") or []
     return evidence_signals(DecisionInputs.from_dict(inputs) if inputs else None,
-                            answers[0]["id"] if answers else None, lam, mu)
+                            answers[0]["id"] if answers else None, lam, mu, record.get("question") or "")
 
 
 @dataclass
@@ -192,7 +214,7 @@ class SGRResult:
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
             **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam,
-                               self.config.mu),
+                               self.config.mu, self.question.text),
         }
 
     def decision_record(self) -> dict[str, Any]:

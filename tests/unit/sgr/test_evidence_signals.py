@@ -4,6 +4,7 @@ import pytest
 
 from sgr.methods.sgr import trace
 from sgr.methods.sgr.decision import CandidateIn, DecisionInputs, VoteIn
+from sgr.methods.sgr.word_relations import fit_word_relations
 
 AUTHOR, CHARACTER = ("book.written_work.author",), ("book.book.characters",)
 
@@ -57,11 +58,11 @@ def test_relation_paths_are_read_under_their_paired_names():
 
 
 def test_evidence_signals_from_a_stored_prediction_equal_the_live_ones():
-    live = trace.evidence_signals(hobbit(), "tolkien", 0.3)
+    live = trace.evidence_signals(hobbit(), "tolkien", 0.3, question="who wrote the hobbit?")
     record = {"question": "who wrote the hobbit?", "answers": [{"id": "tolkien", "text": "Tolkien"}],
               "extra": {"decision": {"inputs": hobbit().to_dict(50, 0.3)}}}
     assert trace.recorded_signals(record, 0.3) == pytest.approx(live)
-    assert set(live) == set(trace.EVIDENCE_SIGNALS) and live["dotted_names"] == 1.0
+    assert set(live) == set(trace.EVIDENCE_SIGNALS) and live["dotted_names"] == 1.0 and live["ev_lex_last"] > 0
     assert trace.recorded_signals({"question": "q", "answers": []}, 0.3) == dict.fromkeys(trace.EVIDENCE_SIGNALS, 0.0)
 
 
@@ -87,3 +88,23 @@ def test_sources_count_the_kinds_of_candidate_source_that_reach_the_answer():
               "extra": {"decision": {"inputs": inputs.to_dict(trace.EVIDENCE_VOTES, 0.3, trace.EVIDENCE_CANDIDATES,
                                                               0.5)}}}
     assert trace.recorded_signals(record, 0.3, 0.5)["ev_sources"] == 2.0
+
+
+def test_lex_last_is_the_lexicon_score_of_the_relation_that_reaches_the_answer(monkeypatch):
+    lexicon = fit_word_relations([("who wrote it?", AUTHOR), ("who wrote that?", AUTHOR), ("which characters are in it?", CHARACTER),
+                                  ("what characters are there?", CHARACTER)])
+    monkeypatch.setattr(trace, "load_word_relations", lambda: lexicon)
+    wrote = trace.asked_relation_fit(hobbit(), "tolkien", "who wrote the hobbit?", 0.3)
+    assert wrote == pytest.approx(lexicon.score("who wrote the hobbit?", AUTHOR[0])) and wrote > 0
+    # the answer reached only by a character walk does not fit "wrote"; it fits "characters"
+    assert trace.asked_relation_fit(hobbit(), "gloin", "who wrote the hobbit?", 0.3) == 0.0
+    assert trace.asked_relation_fit(hobbit(), "gloin", "which characters are in the hobbit?", 0.3) > 0
+    # the best of the answer's paths counts: its candidate's, and its walks' (the second walk ends in book.author)
+    assert trace.asked_relation_fit(hobbit(), "nobody", "who wrote the hobbit?", 0.3) == 0.0
+    monkeypatch.setattr(trace, "load_word_relations", lambda: None)  # no lexicon: 0
+    assert trace.evidence_signals(hobbit(), "tolkien", 0.3, question="who wrote the hobbit?")["ev_lex_last"] == 0.0
+
+
+def test_the_shipped_lexicon_tells_the_author_from_a_character_for_who_wrote():
+    q = "who wrote the book the hobbit?"
+    assert trace.asked_relation_fit(hobbit(), "tolkien", q, 0.3) > trace.asked_relation_fit(hobbit(), "gloin", q, 0.3)
