@@ -309,7 +309,7 @@ class SGRAnswerer:
         from sgr.methods.sgr.exemplars import mask_entity
 
         assert result.schema is not None
-        result.prediction.extra["linked"] = [{"mention": e.mention, "id": e.id, "method": e.method}
+        result.prediction.extra["linked"] = [{"mention": e.mention, "id": e.id, "name": e.name, "method": e.method}
                                              for e in result.entities]
         masked = mask_entity(question.text, result.entities[0].label)
         cfg = self.config.at_depth(result.hops)

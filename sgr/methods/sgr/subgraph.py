@@ -53,7 +53,7 @@ from sgr.methods.sgr.path_ranker import PathRanker, load_path_ranker
 from sgr.retrieval.entities import LinkedEntity
 from sgr.retrieval.hops import HOP_CLASSES, hop_class, length_penalty, load_hop_model
 from sgr.methods.sgr.schema import QuestionSchema
-from sgr.methods.sgr.word_relations import lexicon_words, load_word_relations
+from sgr.methods.sgr.word_relations import asking_words, load_word_relations
 from sgr.graph.store import GraphStore, relation_text
 from sgr.core.types import ReasoningPath
 
@@ -270,7 +270,8 @@ class SubgraphBuilder:
         other_entities = {s.id for s in seeds}
         qnorm = f" {normalise(schema.question)} "
         described = described_nouns(schema.question)  # composition's bridge nouns ("the author that …")
-        lexicon, qwords = load_word_relations(), lexicon_words(schema.question)  # the words that ask for r_last
+        lexicon = load_word_relations()
+        qwords = asking_words(schema.question, [t for s in seeds for t in (s.mention, s.label)])  # ask for r_last
         fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]

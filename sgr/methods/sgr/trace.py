@@ -22,7 +22,7 @@ from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pa
 from sgr.methods.sgr.reasoning import Candidate, Vote, reliability, validation_score
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
-from sgr.methods.sgr.word_relations import lexicon_words, load_word_relations
+from sgr.methods.sgr.word_relations import asking_words, load_word_relations
 from sgr.retrieval.entities import LinkedEntity
 
 
@@ -81,9 +81,10 @@ def dotted_names(relations: Sequence[str]) -> float:
     return float(bool(relations) and all(r.count(".") >= 2 for r in relations))
 
 
-def asked_relation_fit(inputs: DecisionInputs, top: str, question: str, lam: float, mu: float = _DEFAULTS.mu
-                       ) -> float:
-    """How well the relation that gives ``top`` fits the word of the question that asks for the answer: the shipped
+def asked_relation_fit(inputs: DecisionInputs, top: str, question: str, lam: float, mu: float = _DEFAULTS.mu,
+                       names: Sequence[str] = ()) -> float:
+    """How well the relation that gives ``top`` fits the word of the question that asks for the answer (its words
+    outside the linked entities' ``names``, :func:`~sgr.methods.sgr.word_relations.asking_words`): the shipped
     word–relation lexicon's score (:class:`sgr.methods.sgr.word_relations.WordRelations`) of the last relation of
     each path that reaches it — its candidates among the :data:`EVIDENCE_CANDIDATES` best by v and its walks among
     the :data:`EVIDENCE_VOTES` strongest by ω, as a prediction records them — the best of them; 0 without a lexicon.
@@ -96,7 +97,7 @@ def asked_relation_fit(inputs: DecisionInputs, top: str, question: str, lam: flo
     votes = strongest(inputs.votes, EVIDENCE_VOTES, lambda v: reliability(v.rho, v.eta, lam))
     ends = {p[-1] for p in [c.relations for c in cands if c.key == top] + [v.relations for v in votes
                                                                           if v.answer == top] if p}
-    words = lexicon_words(question)
+    words = asking_words(question, names)
     return max((lexicon.score(words, r) for r in ends), default=0.0)
 
 
@@ -106,25 +107,27 @@ EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_g
 
 
 def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float, mu: float = _DEFAULTS.mu,
-                     question: str = "") -> dict[str, float]:
+                     question: str = "", names: Sequence[str] = ()) -> dict[str, float]:
     """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`,
-    :func:`asked_relation_fit` of ``question``); all 0 when there is no answer."""
+    :func:`asked_relation_fit` of ``question`` and its linked entities' ``names``); all 0 when there is no answer."""
     if inputs is None or top is None:
         return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
     ev = answer_evidence(inputs, top, lam, mu)
     return {"ev_votes_top": math.log1p(ev.votes_top), "ev_vote_share": ev.vote_share, "ev_omega_top": ev.omega_top,
             "ev_rival_gap": ev.rival_gap, "ev_sources": float(ev.sources), "dotted_names": dotted_names(ev.relations),
-            "ev_lex_last": asked_relation_fit(inputs, top, question, lam, mu)}
+            "ev_lex_last": asked_relation_fit(inputs, top, question, lam, mu, names)}
 
 
 def recorded_signals(record: dict[str, Any], lam: float, mu: float = _DEFAULTS.mu) -> dict[str, float]:
     """:func:`evidence_signals` of a stored prediction (``predictions.jsonl``: its top answer and
     ``extra.decision.inputs``), so a signal added here needs no second run of the questions; equal to the live ones up
     to the record's rounding of ρ and η (4 decimals: under 1e-4 on the WebQSP and unanswerable runs)."""
-    inputs = ((record.get("extra") or {}).get("decision") or {}).get("inputs")
+    extra = record.get("extra") or {}
+    inputs = (extra.get("decision") or {}).get("inputs")
     answers = record.get("answers") or []
+    names = [t for e in extra.get("linked") or [] for t in (e.get("mention") or "", e.get("name") or e.get("id") or "")]
     return evidence_signals(DecisionInputs.from_dict(inputs) if inputs else None,
-                            answers[0]["id"] if answers else None, lam, mu, record.get("question") or "")
+                            answers[0]["id"] if answers else None, lam, mu, record.get("question") or "", names)
 
 
 @dataclass
@@ -214,7 +217,8 @@ class SGRResult:
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
             **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam,
-                               self.config.mu, self.question.text),
+                               self.config.mu, self.question.text,
+                               [t for e in self.entities for t in (e.mention, e.label)]),
         }
 
     def decision_record(self) -> dict[str, Any]:
