@@ -47,7 +47,7 @@ from dev_questions import DevItem, cwq_dev, extract_cached, gold_end_questions, 
 from record import RESULTS, write_result  # noqa: E402
 from sgr.core.errors import EntityNotFound  # noqa: E402
 from sgr.core.logistic import asset_file, fit_listwise  # noqa: E402
-from sgr.core.types import Prediction  # noqa: E402
+from sgr.core.types import Prediction, Question  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.base import MethodContext  # noqa: E402
 from sgr.methods.registry import create_method  # noqa: E402
@@ -55,7 +55,7 @@ from sgr.methods.sgr.config import ExpansionConfig  # noqa: E402
 from sgr.methods.sgr.path_ranker import FEATURES, asset_path, load_path_ranker, train_path_ranker  # noqa: E402
 from sgr.methods.sgr.trace import SGRResult  # noqa: E402
 from sgr.methods.sgr.word_relations import ASSET as WORDS_ASSET  # noqa: E402
-from sgr.methods.sgr.word_relations import WordRelations, fit_word_relations, lexicon_words  # noqa: E402
+from sgr.methods.sgr.word_relations import WordRelations, asking_words, fit_word_relations  # noqa: E402
 from sgr.retrieval.entities import EntityLinker  # noqa: E402
 
 
@@ -152,10 +152,12 @@ def fit_lexicon(used: set[str], write: bool) -> WordRelations:
     return lexicon
 
 
-def add_word_scores(rows: list[dict], text: dict[str, str], lexicon: WordRelations) -> None:
-    """Each path's ``lex_last`` from ``lexicon``, as G_q computes it (an extraction cached before the term had none)."""
+def add_word_scores(rows: list[dict], questions: dict[str, Question], lexicon: WordRelations) -> None:
+    """Each path's ``lex_last`` from ``lexicon``, as G_q computes it: from the question's words outside its topic
+    entities' names (an extraction cached before the term had none)."""
     for r in rows:
-        words = lexicon_words(text[r["id"]])  # once per question, as G_q reads them once per build
+        q = questions[r["id"]]
+        words = asking_words(q.text, q.topic_entities)  # once per question, as G_q reads them once per build
         for p in r["paths"]:
             p["parts"]["lex_last"] = lexicon.score(words, p["relations"][-1])
 
@@ -189,7 +191,7 @@ def main() -> None:
                           cwq_uri=os.environ.get("NEO4J_URI"), metaqa_uri=args.metaqa_uri,
                           n_train=args.metaqa_train, n_held=args.metaqa_heldout, seed=args.seed, reuse=args.reuse,
                           webqsp=(args.webqsp_train, args.webqsp_heldout))
-    add_word_scores(rows, {q.id: q.text for q, _, _ in items}, lexicon)
+    add_word_scores(rows, {q.id: q for q, _, _ in items}, lexicon)
     train = [r for r in rows if not r["heldout"]]
     held = [r for r in rows if r["heldout"]]
     groups, labels = groups_of(train)

@@ -105,6 +105,20 @@ def test_lex_last_is_the_lexicon_score_of_the_relation_that_reaches_the_answer(m
     assert trace.evidence_signals(hobbit(), "tolkien", 0.3, question="who wrote the hobbit?")["ev_lex_last"] == 0.0
 
 
+def test_lex_last_leaves_out_the_linked_entities_names_live_and_stored(monkeypatch):
+    lexicon = fit_word_relations([("what characters are in the hobbit?", CHARACTER), ("which characters are in the hobbit?",
+                                                                        CHARACTER), ("who wrote it?", AUTHOR)])
+    monkeypatch.setattr(trace, "load_word_relations", lambda: lexicon)
+    q = "who wrote the hobbit?"
+    assert trace.asked_relation_fit(hobbit(), "gloin", q, 0.3) > 0  # "hobbit" went with the characters
+    assert trace.asked_relation_fit(hobbit(), "gloin", q, 0.3, names=["hobbit", "The Hobbit"]) == 0.0
+    record = {"question": q, "answers": [{"id": "gloin", "text": "Gloin"}],
+              "extra": {"decision": {"inputs": hobbit().to_dict(50, 0.3)},
+                        "linked": [{"mention": "hobbit", "id": "m.0h0bb", "name": "The Hobbit", "method": "exact"}]}}
+    live = trace.evidence_signals(hobbit(), "gloin", 0.3, question=q, names=["hobbit", "The Hobbit"])
+    assert trace.recorded_signals(record, 0.3) == pytest.approx(live) and live["ev_lex_last"] == 0.0
+
+
 def test_the_shipped_lexicon_tells_the_author_from_a_character_for_who_wrote():
     q = "who wrote the book the hobbit?"
     assert trace.asked_relation_fit(hobbit(), "tolkien", q, 0.3) > trace.asked_relation_fit(hobbit(), "gloin", q, 0.3)

@@ -9,7 +9,8 @@ from sgr.methods.sgr.constraints import unchecked_constraints
 from sgr.methods.sgr.path_ranker import FEATURES, PathRanker, train_path_ranker
 from sgr.methods.sgr.schema import Constraint, rule_constraints
 from sgr.methods.sgr.subgraph import ExpansionConfig, expansion_depth
-from sgr.methods.sgr.word_relations import WordRelations, fit_word_relations, load_word_relations
+from sgr.methods.sgr.word_relations import (WordRelations, asking_words, fit_word_relations, lexicon_words,
+                                             load_word_relations)
 from sgr.retrieval import mentions
 from sgr.retrieval.hops import HOP_CLASSES, HopModel, hop_class, length_penalty
 
@@ -116,6 +117,23 @@ def test_word_relations_learn_the_word_that_asks_for_the_last_relation_and_round
     assert isinstance(again, WordRelations) and again.scores == lex.scores
     assert again.provenance["questions"] == len(qs)
     assert load_word_relations(tmp_path / "missing.json") is None
+
+
+def test_the_words_that_ask_leave_out_the_linked_entities_names():
+    """A name goes with its entity's usual relations in the dev questions ("japan" with the Olympics); it says which
+    entity the question is about, not which relation gives the answer."""
+    lex = fit_word_relations([("when did japan join the olympics", ["olympics.participating_countries"]),
+                              ("what olympics did japan host", ["olympics.participating_countries"]),
+                              ("what currency does france use", ["location.country.currency_used"]),
+                              ("what is the money of chile", ["location.country.currency_used"])] * 3,
+                             prior_relations=2)
+    q, olympics, currency = "what currency does japan use?", "olympics.participating_countries", \
+        "location.country.currency_used"
+    assert lex.score(q, olympics) > 0  # read with its name, the question goes with Japan's Olympics
+    asking = asking_words(q, ["japan", "Japan"])
+    assert asking == lexicon_words(q) - {"japan"}
+    assert lex.score(asking, olympics) == 0.0 and lex.score(asking, currency) > 0
+    assert asking_words(q) == lexicon_words(q)  # nothing linked: every word
 
 
 def _cand(span, start, end, node, match=1.0, types=(), type_node=0.0):
