@@ -88,8 +88,9 @@ def asked_relation_fit(inputs: DecisionInputs, top: str, question: str, lam: flo
     word–relation lexicon's score (:class:`sgr.methods.sgr.word_relations.WordRelations`) of the last relation of
     each path that reaches it — its candidates among the :data:`EVIDENCE_CANDIDATES` best by v and its walks among
     the :data:`EVIDENCE_VOTES` strongest by ω, as a prediction records them — the best of them; 0 without a lexicon.
-    Where the graph lacks the asked relation at the topic, the answer left comes by another one ("who wrote the
-    book the hobbit?" → a character, not ``book.written_work.author``)."""
+    An answer that comes by a relation no word asks for scores low ("what currency does japan use?" answered by an
+    Olympics relation). It cannot see a word that describes the topic ("the *book* the hobbit" goes with a book's
+    characters), nor whose relation it is on a longer path (bench/experiments/confidence.md)."""
     lexicon = load_word_relations()
     if lexicon is None:
         return 0.0
