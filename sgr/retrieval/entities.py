@@ -65,6 +65,12 @@ class LinkedEntity:
         return self.name or self.id
 
 
+def linked_names(entities: Iterable[LinkedEntity]) -> list[str]:
+    """Each linked entity's mention and label: the words that name the question's entities, not what it asks for
+    (the word–relation lexicon leaves them out of the question's words)."""
+    return [t for e in entities for t in (e.mention, e.label)]
+
+
 def spans(question: str, max_len: int = 6) -> list[str]:
     """Word n-grams of the question (longest first) that neither start nor end with a stop word: candidate mentions
     (:func:`sgr.retrieval.mentions.spans`)."""

@@ -50,7 +50,7 @@ from sgr.core.text import normalize as normalise
 from sgr.graph.inverses import NO_INVERSES, InverseRelations
 from sgr.methods.sgr.config import ExpansionConfig
 from sgr.methods.sgr.path_ranker import PathRanker, load_path_ranker
-from sgr.retrieval.entities import LinkedEntity
+from sgr.retrieval.entities import LinkedEntity, linked_names
 from sgr.retrieval.hops import HOP_CLASSES, hop_class, length_penalty, load_hop_model
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.word_relations import asking_words, load_word_relations
@@ -271,7 +271,7 @@ class SubgraphBuilder:
         qnorm = f" {normalise(schema.question)} "
         described = described_nouns(schema.question)  # composition's bridge nouns ("the author that …")
         lexicon = load_word_relations()
-        qwords = asking_words(schema.question, [t for s in seeds for t in (s.mention, s.label)])  # ask for r_last
+        qwords = asking_words(schema.question, linked_names(seeds))  # the words that ask for r_last
         fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from sgr.methods.sgr.reasoning import Candidate, Vote, reliability, validation_s
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
 from sgr.methods.sgr.word_relations import asking_words, load_word_relations
-from sgr.retrieval.entities import LinkedEntity
+from sgr.retrieval.entities import LinkedEntity, linked_names
 
 
 #: the voting walks the evidence signals read: the strongest by ω, as many as a prediction records
@@ -47,6 +47,13 @@ class Evidence:
     rival_gap: float  # that ω minus ω of the best walk to another answer by another relation path
     relations: Pattern  # its best relation path (its strongest walk's, else its first candidate's)
     sources: int = 0  # how many kinds of candidate source reach it (:func:`agreeing_sources`)
+    ends: frozenset[str] = frozenset()  # the last relations of the paths that reach it: its candidates among the
+    # EVIDENCE_CANDIDATES best by v and its walks among the EVIDENCE_VOTES strongest, as a prediction records them
+
+
+def best_candidates(inputs: DecisionInputs, mu: float) -> list:
+    """The :data:`EVIDENCE_CANDIDATES` best candidates by v (at this μ), as a prediction records them."""
+    return strongest(inputs.candidates, EVIDENCE_CANDIDATES, lambda c: validation_score(c.delta, c.gamma, mu))
 
 
 def agreeing_sources(inputs: DecisionInputs, top: str, mu: float) -> int:
@@ -55,8 +62,7 @@ def agreeing_sources(inputs: DecisionInputs, top: str, mu: float) -> int:
     :data:`EVIDENCE_CANDIDATES` best by v (at this μ), as a prediction records them. Sources that reach one answer
     each their own way agree on it, and an answer they agree on is more often right (self-consistency): on the dev
     runs of ``bench/experiments/confidence.md`` it is the calibrator's strongest addition."""
-    cands = strongest(inputs.candidates, EVIDENCE_CANDIDATES, lambda c: validation_score(c.delta, c.gamma, mu))
-    return len({c.origin for c in cands if c.key == top})
+    return len({c.origin for c in best_candidates(inputs, mu) if c.key == top})
 
 
 def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = _DEFAULTS.mu) -> Evidence:
@@ -71,8 +77,10 @@ def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = _D
     relations = best[0] if best else (cands[0] if cands else ())
     omega_top = best[1] if best else 0.0
     rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
+    ends = frozenset(p[-1] for p in [c.relations for c in best_candidates(inputs, mu) if c.key == top]
+                     + [v.relations for v, _ in votes if v.answer == top] if p)
     return Evidence(len(mine), len(mine) / len(votes) if votes else 0.0, float(omega_top),
-                    float(omega_top - max(rivals, default=0.0)), relations, agreeing_sources(inputs, top, mu))
+                    float(omega_top - max(rivals, default=0.0)), relations, agreeing_sources(inputs, top, mu), ends)
 
 
 def dotted_names(relations: Sequence[str]) -> float:
@@ -81,23 +89,17 @@ def dotted_names(relations: Sequence[str]) -> float:
     return float(bool(relations) and all(r.count(".") >= 2 for r in relations))
 
 
-def asked_relation_fit(inputs: DecisionInputs, top: str, question: str, lam: float, mu: float = _DEFAULTS.mu,
-                       names: Sequence[str] = ()) -> float:
-    """How well the relation that gives ``top`` fits the word of the question that asks for the answer (its words
-    outside the linked entities' ``names``, :func:`~sgr.methods.sgr.word_relations.asking_words`): the shipped
-    word–relation lexicon's score (:class:`sgr.methods.sgr.word_relations.WordRelations`) of the last relation of
-    each path that reaches it — its candidates among the :data:`EVIDENCE_CANDIDATES` best by v and its walks among
-    the :data:`EVIDENCE_VOTES` strongest by ω, as a prediction records them — the best of them; 0 without a lexicon.
-    An answer that comes by a relation no word asks for scores low ("what currency does japan use?" answered by an
-    Olympics relation). It cannot see a word that describes the topic ("the *book* the hobbit" goes with a book's
-    characters), nor whose relation it is on a longer path (bench/experiments/confidence.md)."""
+def asked_relation_fit(ends: Iterable[str], question: str, names: Sequence[str] = ()) -> float:
+    """How well the relations that give an answer (``ends``: :attr:`Evidence.ends`) fit the word of the question that
+    asks for it (its words outside the linked entities' ``names``,
+    :func:`~sgr.methods.sgr.word_relations.asking_words`): the shipped word–relation lexicon's score
+    (:class:`sgr.methods.sgr.word_relations.WordRelations`), the best of them; 0 without a lexicon. An answer that
+    comes by a relation no word asks for scores low ("what currency does japan use?" answered by an Olympics
+    relation). It cannot see a word that describes the topic ("the *book* the hobbit" goes with a book's characters),
+    nor whose relation it is on a longer path (bench/experiments/confidence.md)."""
     lexicon = load_word_relations()
     if lexicon is None:
         return 0.0
-    cands = strongest(inputs.candidates, EVIDENCE_CANDIDATES, lambda c: validation_score(c.delta, c.gamma, mu))
-    votes = strongest(inputs.votes, EVIDENCE_VOTES, lambda v: reliability(v.rho, v.eta, lam))
-    ends = {p[-1] for p in [c.relations for c in cands if c.key == top] + [v.relations for v in votes
-                                                                          if v.answer == top] if p}
     words = asking_words(question, names)
     return max((lexicon.score(words, r) for r in ends), default=0.0)
 
@@ -116,7 +118,7 @@ def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float,
     ev = answer_evidence(inputs, top, lam, mu)
     return {"ev_votes_top": math.log1p(ev.votes_top), "ev_vote_share": ev.vote_share, "ev_omega_top": ev.omega_top,
             "ev_rival_gap": ev.rival_gap, "ev_sources": float(ev.sources), "dotted_names": dotted_names(ev.relations),
-            "ev_lex_last": asked_relation_fit(inputs, top, question, lam, mu, names)}
+            "ev_lex_last": asked_relation_fit(ev.ends, question, names)}
 
 
 def recorded_signals(record: dict[str, Any], lam: float, mu: float = _DEFAULTS.mu) -> dict[str, float]:
@@ -218,8 +220,7 @@ class SGRResult:
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
             **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam,
-                               self.config.mu, self.question.text,
-                               [t for e in self.entities for t in (e.mention, e.label)]),
+                               self.config.mu, self.question.text, linked_names(self.entities)),
         }
 
     def decision_record(self) -> dict[str, Any]:

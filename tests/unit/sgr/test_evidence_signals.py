@@ -90,28 +90,35 @@ def test_sources_count_the_kinds_of_candidate_source_that_reach_the_answer():
     assert trace.recorded_signals(record, 0.3, 0.5)["ev_sources"] == 2.0
 
 
+def word_fit(top, question, names=()):
+    """``ev_lex_last`` of ``top`` among :func:`hobbit`'s paths."""
+    return trace.asked_relation_fit(trace.answer_evidence(hobbit(), top, 0.3).ends, question, names)
+
+
 def test_lex_last_is_the_lexicon_score_of_the_relation_that_reaches_the_answer(monkeypatch):
-    lexicon = fit_word_relations([("who wrote it?", AUTHOR), ("who wrote that?", AUTHOR), ("which characters are in it?", CHARACTER),
+    lexicon = fit_word_relations([("who wrote it?", AUTHOR), ("who wrote that?", AUTHOR),
+                                  ("which characters are in it?", CHARACTER),
                                   ("what characters are there?", CHARACTER)])
     monkeypatch.setattr(trace, "load_word_relations", lambda: lexicon)
-    wrote = trace.asked_relation_fit(hobbit(), "tolkien", "who wrote the hobbit?", 0.3)
+    wrote = word_fit("tolkien", "who wrote the hobbit?")
     assert wrote == pytest.approx(lexicon.score("who wrote the hobbit?", AUTHOR[0])) and wrote > 0
     # the answer reached only by a character walk does not fit "wrote"; it fits "characters"
-    assert trace.asked_relation_fit(hobbit(), "gloin", "who wrote the hobbit?", 0.3) == 0.0
-    assert trace.asked_relation_fit(hobbit(), "gloin", "which characters are in the hobbit?", 0.3) > 0
-    # the best of the answer's paths counts: its candidate's, and its walks' (the second walk ends in book.author)
-    assert trace.asked_relation_fit(hobbit(), "nobody", "who wrote the hobbit?", 0.3) == 0.0
+    assert word_fit("gloin", "who wrote the hobbit?") == 0.0
+    assert word_fit("gloin", "which characters are in the hobbit?") > 0
+    # the paths that reach the answer count: its candidate's and its walks' last relations
+    assert trace.answer_evidence(hobbit(), "tolkien", 0.3).ends == {AUTHOR[0], "book.author"}
+    assert word_fit("nobody", "who wrote the hobbit?") == 0.0
     monkeypatch.setattr(trace, "load_word_relations", lambda: None)  # no lexicon: 0
     assert trace.evidence_signals(hobbit(), "tolkien", 0.3, question="who wrote the hobbit?")["ev_lex_last"] == 0.0
 
 
 def test_lex_last_leaves_out_the_linked_entities_names_live_and_stored(monkeypatch):
-    lexicon = fit_word_relations([("what characters are in the hobbit?", CHARACTER), ("which characters are in the hobbit?",
-                                                                        CHARACTER), ("who wrote it?", AUTHOR)])
+    lexicon = fit_word_relations([("what characters are in the hobbit?", CHARACTER),
+                                  ("which characters are in the hobbit?", CHARACTER), ("who wrote it?", AUTHOR)])
     monkeypatch.setattr(trace, "load_word_relations", lambda: lexicon)
     q = "who wrote the hobbit?"
-    assert trace.asked_relation_fit(hobbit(), "gloin", q, 0.3) > 0  # "hobbit" went with the characters
-    assert trace.asked_relation_fit(hobbit(), "gloin", q, 0.3, names=["hobbit", "The Hobbit"]) == 0.0
+    assert word_fit("gloin", q) > 0  # "hobbit" went with the characters
+    assert word_fit("gloin", q, names=["hobbit", "The Hobbit"]) == 0.0
     record = {"question": q, "answers": [{"id": "gloin", "text": "Gloin"}],
               "extra": {"decision": {"inputs": hobbit().to_dict(50, 0.3)},
                         "linked": [{"mention": "hobbit", "id": "m.0h0bb", "name": "The Hobbit", "method": "exact"}]}}
@@ -121,4 +128,4 @@ def test_lex_last_leaves_out_the_linked_entities_names_live_and_stored(monkeypat
 
 def test_the_shipped_lexicon_tells_the_author_from_a_character_for_who_wrote():
     q = "who wrote the book the hobbit?"
-    assert trace.asked_relation_fit(hobbit(), "tolkien", q, 0.3) > trace.asked_relation_fit(hobbit(), "gloin", q, 0.3)
+    assert word_fit("tolkien", q) > word_fit("gloin", q)
