@@ -213,12 +213,12 @@ class EntityLinker:
                    max_entities: int = 3) -> list[LinkedEntity]:
         """The question's topic among all the nodes its spans name, then its further entities
         (:mod:`sgr.retrieval.mentions`: every (span, node) pair scored by the shipped linker, no overlaps)."""
-        from sgr.retrieval.mentions import choose, load_link_scorer, mention_candidates, rank
+        from sgr.retrieval.mentions import choose, load_link_scorer, mention_candidates, rank, topic_hops
 
         scorer = self.link_scorer or load_link_scorer()
         ranked = rank(question, mention_candidates(self.store, question), relation_scores or {}, scorer)
         return [LinkedEntity(c.span, c.id, c.name, round(c.score, 4), c.method, c.relation_types, c.degree)
-                for c in choose(ranked, max_entities=max_entities)]
+                for c in choose(ranked, max_entities=max_entities, joined=topic_hops(self.store, ranked))]
 
     # -- ties --------------------------------------------------------------------------------------
     def _break_ties(self, mention: str, cands: list[dict], relation_scores: dict[str, float] | None,

@@ -290,24 +290,29 @@ ANCHOR_MATCH = 0.9
 NEIGHBOUR_CAP = 200
 
 
-def connections(store: GraphStore, pairs: Sequence[tuple[str, str]], degree: Mapping[str, int]
-                ) -> dict[tuple[str, str], int]:
+def connections(store: GraphStore, pairs: Sequence[tuple[str, str]], degree: Mapping[str, int], *,
+                via_cvt: bool = False) -> dict[tuple[str, str], int]:
     """For each pair of node ids, 1 when an edge joins them, 2 when a node between them does (among the first
-    :data:`NEIGHBOUR_CAP` neighbours of the less connected one), absent when neither; sgr's own ``SGR_*`` links
-    are not data. One batched read."""
+    :data:`NEIGHBOUR_CAP` neighbours of the less connected one), and, with ``via_cvt``, 3 when two nodes do, one of
+    them a CVT (an event's node between the topic and the answer: *Logan Lerman* → performance → *3:10 to Yuma* →
+    *Chinese language*); absent when none. sgr's own ``SGR_*`` links are not data. One batched read."""
     if not pairs:
         return {}
     rows = [{"a": a, "b": b} if degree.get(a, 0) <= degree.get(b, 0) else {"a": b, "b": a} for a, b in pairs]
+    three = ("any(m IN near WHERE (m:CVT AND EXISTS { (m)--(:Entity)--(b) }) OR EXISTS { (m)--(:CVT)--(b) })"
+             if via_cvt else "false")
     out: dict[tuple[str, str], int] = {}
     for r in store.read(
             "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
             "CALL (a) { MATCH (a)-[r]-(m:Entity) WHERE NOT type(r) STARTS WITH 'SGR_' "
             "  WITH DISTINCT m LIMIT $cap RETURN collect(m) AS near } "
             "WITH row, b, near, b IN near AS one "
-            "RETURN row.a AS a, row.b AS b, one, one OR any(m IN near WHERE EXISTS { "
-            "  (m)-[r]-(b) WHERE NOT type(r) STARTS WITH 'SGR_' }) AS two", {"rows": rows, "cap": NEIGHBOUR_CAP}):
-        if r["two"]:
-            out[tuple(sorted((r["a"], r["b"])))] = 1 if r["one"] else 2
+            "WITH row, b, near, one, one OR any(m IN near WHERE EXISTS { "
+            "  (m)-[r]-(b) WHERE NOT type(r) STARTS WITH 'SGR_' }) AS two "
+            f"RETURN row.a AS a, row.b AS b, one, two, two OR {three} AS three",
+            {"rows": rows, "cap": NEIGHBOUR_CAP}):
+        if r["three"]:
+            out[tuple(sorted((r["a"], r["b"])))] = 1 if r["one"] else 2 if r["two"] else 3
     return out
 
 
@@ -419,17 +424,39 @@ def best_first(cands: Sequence[MentionCandidate]) -> list[MentionCandidate]:
 #: The least score of a further entity (a conjunction's other entities, :func:`choose`): the lowest threshold whose
 #: linked entities are still 0.90 gold topics on the CWQ dev training part (``bench/experiments/linking.md``).
 FURTHER_MIN_SCORE = 0.45
+#: The least score of a further entity written as a name (capitalised in a cased question) that the graph joins to
+#: the topic (:func:`topic_hops`), by how: an edge or a node between them (1, 2), or a CVT and a node (3: the topic's
+#: event, the answer, then the entity — "What Chinese language movies featured Logan Lerman?"). Chosen on CWQ dev
+#: (``bench/experiments/linking.md``, 2026-11-28): the pair that links every gold topic of the most training-part
+#: questions while at least 0.60 of the further entities it links are gold; names only, because the common nouns
+#: it also linked ("What *magazine* did …", "the *author* who …") name the answer or the bridge, not a second topic.
+JOINED_MIN_SCORE = {1: 0.3, 2: 0.3, 3: 0.15}
 
 
-def choose(ranked: Sequence[MentionCandidate], *, max_entities: int = 3, min_score: float = FURTHER_MIN_SCORE
-           ) -> list[MentionCandidate]:
+def topic_hops(store: GraphStore, ranked: Sequence[MentionCandidate]) -> dict[str, int]:
+    """How the graph joins each candidate of ``ranked`` to the topic (the first; :func:`connections` with CVTs):
+    1, 2 or 3 by node id, absent when it does not (or the candidate's span overlaps the topic's)."""
+    if not ranked:
+        return {}
+    top = ranked[0]
+    others = {c.id: c.degree for c in ranked[1:] if c.id != top.id and not c.overlaps(top)}
+    near = connections(store, [(top.id, i) for i in sorted(others)], {**others, top.id: top.degree}, via_cvt=True)
+    return {i: near[tuple(sorted((top.id, i)))] for i in others if tuple(sorted((top.id, i))) in near}
+
+
+def choose(ranked: Sequence[MentionCandidate], *, max_entities: int = 3, min_score: float = FURTHER_MIN_SCORE,
+           joined: Mapping[str, int] | None = None) -> list[MentionCandidate]:
     """The topic (the best candidate) and the further entities: non-overlapping candidates scoring at least
-    ``min_score`` (the conjunction's other entities), one node per span."""
+    ``min_score`` (the conjunction's other entities), or :data:`JOINED_MIN_SCORE` when they are written as names and
+    the graph joins them to the topic (``joined``: :func:`topic_hops`), one node per span."""
+    joined = joined or {}
     out: list[MentionCandidate] = []
     for c in ranked:
         if len(out) >= max_entities:
             break
-        if out and (c.score < min_score or any(c.overlaps(o) or c.id == o.id for o in out)):
+        named = c.features.get("capitalised", 0.0) == 1.0
+        least = min(min_score, JOINED_MIN_SCORE.get(joined.get(c.id, 0), min_score)) if named else min_score
+        if out and (c.score < least or any(c.overlaps(o) or c.id == o.id for o in out)):
             continue
         out.append(c)
     return out

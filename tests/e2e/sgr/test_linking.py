@@ -176,6 +176,35 @@ def test_city_country_namesakes_and_demonyms_read_the_graph(clean_store):
     assert "New York Giants" in [e.id for e in out] and "San Francisco Giants" not in [e.id for e in out]
 
 
+def test_a_further_entity_the_graph_joins_to_the_topic_through_an_event_links_at_a_lower_score(clean_store):
+    """A conjunction's second entity: *Chinese language* is three edges from *Logan Lerman* (his performance, the
+    film, its language), so it links although it scores below the unjoined threshold; *Mandarin Chinese*, a
+    namesake that nothing joins to him, does not (sgr/retrieval/mentions.py: topic_hops, JOINED_MIN_SCORE)."""
+    from sgr.retrieval import mentions
+
+    b = GraphBatch()
+    b.add_entity("m.0perf", None)
+    b.add_triple("Logan Lerman", "film.actor.film", "m.0perf")
+    b.add_triple("m.0perf", "film.performance.film", "3:10 to Yuma")
+    b.add_triple("3:10 to Yuma", "film.film.language", "Chinese language")
+    b.add_triple("Film Z", "film.film.language", "Mandarin Chinese")
+    b.add_triple("Noah Lerman", "people.person.profession", "Actor")
+    write_graph(clean_store, b)
+    clean_store.write("MATCH (c:Entity {id: 'm.0perf'}) SET c:CVT")
+    q = "What Chinese language movies featured Logan Lerman?"
+    ranked = mentions.rank(q, mentions.mention_candidates(clean_store, q), {"film.actor.film": 0.6})
+    assert ranked[0].id == "Logan Lerman"
+    hops = mentions.topic_hops(clean_store, ranked)
+    assert hops.get("Chinese language") == 3 and "Mandarin Chinese" not in hops and "Noah Lerman" not in hops
+    chinese = next(c for c in ranked if c.id == "Chinese language")
+    for c in ranked[1:]:  # every other candidate scores between the joined and the unjoined thresholds
+        c.score = (mentions.JOINED_MIN_SCORE[3] + mentions.FURTHER_MIN_SCORE) / 2
+    ranked = mentions.best_first(ranked)
+    assert [c.id for c in mentions.choose(ranked)] == ["Logan Lerman"]
+    chosen = [c.id for c in mentions.choose(ranked, joined=hops)]
+    assert chosen[:1] == ["Logan Lerman"] and chinese.id in chosen and "Mandarin Chinese" not in chosen
+
+
 def test_gold_paths_start_at_the_topic_either_way_along_each_edge(clean_store):
     """WebQSP train questions have gold relation paths but no topics: the candidate node the paths start from is the
     topic (sgr/retrieval/supervision.py), each edge walked either way, a CVT passed through."""

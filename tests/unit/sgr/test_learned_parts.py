@@ -159,6 +159,11 @@ def test_choose_keeps_the_topic_and_non_overlapping_further_entities():
     assert [e.id for e in mentions.choose([a, b, c])] == ["L", "G"]
     c.score = 0.2
     assert [e.id for e in mentions.choose([a, b, c])] == ["L"]
+    assert [e.id for e in mentions.choose([a, b, c], joined={"G": 3})] == ["L"]  # not written as a name
+    c.features["capitalised"] = 1.0
+    assert [e.id for e in mentions.choose([a, b, c], joined={"G": 3})] == ["L", "G"]  # a name joined through an event
+    assert [e.id for e in mentions.choose([a, b, c], joined={"G": 1})] == ["L"]  # an edge asks for more
+    assert [e.id for e in mentions.choose([a, b, c], joined={"X": 3})] == ["L"]  # X overlaps the topic
     assert mentions.spans(mentions.question_words("what else did ben franklin invent?"))[0][2] == \
         "else did ben franklin invent"
 
