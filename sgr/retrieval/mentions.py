@@ -3,7 +3,8 @@
 "what currency does japan use?" names two nodes — *Currency* and *Japan* — and only one is what the question is
 about. :func:`mention_candidates` finds every (span, node) pair in a few batched queries (each span as an id and as a
 full-text phrase, one fuzzy query of the question's words; spans are word n-grams, their possessive-free forms, the
-parts of hyphenated words, quoted titles and a few short names, :data:`sgr.core.lexicon.NAME_ALIASES`);
+parts of hyphenated words (unless the whole word names a node: "Austria-Hungary"), quoted titles and a few short
+names, :data:`sgr.core.lexicon.NAME_ALIASES`);
 :func:`name_match` says how a span names a node: the whole name ("Japan"), a part of it ("Portuguese" → *Portuguese
 Language*, "Celtics" → *Boston Celtics*), or a near spelling. :func:`featurize` describes each pair by evidence that
 does not depend on one dataset:
@@ -238,7 +239,9 @@ def mention_candidates(store: GraphStore, question: str, *, max_len: int = 6, fu
             if normalize(nodes[node_id][0]) == normalize(demonym[t]):
                 for i, j in by_text[t]:
                     add(i, j, t, node_id, nodes[node_id][0], NameMatch(1.0, 1.0, "demonym"))
-    cands = list(found.values())
+    named_words = {(c.start, c.end) for c in found.values() if "-" in c.span and _named(c)}  # "Austria-Hungary"
+    cands = [c for c in found.values()  # a part of a hyphenated word that names a node wholly is not a mention
+             if not ((c.start, c.end) in named_words and (c.start, c.end, c.span) in part_share)]
     if cands:
         profile = store.read(
             "UNWIND $ids AS i MATCH (e:Entity {id: i}) "

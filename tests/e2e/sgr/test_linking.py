@@ -98,6 +98,8 @@ def test_topic_is_the_subject_not_the_more_frequent_type_name(clean_store):
 
 
 def test_a_part_of_a_name_quoted_sayings_and_hyphenated_words_link(clean_store):
+    from sgr.retrieval import mentions
+
     b = GraphBatch()
     for country in ("Brazil", "Portugal", "Angola", "Mozambique"):
         b.add_triple("Portuguese Language", "language.human_language.countries_spoken_in", country)
@@ -106,6 +108,8 @@ def test_a_part_of_a_name_quoted_sayings_and_hyphenated_words_link(clean_store):
     b.add_triple("Barack Obama", "government.politician.party", "Democratic Party")
     b.add_triple("United States of America", "government.governmental_jurisdiction.government", "Federal republic")
     b.add_triple("us", "music.recording.artist", "Peter Gabriel")  # an album named "us"
+    b.add_triple("Austria-Hungary", "location.country.form_of_government", "Constitutional monarchy")
+    b.add_triple("Austria", "location.country.form_of_government", "Federal republic")
     write_graph(clean_store, b)
     rels = {"language.human_language.countries_spoken_in": 0.7}
     assert _link(clean_store, "what countries do people speak portuguese?", rels)[0].id == "Portuguese Language"
@@ -117,6 +121,10 @@ def test_a_part_of_a_name_quoted_sayings_and_hyphenated_words_link(clean_store):
     gov = {"government.governmental_jurisdiction.government": 0.7}
     assert _link(clean_store, "what is the political system of the us?", gov)[0].id == "United States of America"
     assert "United States of America" not in [e.id for e in _link(clean_store, "can you tell us the system?", gov)]
+    q = "What form of government did Austria-Hungary have?"  # the whole word names a node: its parts are no mentions
+    found = {(c.span, c.id) for c in mentions.mention_candidates(clean_store, q)}
+    assert ("Austria-Hungary", "Austria-Hungary") in found and not any(span == "Austria" for span, _ in found)
+    assert _link(clean_store, q, gov)[0].id == "Austria-Hungary"
 
 
 def test_linking_accuracy_counts_every_gold_topic(clean_store):
