@@ -437,14 +437,22 @@ JOINED_MIN_SCORE = {1: 0.3, 2: 0.3, 3: 0.15}
 
 
 def topic_hops(store: GraphStore, ranked: Sequence[MentionCandidate]) -> dict[str, int]:
-    """How the graph joins each candidate of ``ranked`` to the topic (the first; :func:`connections` with CVTs):
-    1, 2 or 3 by node id, absent when it does not (or the candidate's span overlaps the topic's)."""
+    """How the graph joins to the topic (the first of ``ranked``; :func:`connections` with CVTs) each candidate
+    whose choice the join can change — a name (:func:`choose`) scoring below :data:`FURTHER_MIN_SCORE` but not below
+    the least of :data:`JOINED_MIN_SCORE`, its span apart from the topic's: 1, 2 or 3 by node id, absent when the
+    graph does not join it. Those are few, so the read stays small on any question."""
     if not ranked:
         return {}
-    top = ranked[0]
-    others = {c.id: c.degree for c in ranked[1:] if c.id != top.id and not c.overlaps(top)}
+    top, least = ranked[0], min(JOINED_MIN_SCORE.values(), default=FURTHER_MIN_SCORE)
+    others = {c.id: c.degree for c in ranked[1:] if c.id != top.id and not c.overlaps(top) and _name(c)
+              and least <= c.score < FURTHER_MIN_SCORE}
     near = connections(store, [(top.id, i) for i in sorted(others)], {**others, top.id: top.degree}, via_cvt=True)
     return {i: near[tuple(sorted((top.id, i)))] for i in others if tuple(sorted((top.id, i))) in near}
+
+
+def _name(c: MentionCandidate) -> bool:
+    """The question writes the span as a name: every word capitalised, in a question that is cased at all."""
+    return c.features.get("capitalised", 0.0) == 1.0
 
 
 def choose(ranked: Sequence[MentionCandidate], *, max_entities: int = 3, min_score: float = FURTHER_MIN_SCORE,
@@ -457,8 +465,7 @@ def choose(ranked: Sequence[MentionCandidate], *, max_entities: int = 3, min_sco
     for c in ranked:
         if len(out) >= max_entities:
             break
-        named = c.features.get("capitalised", 0.0) == 1.0
-        least = min(min_score, JOINED_MIN_SCORE.get(joined.get(c.id, 0), min_score)) if named else min_score
+        least = min(min_score, JOINED_MIN_SCORE.get(joined.get(c.id, 0), min_score)) if _name(c) else min_score
         if out and (c.score < least or any(c.overlaps(o) or c.id == o.id for o in out)):
             continue
         out.append(c)

@@ -202,12 +202,12 @@ def test_a_further_entity_the_graph_joins_to_the_topic_through_an_event_links_at
     q = "What Chinese language movies featured Logan Lerman?"
     ranked = mentions.rank(q, mentions.mention_candidates(clean_store, q), {"film.actor.film": 0.6})
     assert ranked[0].id == "Logan Lerman"
-    hops = mentions.topic_hops(clean_store, ranked)
-    assert hops.get("Chinese language") == 3 and "Mandarin Chinese" not in hops and "Noah Lerman" not in hops
-    chinese = next(c for c in ranked if c.id == "Chinese language")
     for c in ranked[1:]:  # every other candidate scores between the joined and the unjoined thresholds
         c.score = (mentions.JOINED_MIN_SCORE[3] + mentions.FURTHER_MIN_SCORE) / 2
     ranked = mentions.best_first(ranked)
+    hops = mentions.topic_hops(clean_store, ranked)
+    assert hops.get("Chinese language") == 3 and "Mandarin Chinese" not in hops and "Noah Lerman" not in hops
+    chinese = next(c for c in ranked if c.id == "Chinese language")
     assert [c.id for c in mentions.choose(ranked)] == ["Logan Lerman"]
     chosen = [c.id for c in mentions.choose(ranked, joined=hops)]
     assert chosen[:1] == ["Logan Lerman"] and chinese.id in chosen and "Mandarin Chinese" not in chosen
