@@ -1,8 +1,6 @@
 """Entity linking and dataset-string resolution against the real Neo4j with the WebQSP slice
 (sgr/retrieval/entities.py)."""
 
-import pytest
-
 from loaders.writer import GraphBatch, write_graph
 from sgr.retrieval.entities import EntityLinker, spans
 
