@@ -444,13 +444,13 @@ def topic_hops(store: GraphStore, ranked: Sequence[MentionCandidate]) -> dict[st
     if not ranked:
         return {}
     top, least = ranked[0], min(JOINED_MIN_SCORE.values(), default=FURTHER_MIN_SCORE)
-    others = {c.id: c.degree for c in ranked[1:] if c.id != top.id and not c.overlaps(top) and _name(c)
+    others = {c.id: c.degree for c in ranked[1:] if c.id != top.id and not c.overlaps(top) and _written_as_name(c)
               and least <= c.score < FURTHER_MIN_SCORE}
     near = connections(store, [(top.id, i) for i in sorted(others)], {**others, top.id: top.degree}, via_cvt=True)
-    return {i: near[tuple(sorted((top.id, i)))] for i in others if tuple(sorted((top.id, i))) in near}
+    return {i: hops for i in others if (hops := near.get(tuple(sorted((top.id, i))))) is not None}
 
 
-def _name(c: MentionCandidate) -> bool:
+def _written_as_name(c: MentionCandidate) -> bool:
     """The question writes the span as a name: every word capitalised, in a question that is cased at all."""
     return c.features.get("capitalised", 0.0) == 1.0
 
@@ -465,7 +465,8 @@ def choose(ranked: Sequence[MentionCandidate], *, max_entities: int = 3, min_sco
     for c in ranked:
         if len(out) >= max_entities:
             break
-        least = min(min_score, JOINED_MIN_SCORE.get(joined.get(c.id, 0), min_score)) if _name(c) else min_score
+        least = (min(min_score, JOINED_MIN_SCORE.get(joined.get(c.id, 0), min_score)) if _written_as_name(c)
+                 else min_score)
         if out and (c.score < least or any(c.overlaps(o) or c.id == o.id for o in out)):
             continue
         out.append(c)

@@ -18,7 +18,7 @@ from cypher.repair import CypherGeneration
 from sgr.core.text import cypher_literal
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.sgr.config import SGRConfig
-from sgr.methods.sgr.decision import DecidedAnswer, Decision, DecisionInputs, Pattern, strongest
+from sgr.methods.sgr.decision import CandidateIn, DecidedAnswer, Decision, DecisionInputs, Pattern, strongest
 from sgr.methods.sgr.reasoning import Candidate, Vote, reliability, validation_score
 from sgr.methods.sgr.schema import QuestionSchema
 from sgr.methods.sgr.subgraph import Subgraph
@@ -51,18 +51,18 @@ class Evidence:
     # EVIDENCE_CANDIDATES best by v and its walks among the EVIDENCE_VOTES strongest, as a prediction records them
 
 
-def best_candidates(inputs: DecisionInputs, mu: float) -> list:
+def best_candidates(inputs: DecisionInputs, mu: float) -> list[CandidateIn]:
     """The :data:`EVIDENCE_CANDIDATES` best candidates by v (at this μ), as a prediction records them."""
     return strongest(inputs.candidates, EVIDENCE_CANDIDATES, lambda c: validation_score(c.delta, c.gamma, mu))
 
 
-def agreeing_sources(inputs: DecisionInputs, top: str, mu: float) -> int:
-    """How many kinds of candidate source have ``top`` among their candidates: the model's Cypher, the model's own
-    relation paths, a retrieved plan, G_q's compiled best path (:attr:`CandidateIn.origin`), valid or not, among the
-    :data:`EVIDENCE_CANDIDATES` best by v (at this μ), as a prediction records them. Sources that reach one answer
-    each their own way agree on it, and an answer they agree on is more often right (self-consistency): on the dev
-    runs of ``bench/experiments/confidence.md`` it is the calibrator's strongest addition."""
-    return len({c.origin for c in best_candidates(inputs, mu) if c.key == top})
+def agreeing_sources(candidates: Iterable[CandidateIn], top: str) -> int:
+    """How many kinds of candidate source have ``top`` among ``candidates`` (:func:`best_candidates`): the model's
+    Cypher, the model's own relation paths, a retrieved plan, G_q's compiled best path (:attr:`CandidateIn.origin`),
+    valid or not. Sources that reach one answer each their own way agree on it, and an answer they agree on is more
+    often right (self-consistency): on the dev runs of ``bench/experiments/confidence.md`` it is the calibrator's
+    strongest addition."""
+    return len({c.origin for c in candidates if c.key == top})
 
 
 def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = _DEFAULTS.mu) -> Evidence:
@@ -77,10 +77,11 @@ def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = _D
     relations = best[0] if best else (cands[0] if cands else ())
     omega_top = best[1] if best else 0.0
     rivals = [w for v, w in votes if v.answer != top and inputs.relation_path(v.relations) != relations]
-    ends = frozenset(p[-1] for p in [c.relations for c in best_candidates(inputs, mu) if c.key == top]
+    strong = best_candidates(inputs, mu)
+    ends = frozenset(p[-1] for p in [c.relations for c in strong if c.key == top]
                      + [v.relations for v, _ in votes if v.answer == top] if p)
     return Evidence(len(mine), len(mine) / len(votes) if votes else 0.0, float(omega_top),
-                    float(omega_top - max(rivals, default=0.0)), relations, agreeing_sources(inputs, top, mu), ends)
+                    float(omega_top - max(rivals, default=0.0)), relations, agreeing_sources(strong, top), ends)
 
 
 def dotted_names(relations: Sequence[str]) -> float:

@@ -77,13 +77,14 @@ def test_sources_count_the_kinds_of_candidate_source_that_reach_the_answer():
     other = CandidateIn("gloin", "Gloin", "plan1", CHARACTER, 1.0, 0.9, "plan")
     inputs = DecisionInputs(["model1", "model2", "plan1", "compiled"], hobbit().candidates + [model, second, other],
                             hobbit().votes)
-    assert trace.agreeing_sources(inputs, "tolkien", 0.5) == 2  # compiled and the model's paths
-    assert trace.agreeing_sources(inputs, "gloin", 0.5) == 1 and trace.agreeing_sources(inputs, "bilbo", 0.5) == 0
+    best = trace.best_candidates(inputs, 0.5)
+    assert trace.agreeing_sources(best, "tolkien") == 2  # compiled and the model's paths
+    assert trace.agreeing_sources(best, "gloin") == 1 and trace.agreeing_sources(best, "bilbo") == 0
     assert trace.evidence_signals(inputs, "tolkien", 0.3, 0.5)["ev_sources"] == 2.0
     # only the EVIDENCE_CANDIDATES best by v count, as a stored prediction keeps them
     crowd = [CandidateIn(f"x{i}", "X", "compiled", AUTHOR, 1.0, 0.9) for i in range(trace.EVIDENCE_CANDIDATES)]
     weak = DecisionInputs(["compiled", "model1"], crowd + [model], [])
-    assert trace.agreeing_sources(weak, "tolkien", 0.5) == 0
+    assert trace.agreeing_sources(trace.best_candidates(weak, 0.5), "tolkien") == 0
     record = {"question": "q", "answers": [{"id": "tolkien", "text": "Tolkien"}],
               "extra": {"decision": {"inputs": inputs.to_dict(trace.EVIDENCE_VOTES, 0.3, trace.EVIDENCE_CANDIDATES,
                                                               0.5)}}}
