@@ -26,7 +26,10 @@ no confidence (``None``), and nothing abstains on an uncalibrated number.
 Abstention (:func:`abstention`): below the threshold (the calibrator's default, chosen on dev to keep a stated share
 of the correct answers, or the caller's ``min_confidence``) the answer is "not found in the graph", with the reasons
 the signals give (no entity linked; no path from the entity matches the question; candidates failed validation; a
-constraint could not be checked).
+constraint could not be checked), and the facts behind two of them: a constraint the trace names as unchecked, and
+an answer that meets only one of the entities the question names (``ev_unjoined``, recorded with the signals and read
+by no shipped calibrator: on the dev runs it moved the ranking and the abstention both ways, bench/experiments/
+confidence.md).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ REASONS = {
     "not_valid": "no candidate passed validation (the paths' vote answered)",
     "unchecked": "a constraint of the question could not be checked",
     "linking": "the entity linked may not be the one the question is about",
+    "unjoined": "the answer does not meet every entity the question names",
 }
 #: the signals behind each reason: a reason is named when its signals pulled the confidence down
 REASON_SIGNALS = {
@@ -238,6 +242,7 @@ def abstention(pred: Prediction, min_confidence: float | None = None) -> tuple[b
         parts = cal.contributions(s)
         pulls = sorted((sum(parts.get(x, 0.0) for x in xs), r) for r, xs in REASON_SIGNALS.items())
     reasons = [REASONS[r] for total, r in pulls if total < 0]
-    if s.get("unchecked") and REASONS["unchecked"] not in reasons:
-        reasons.append(REASONS["unchecked"])
+    for fact, r in (("unchecked", "unchecked"), ("ev_unjoined", "unjoined")):
+        if s.get(fact) and REASONS[r] not in reasons:
+            reasons.append(REASONS[r])
     return True, reasons or [f"confidence {pred.confidence:.0%} is below {threshold:.0%}"]

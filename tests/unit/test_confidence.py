@@ -55,6 +55,10 @@ def test_abstention_below_the_threshold_and_min_confidence_zero_never_abstains()
     assert conf.abstention(_pred(None))[0] is False  # uncalibrated: nothing abstains on an unknown number
     nothing = conf.abstention(_pred(0.0, answers=(), error="no graph node matches the question's entities"))
     assert nothing == (True, [conf.REASONS["no_entity"]])
+    unmet = _pred(0.1)
+    unmet.extra["signals"] = {"ev_unjoined": 1.0}  # two entities named, the answer meets one
+    assert conf.REASONS["unjoined"] in conf.abstention(unmet)[1]
+    assert conf.REASONS["unjoined"] not in conf.abstention(_pred(0.1))[1]
 
 
 def test_generic_signals_read_the_answers():

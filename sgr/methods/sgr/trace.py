@@ -49,6 +49,7 @@ class Evidence:
     sources: int = 0  # how many kinds of candidate source reach it (:func:`agreeing_sources`)
     ends: frozenset[str] = frozenset()  # the last relations of the paths that reach it: its candidates among the
     # EVIDENCE_CANDIDATES best by v and its walks among the EVIDENCE_VOTES strongest, as a prediction records them
+    joined: bool = False  # it is reached by a walk that meets another linked entity (C_q's join held on the votes)
 
 
 def best_candidates(inputs: DecisionInputs, mu: float) -> list[CandidateIn]:
@@ -81,7 +82,8 @@ def answer_evidence(inputs: DecisionInputs, top: str, lam: float, mu: float = _D
     ends = frozenset(p[-1] for p in [c.relations for c in strong if c.key == top]
                      + [v.relations for v, _ in votes if v.answer == top] if p)
     return Evidence(len(mine), len(mine) / len(votes) if votes else 0.0, float(omega_top),
-                    float(omega_top - max(rivals, default=0.0)), relations, agreeing_sources(strong, top), ends)
+                    float(omega_top - max(rivals, default=0.0)), relations, agreeing_sources(strong, top), ends,
+                    inputs.joined and bool(mine))
 
 
 def dotted_names(relations: Sequence[str]) -> float:
@@ -107,19 +109,22 @@ def asked_relation_fit(ends: Iterable[str], question: str, names: Sequence[str] 
 
 #: the signals :func:`evidence_signals` gives
 EVIDENCE_SIGNALS = ("ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "ev_sources", "dotted_names",
-                    "ev_lex_last")
+                    "ev_lex_last", "ev_unjoined")
 
 
 def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float, mu: float = _DEFAULTS.mu,
-                     question: str = "", names: Sequence[str] = ()) -> dict[str, float]:
+                     question: str = "", names: Sequence[str] = (), linked: int = 1) -> dict[str, float]:
     """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`,
-    :func:`asked_relation_fit` of ``question`` and its linked entities' ``names``); all 0 when there is no answer."""
+    :func:`asked_relation_fit` of ``question`` and its linked entities' ``names``, and ``ev_unjoined``: 1 when
+    ``linked``, the number of linked entities, is two or more and no walk that reaches the answer meets another of them
+    — a conjunction whose other condition the answer does not meet); all 0 when there is no answer."""
     if inputs is None or top is None:
         return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
     ev = answer_evidence(inputs, top, lam, mu)
     return {"ev_votes_top": math.log1p(ev.votes_top), "ev_vote_share": ev.vote_share, "ev_omega_top": ev.omega_top,
             "ev_rival_gap": ev.rival_gap, "ev_sources": float(ev.sources), "dotted_names": dotted_names(ev.relations),
-            "ev_lex_last": asked_relation_fit(ev.ends, question, names)}
+            "ev_lex_last": asked_relation_fit(ev.ends, question, names),
+            "ev_unjoined": float(linked > 1 and not ev.joined)}
 
 
 def recorded_signals(record: dict[str, Any], lam: float, mu: float = _DEFAULTS.mu) -> dict[str, float]:
@@ -129,9 +134,11 @@ def recorded_signals(record: dict[str, Any], lam: float, mu: float = _DEFAULTS.m
     extra = record.get("extra") or {}
     inputs = (extra.get("decision") or {}).get("inputs")
     answers = record.get("answers") or []
-    names = [t for e in extra.get("linked") or [] for t in (e.get("mention") or "", e.get("name") or e.get("id") or "")]
+    linked = extra.get("linked") or []
+    names = [t for e in linked for t in (e.get("mention") or "", e.get("name") or e.get("id") or "")]
     return evidence_signals(DecisionInputs.from_dict(inputs) if inputs else None,
-                            answers[0]["id"] if answers else None, lam, mu, record.get("question") or "", names)
+                            answers[0]["id"] if answers else None, lam, mu, record.get("question") or "", names,
+                            len({e.get("id") for e in linked}))
 
 
 @dataclass
@@ -221,7 +228,8 @@ class SGRResult:
             "relaxed": float(len(self.rounds) > 1),
             **{f"gq_{k}": float(best.get(k, 0.0)) for k in ("path_sim", "rel_mean", "rel_last", "type_check")},
             **evidence_signals(self.inputs, pred.answers[0].id if pred.answers else None, self.config.lam,
-                               self.config.mu, self.question.text, linked_names(self.entities)),
+                               self.config.mu, self.question.text, linked_names(self.entities),
+                               len({e.id for e in self.entities})),
         }
 
     def decision_record(self) -> dict[str, Any]:

@@ -130,3 +130,21 @@ def test_lex_last_leaves_out_the_linked_entities_names_live_and_stored(monkeypat
 def test_the_shipped_lexicon_tells_the_author_from_a_character_for_who_wrote():
     q = "who wrote the book the hobbit?"
     assert word_fit("tolkien", q) > word_fit("gloin", q)
+
+
+def test_join_signals_say_whether_the_answer_meets_another_entity_the_question_names():
+    # the votes are the walks that met the other linked entity (C_q's join held): an answer they reach meets it
+    joined = DecisionInputs(["compiled"], [CandidateIn("x", "X", "compiled", AUTHOR, 1.0, 0.5)],
+                            [vote("confederacy", CHARACTER, 0.7)], joined=True)
+    assert trace.answer_evidence(joined, "confederacy", lam=0.0).joined
+    assert trace.evidence_signals(joined, "confederacy", 0.0, linked=2)["ev_unjoined"] == 0.0
+    # two entities named, the answer reached by no joined walk, or no walk met the other one
+    assert trace.evidence_signals(joined, "x", 0.0, linked=2)["ev_unjoined"] == 1.0
+    loose = DecisionInputs(["compiled"], [], [vote("confederacy", CHARACTER, 0.7)])
+    assert (trace.evidence_signals(loose, "confederacy", 0.0, linked=2)["ev_unjoined"],
+            trace.evidence_signals(loose, "confederacy", 0.0, linked=1)["ev_unjoined"]) == (1.0, 0.0)
+    # a stored prediction counts its linked entities once each
+    record = {"question": "q", "answers": [{"id": "x", "text": "X"}],
+              "extra": {"decision": {"inputs": joined.to_dict()},
+                        "linked": [{"mention": "a", "id": "A"}, {"mention": "b", "id": "B"}, {"mention": "c", "id": "B"}]}}
+    assert trace.recorded_signals(record, 0.0) == pytest.approx(trace.evidence_signals(joined, "x", 0.0, linked=2))
