@@ -26,10 +26,10 @@ no confidence (``None``), and nothing abstains on an uncalibrated number.
 Abstention (:func:`abstention`): below the threshold (the calibrator's default, chosen on dev to keep a stated share
 of the correct answers, or the caller's ``min_confidence``) the answer is "not found in the graph", with the reasons
 the signals give (no entity linked; no path from the entity matches the question; candidates failed validation; a
-constraint could not be checked), and the facts behind two of them: a constraint the trace names as unchecked, and
-an answer that meets only one of the entities the question names (``ev_unjoined``, recorded with the signals and read
-by no shipped calibrator: on the dev runs it moved the ranking and the abstention both ways, bench/experiments/
-confidence.md).
+constraint could not be checked). Two reasons are also named as facts whenever they hold: a constraint the trace
+could not check, and an answer that meets only one of the entities the question names (``ev_unjoined``: recorded with
+the signals, read by no shipped calibrator; on the dev runs it moved the ranking and the abstention both ways,
+bench/experiments/confidence.md).
 """
 
 from __future__ import annotations
