@@ -16,7 +16,8 @@ Held out: the CWQ dev questions built on a WebQSP *test* question (``WebQTest-â€
     python bench/hops.py                      # train, report, write sgr/assets/hop_model.json
     python bench/hops.py --no-write-model     # report only
 
-Writes ``bench/results/hops.json`` (summary: ``heldout_accuracy``, ``heldout_accuracy_composition``,
+Writes ``bench/results/hops.json`` (summary: ``heldout_accuracy``, ``heldout_accuracy_composition`` and
+``_conjunction``, ``heldout_logloss``,
 ``cv_accuracy``, per-class recall, sample sizes).
 """
 
@@ -119,7 +120,9 @@ def accuracy(model, rows: list[dict]) -> dict:  # noqa: ANN001
     gold = [hop_class(r["hops"]) for r in rows]
     recall = {c: round(float(np.mean([pp == g for pp, g in zip(pred, gold) if g == c])), 3)
               for c in HOP_CLASSES if c in gold}
+    logloss = -float(np.mean([np.log(max(p[i][model.classes.index(g)], 1e-12)) for i, g in enumerate(gold)]))
     return {"n": len(rows), "accuracy": round(float(np.mean([a == b for a, b in zip(pred, gold)])), 4),
+            "logloss": round(logloss, 4),
             "recall": recall, "gold": dict(Counter(gold)), "predicted": dict(Counter(pred))}
 
 
@@ -128,6 +131,8 @@ def main() -> None:
     ap.add_argument("--metaqa-per-hop", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
+    ap.add_argument("--cwq-weight", type=float, default=1.0,
+                    help="weight of each CWQ dev training question (MetaQA and WebQSP train questions weigh 1)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--no-write-model", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS / "hops.json")
@@ -137,6 +142,10 @@ def main() -> None:
         data = metaqa(args.metaqa_per_hop, args.seed) + webqsp_train(store) + cwq(store)
     train = [r for r in data if not r.get("heldout")]
     heldout = [r for r in data if r.get("heldout")]
+
+    def weights(rows: list[dict]) -> list[float]:
+        return [args.cwq_weight if r["source"] == "cwq-dev" else 1.0 for r in rows]
+
     print(f"training questions: {Counter(r['source'] for r in train)}; held out (CWQ on WebQSP test bases): "
           f"{len(heldout)}", flush=True)
 
@@ -147,13 +156,14 @@ def main() -> None:
     for k in range(args.folds):
         tr = [r for r in train if fold_of[r["id"].split("_")[0]] != k]
         te = [r for r in train if fold_of[r["id"].split("_")[0]] == k]
-        m = train_hop_model([r["q"] for r in tr], [r["hops"] for r in tr], c=args.c)
+        m = train_hop_model([r["q"] for r in tr], [r["hops"] for r in tr], c=args.c, sample_weight=weights(tr))
         folds.append(accuracy(m, te)["accuracy"])
 
     prov = {"data": dict(Counter(r["source"] for r in train)), "heldout": "CWQ dev questions on WebQTest-* bases",
-            "c": args.c, "metaqa_per_hop": args.metaqa_per_hop, "seed": args.seed,
+            "c": args.c, "cwq_weight": args.cwq_weight, "metaqa_per_hop": args.metaqa_per_hop, "seed": args.seed,
             "trained_by": "python bench/hops.py"}
-    model = train_hop_model([r["q"] for r in train], [r["hops"] for r in train], c=args.c, provenance=prov)
+    model = train_hop_model([r["q"] for r in train], [r["hops"] for r in train], c=args.c,
+                            sample_weight=weights(train), provenance=prov)
     held = accuracy(model, heldout)
     comp = accuracy(model, [r for r in heldout if r.get("type") == "composition"])
     by_source = {s: accuracy(model, [r for r in train if r["source"] == s]) for s in sorted({r["source"] for r in train})}
@@ -162,7 +172,9 @@ def main() -> None:
     if not args.no_write_model:
         model.save(asset_path())
         print(f"wrote {asset_path()}")
+    conj = accuracy(model, [r for r in heldout if r.get("type") == "conjunction"])
     summary = {"heldout_accuracy": held.get("accuracy"), "heldout_accuracy_composition": comp.get("accuracy"),
+               "heldout_accuracy_conjunction": conj.get("accuracy"), "heldout_logloss": held.get("logloss"),
                "cv_accuracy": round(float(np.mean(folds)), 4), "train_questions": len(train),
                "heldout_questions": len(heldout)}
     summary.update({f"heldout_recall_{c}": v for c, v in held.get("recall", {}).items()})
