@@ -166,13 +166,13 @@ def main() -> None:
                             sample_weight=weights(train), provenance=prov)
     held = accuracy(model, heldout)
     comp = accuracy(model, [r for r in heldout if r.get("type") == "composition"])
+    conj = accuracy(model, [r for r in heldout if r.get("type") == "conjunction"])
     by_source = {s: accuracy(model, [r for r in train if r["source"] == s]) for s in sorted({r["source"] for r in train})}
     model.provenance["heldout_accuracy"] = held.get("accuracy")
     model.provenance["cv_accuracy"] = round(float(np.mean(folds)), 4)
     if not args.no_write_model:
         model.save(asset_path())
         print(f"wrote {asset_path()}")
-    conj = accuracy(model, [r for r in heldout if r.get("type") == "conjunction"])
     summary = {"heldout_accuracy": held.get("accuracy"), "heldout_accuracy_composition": comp.get("accuracy"),
                "heldout_accuracy_conjunction": conj.get("accuracy"), "heldout_logloss": held.get("logloss"),
                "cv_accuracy": round(float(np.mean(folds)), 4), "train_questions": len(train),

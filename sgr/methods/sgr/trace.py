@@ -49,7 +49,8 @@ class Evidence:
     sources: int = 0  # how many kinds of candidate source reach it (:func:`agreeing_sources`)
     ends: frozenset[str] = frozenset()  # the last relations of the paths that reach it: its candidates among the
     # EVIDENCE_CANDIDATES best by v and its walks among the EVIDENCE_VOTES strongest, as a prediction records them
-    joined: bool = False  # it is reached by a walk that meets another linked entity (C_q's join held on the votes)
+    joined: bool = False  # C_q's join held on the votes (``DecisionInputs.joined``) and a walk it read reaches it:
+    # the votes are then the walks that met another linked entity — or, for another seed, the question's mention
 
 
 def best_candidates(inputs: DecisionInputs, mu: float) -> list[CandidateIn]:
@@ -116,8 +117,8 @@ def evidence_signals(inputs: DecisionInputs | None, top: str | None, lam: float,
                      question: str = "", names: Sequence[str] = (), linked: int = 1) -> dict[str, float]:
     """The evidence-strength signals of the top answer (:class:`Evidence`, :func:`dotted_names`,
     :func:`asked_relation_fit` of ``question`` and its linked entities' ``names``, and ``ev_unjoined``: 1 when
-    ``linked``, the number of linked entities, is two or more and no walk that reaches the answer meets another of them
-    — a conjunction whose other condition the answer does not meet); all 0 when there is no answer."""
+    ``linked``, the number of linked entities, is two or more and the answer is not :attr:`Evidence.joined` — a
+    conjunction whose other condition it does not meet); all 0 when there is no answer."""
     if inputs is None or top is None:
         return dict.fromkeys(EVIDENCE_SIGNALS, 0.0)
     ev = answer_evidence(inputs, top, lam, mu)
