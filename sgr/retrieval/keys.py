@@ -23,13 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgr.core.lexicon import KEY_SYNONYMS, OVERLAP_STOPWORDS, WORD_SUFFIXES
+from sgr.core.lexicon import FUNCTION_WORDS, KEY_SYNONYMS, WORD_SUFFIXES
 from sgr.graph.profile import GraphProfile
 from sgr.graph.store import relation_text
 
 KINDS = ("relationship", "property", "label")
-#: Question words never aligned to a key: function words (the nouns of OVERLAP_STOPWORDS may name a label).
-FUNCTION_WORDS = OVERLAP_STOPWORDS - {"movie", "movies", "film", "films", "person", "people"}
 #: Cosine similarity a word needs to name a key by meaning alone.
 ALIGN_THRESHOLD = 0.62
 
