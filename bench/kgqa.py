@@ -24,19 +24,15 @@ LLM methods should pass a fixed-seed ``--sample`` (e.g. ``--sample 500 --seed 0`
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.record import previous_result, write_result  # noqa: E402
+from bench.record import finished_config, previous_result, write_report  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.files import sha256_file  # noqa: E402
 from sgr.datasets import NAMED_DATASETS, shared_data_dir  # noqa: E402
@@ -202,13 +198,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "config": {"methods": methods, "datasets": datasets, "sample": args.sample, "seed": args.seed,
                    "workers": args.workers, "webqsp_hops": args.webqsp_hops, "options": options,
                    "graphs": list(prev_graphs.values()),
-                   "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
+                   **finished_config()},
         "details": details,
     }
-    write_result(args.out, result, continues=previous)
-    args.out.with_suffix(".md").write_text(markdown(result))
-    print(markdown(result))
+    write_report(args.out, result, markdown, continues=previous)
     return result
 
 

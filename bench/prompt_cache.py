@@ -16,19 +16,16 @@ and prints a table. The first ``--warmup`` questions fill the cache and are not 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.record import write_result  # noqa: E402
+from bench.record import finished_config, write_result  # noqa: E402
 from sgr.api import ask  # noqa: E402
 from sgr.datasets import load_dataset  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
@@ -90,8 +87,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result = {"summary": summary,
               "config": {"n": args.n, "seed": args.seed, "warmup": args.warmup, "method": "sgr (base model)",
                          "cache_bytes": server.PROMPT_CACHE_BYTES, "threads_per_server": server.default_threads(),
-                         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
+                         **finished_config()},
               "questions": rows}
     write_result(args.out, result)
     print("| figure | prompt cache | no cache |\n|---|---|---|")

@@ -36,18 +36,15 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.record import previous_result, write_result  # noqa: E402
+from bench.record import finished_config, previous_result, write_report  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.core.files import sha256_file  # noqa: E402
 from sgr.datasets import load_dataset, shared_data_dir  # noqa: E402
@@ -374,13 +371,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     encoder_lever(summary)
     if "levers" in previous:  # the levers' runs (written beside this benchmark, see the README) are kept
         result["levers"] = previous["levers"]
-    result["config"] = {"finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-                        "encoder": "all-MiniLM-L6-v2 (384-d)", "parts": sorted(parts)}
+    result["config"] = {**finished_config(), "encoder": "all-MiniLM-L6-v2 (384-d)", "parts": sorted(parts)}
     result["summary"] = dict(sorted(summary.items()))
-    write_result(args.out, result, continues=previous)
-    args.out.with_suffix(".md").write_text(markdown(result))
-    print(markdown(result))
+    write_report(args.out, result, markdown, continues=previous)
     return result
 
 

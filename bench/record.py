@@ -102,6 +102,23 @@ def write_result(path: Path | str, result: dict[str, Any], *, command: list[str]
     return path
 
 
+def finished_config() -> dict[str, str]:
+    """The ``finished_at`` and ``machine`` lines a benchmark's ``config`` carries (UTC time, architecture, CPUs,
+    Python)."""
+    return {"finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
+
+
+def write_report(path: Path | str, result: dict[str, Any], markdown: Any,
+                 continues: dict[str, Any] | None = None) -> str:
+    """:func:`write_result`, then ``markdown(result)`` written beside it (``NAME.md``) and printed; returns it."""
+    write_result(path, result, continues=continues)
+    text = markdown(result)
+    Path(path).with_suffix(".md").write_text(text)
+    print(text)
+    return text
+
+
 def served_weights() -> str:
     """Which weights the configured model is (the shipped path generator, a tuned model, the base one …)."""
     from sgr.core.errors import LLMError

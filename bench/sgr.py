@@ -52,12 +52,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +68,7 @@ _spec = importlib.util.spec_from_file_location("bench_kgqa", ROOT / "bench" / "k
 kgqa = importlib.util.module_from_spec(_spec)  # graph loading and summary keys shared with the KGQA benchmark
 _spec.loader.exec_module(kgqa)
 
-from bench.record import previous_result, served_weights, write_result  # noqa: E402
+from bench.record import finished_config, previous_result, served_weights, write_report  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.methods.registry import method_options  # noqa: E402
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
@@ -407,15 +405,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "cwq_sample": args.cwq_sample,
                    "seed": args.seed, "options": options, "hops_per_dataset": args.hops_per_dataset,
                    "llm": served_weights(), "graphs": list(prev_graphs.values()),
-                   "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"},
+                   **finished_config()},
         "linking": linking,
         "details": details,
         "paired": pairs,
     }
-    write_result(args.out, result, continues=previous)
-    args.out.with_suffix(".md").write_text(markdown(result))
-    print(markdown(result))
+    write_report(args.out, result, markdown, continues=previous)
     return result
 
 
