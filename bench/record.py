@@ -24,6 +24,7 @@ import platform
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ def finished_config() -> dict[str, str]:
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
 
 
-def write_report(path: Path | str, result: dict[str, Any], markdown: Any,
+def write_report(path: Path | str, result: dict[str, Any], markdown: Callable[[dict[str, Any]], str],
                  continues: dict[str, Any] | None = None) -> str:
     """:func:`write_result`, then ``markdown(result)`` written beside it (``NAME.md``) and printed; returns it."""
     write_result(path, result, continues=continues)
