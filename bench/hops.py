@@ -16,9 +16,8 @@ Held out: the CWQ dev questions built on a WebQSP *test* question (``WebQTest-â€
     python bench/hops.py                      # train, report, write sgr/assets/hop_model.json
     python bench/hops.py --no-write-model     # report only
 
-Writes ``bench/results/hops.json`` (summary: ``heldout_accuracy``, ``heldout_accuracy_composition`` and
-``_conjunction``, ``heldout_logloss``,
-``cv_accuracy``, per-class recall, sample sizes).
+Writes ``bench/results/hops.json`` (summary: ``heldout_accuracy``, ``heldout_accuracy_composition``,
+``heldout_accuracy_conjunction``, ``heldout_logloss``, ``cv_accuracy``, per-class recall, sample sizes).
 """
 
 from __future__ import annotations
