@@ -96,7 +96,7 @@ def legs(answerer: Any, record: dict[str, Any]) -> dict[str, Any]:
         return row
     b = top(base)
     row.update(base=b.text if b else None, base_ok=bool(b and b.text in gold), base_conf=base.prediction.confidence)
-    if b is None:
+    if b is None or b.id is None:  # a literal answer is no topic to ask from
         return row
     linked = [e.id for e in base.entities]
     again = ask_one(answerer, record["id"] + "-continue", q, [b.id])
@@ -109,7 +109,7 @@ def legs(answerer: Any, record: dict[str, Any]) -> dict[str, Any]:
     s, e = span
     sub = ask_one(answerer, record["id"] + "-bridge", f"what is {q[s:e]}?", [base.entities[0].id])
     bridge = top(sub) if sub is not None else None
-    if bridge is None:
+    if bridge is None or bridge.id is None:
         return row
     main = q[:s] + bridge.text + q[e:]
     second = ask_one(answerer, record["id"] + "-decompose", main, [bridge.id])
