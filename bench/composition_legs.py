@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from record import RESULTS, finished_config, served_weights, write_report  # noqa: E402
 from sgr.core.errors import SgrError  # noqa: E402
-from sgr.core.lexicon import ASKED, DESCRIBED, described_nouns, singular  # noqa: E402
+from sgr.core.lexicon import DESCRIBED, asked_noun, described_nouns, singular  # noqa: E402
 from sgr.core.types import Answer, Question  # noqa: E402
 from sgr.datasets import shared_data_dir  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
@@ -57,8 +57,7 @@ LEGS = ("continue", "decompose")
 
 def description(question: str, mention: str) -> tuple[int, int] | None:
     """The character span of the first description before the linked ``mention`` ends (module docstring)."""
-    asked = ASKED.match(question)
-    skip = singular(asked.group(1)) if asked else None
+    skip = asked_noun(question)
     at = question.lower().find(mention.lower())
     if at < 0:
         return None
@@ -107,14 +106,15 @@ def legs(answerer: Any, record: dict[str, Any]) -> dict[str, Any]:
     if span is None:
         return row
     s, e = span
-    sub = ask_one(answerer, record["id"] + "-bridge", f"what is {q[s:e]}?", [base.entities[0].id])
+    sub_question = f"what is {q[s:e]}?"
+    sub = ask_one(answerer, record["id"] + "-bridge", sub_question, [base.entities[0].id])
     bridge = top(sub) if sub is not None else None
     if bridge is None or bridge.id is None:
         return row
     main = q[:s] + bridge.text + q[e:]
     second = ask_one(answerer, record["id"] + "-decompose", main, [bridge.id])
     d = top(second, [*linked, bridge.id]) if second is not None else None
-    row.update(sub_question=f"what is {q[s:e]}?", bridge=bridge.text, main_question=main,
+    row.update(sub_question=sub_question, bridge=bridge.text, main_question=main,
                decompose_answer=d.text if d else None, decompose_ok=bool(d and d.text in gold),
                decompose_conf=second.prediction.confidence if second is not None else None)
     return row
@@ -127,7 +127,17 @@ def rule(t: float, m: float, leg: str) -> Callable[[dict[str, Any]], bool]:
 
 
 def hits(rows: Sequence[dict[str, Any]], take: Callable[[dict[str, Any]], bool], leg: str) -> int:
+    """Questions right when the two-leg answer is taken where ``take`` says so, and the base answer elsewhere."""
     return sum(bool(r[f"{leg}_ok"] if f"{leg}_ok" in r and take(r) else r.get("base_ok", False)) for r in rows)
+
+
+def base_hits(rows: Sequence[dict[str, Any]]) -> int:
+    return sum(bool(r.get("base_ok")) for r in rows)
+
+
+def oracle_hits(rows: Sequence[dict[str, Any]], leg: str) -> int:
+    """Questions right by the base answer or the leg's, whichever is right."""
+    return sum(bool(r.get("base_ok") or r.get(f"{leg}_ok")) for r in rows)
 
 
 GRID = [(t, m) for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.01) for m in (-1.0, 0.0, 0.1, 0.2)]
@@ -136,20 +146,19 @@ GRID = [(t, m) for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.01) for m in 
 def held_out_rule(rows: Sequence[dict[str, Any]], leg: str) -> dict[str, Any]:
     """The grid's best rule on the even-numbered rows, and its gain over base on the odd-numbered ones."""
     train, test = rows[0::2], rows[1::2]
-    never = hits(train, lambda r: False, leg)
+    never = base_hits(train)
     t, m = max(GRID, key=lambda g: (hits(train, rule(*g, leg), leg) - never, -g[0], g[1]))
     return {"t": t, "m": m, "train_gain": hits(train, rule(t, m, leg), leg) - never,
-            "heldout_gain": hits(test, rule(t, m, leg), leg) - hits(test, lambda r: False, leg), "heldout_n": len(test)}
+            "heldout_gain": hits(test, rule(t, m, leg), leg) - base_hits(test), "heldout_n": len(test)}
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
-    out: dict[str, Any] = {"n": n, "base_hits1": sum(r.get("base_ok", False) for r in rows) / n}
+    out: dict[str, Any] = {"n": n, "base_hits1": base_hits(rows) / n}
     for leg in LEGS:
-        fired = [r for r in rows if f"{leg}_ok" in r]
-        out[f"{leg}_fired"] = len(fired)
+        out[f"{leg}_fired"] = sum(f"{leg}_ok" in r for r in rows)
         out[f"{leg}_hits1"] = hits(rows, lambda r: True, leg) / n
-        out[f"{leg}_oracle"] = sum(bool(r.get("base_ok") or r.get(f"{leg}_ok")) for r in rows) / n
+        out[f"{leg}_oracle"] = oracle_hits(rows, leg) / n
         chosen = held_out_rule(rows, leg)
         out[f"{leg}_rule"] = f"t={chosen['t']}, m={chosen['m']}"
         out[f"{leg}_rule_heldout_gain"] = chosen["heldout_gain"]
@@ -160,9 +169,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def by_type(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     kinds = sorted({r["type"] for r in rows})
-    return {k: {"n": len(g), "base": sum(r.get("base_ok", False) for r in g),
-                **{leg: hits(g, lambda r: True, leg) for leg in LEGS},
-                **{f"{leg}_oracle": sum(bool(r.get("base_ok") or r.get(f"{leg}_ok")) for r in g) for leg in LEGS}}
+    return {k: {"n": len(g), "base": base_hits(g), **{leg: hits(g, lambda r: True, leg) for leg in LEGS},
+                **{f"{leg}_oracle": oracle_hits(g, leg) for leg in LEGS}}
             for k in kinds for g in [[r for r in rows if r["type"] == k]]}
 
 
@@ -176,7 +184,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"| {leg} always | {s[f'{leg}_hits1']:.3f} | {s[f'{leg}_oracle']:.3f} | {s[f'{leg}_fired']} | "
                      f"{s[f'{leg}_rule_heldout_gain']:+d} ({s[f'{leg}_rule']}; {s[f'{leg}_rule_train_gain']:+d} "
                      "where chosen) |")
-    lines += ["", "| kind | n | base | continue | its oracle | decompose | its oracle |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "| kind | n | base | continue | its oracle | decompose | its oracle |",
+              "|---|---|---|---|---|---|---|"]
     lines += [f"| {k} | {v['n']} | {v['base']} | {v['continue']} | {v['continue_oracle']} | {v['decompose']} | "
               f"{v['decompose_oracle']} |" for k, v in kinds.items()]
     return "\n".join(lines) + "\n"

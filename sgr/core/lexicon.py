@@ -93,11 +93,15 @@ def singular(word: str) -> str:
     return w
 
 
+def asked_noun(question: str) -> str | None:
+    """The (singular) noun :data:`ASKED` reads as what the question asks for, or None."""
+    asked = ASKED.match(question)
+    return singular(asked.group(1)) if asked else None
+
+
 def described_nouns(question: str) -> set[str]:
     """The (singular) head nouns :data:`DESCRIBED` finds, minus the one :data:`ASKED` asks for."""
-    asked = ASKED.match(question)
-    skip = singular(asked.group(1)) if asked else None
-    return {singular(m.group(1)) for m in DESCRIBED.finditer(question)} - {skip}
+    return {singular(m.group(1)) for m in DESCRIBED.finditer(question)} - {asked_noun(question)}
 
 
 #: The question's generic type words → the word stored ``types`` carry (``who`` → person, ``where`` → location).
