@@ -45,9 +45,9 @@ from sgr.graph.store import GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.base import UsageMeter, accepts, llm_cache_option, parse_options
 from sgr.methods.rcr.paths import (PATHS_LINE, RELATION_PATH_PROMPT, PathExample, PathExamplePool,  # noqa: F401
-                                   generate_relation_paths, parse_relation_paths, path_messages,
-                                   relation_path_grammar, schema_path_grammar, schema_relation_paths,
-                                   uses_schema_prompt)
+                                   generate_relation_paths, graph_schema_paths, parse_relation_paths,
+                                   path_messages, relation_path_grammar, schema_path_grammar,
+                                   schema_relation_paths, uses_graph_grammar, uses_schema_prompt)
 from sgr.retrieval.relations import CosineRelationRetriever, ScoredRelation, load_retriever
 
 #: RoG's answer-generation prompt (Luo et al. 2024), the generator RCR uses (§5.1).
@@ -73,7 +73,11 @@ class RCRConfig:
     ``schema`` when the model is tuned weights (:func:`sgr.llm.server.is_tuned`), else ``rcr``. ``answer``: ``llm`` —
     the model picks the answers among G_q's endpoints (§4.4); ``support`` — no call: the endpoints in the order of
     the number of walked relation paths that reach them, then of the first path (the beam's order) that does;
-    ``auto`` — ``support`` with the schema prompt (tuned weights learnt to write paths, not to answer), else ``llm``."""
+    ``auto`` — ``support`` with the schema prompt (tuned weights learnt to write paths, not to answer), else ``llm``.
+    ``path_grammar``: ``relations`` — the reply may combine any retrieved candidate relations (§4.2); ``graph`` —
+    only relation paths that exist from the linked topics, as SGR decodes its schema call (schema prompt only);
+    ``auto`` — ``graph`` with the schema prompt, else ``relations`` (chosen on dev questions:
+    bench/experiments/rcr-qa.md)."""
 
     candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
     beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
@@ -89,6 +93,8 @@ class RCRConfig:
     answer_tokens: int = 160  # completion budget of the answer call
     relation_model: str = "auto"  # the relation retriever: a heads file, "auto" (trained if any) or "cosine"
     path_prompt: str = "auto"  # rcr (App. A.3) | schema (SGR's, what the shipped generator learnt) | auto (see below)
+    path_grammar: str = "auto"  # relations (any path over the K_r candidates) | graph (paths at the topics) | auto
+    graph_paths: int = 150  # the paths at the topics the graph grammar admits, the retriever's first
     answer: str = "auto"  # llm (§4.4's answer call) | support (no call; see below) | auto (see below)
 
 
@@ -264,6 +270,7 @@ class RCRAnswerer:
         if self.config.answer not in ANSWER_MODES:
             raise ConfigError(f"rcr: option answer must be one of {', '.join(ANSWER_MODES)}, not {self.config.answer!r}")
         self.answer_by_support = self.config.answer == "support" or (self.config.answer == "auto" and self.schema_prompt)
+        self.graph_grammar = uses_graph_grammar(self.config.path_grammar, self.schema_prompt)
         self.schema_shots = 0
         if self.schema_prompt:  # the tuned model's own prompt: as many worked examples as it was tuned with
             from sgr.llm.server import tuned_provenance
@@ -304,9 +311,13 @@ class RCRAnswerer:
                                                                    topics[0] if topics else None)]
 
     def generate_paths(self, question: str, entity: str, candidates: Sequence[str],
-                       topics: Sequence[str] = ()) -> tuple[list[tuple[str, ...]], str]:
+                       topics: Sequence[str] = (), topic_ids: Sequence[str] = ()) -> tuple[list[tuple[str, ...]], str]:
         """(paths, raw reply) of the relation-path call (§4.2): in SGR's schema format for tuned weights
-        (``path_prompt``), else the A.3 prompt with worked examples for this question."""
+        (``path_prompt``), under the graph grammar at ``topic_ids`` (``path_grammar``) or one over ``candidates``;
+        else the A.3 prompt with worked examples for this question."""
+        if self.graph_grammar:
+            return graph_schema_paths(self.llm, self.store, self.retriever, question, topic_ids,
+                                      list(topics) or [entity], self.config, self._schema_examples(question, topics))
         if self.schema_prompt:
             return schema_relation_paths(self.llm, question, list(topics) or [entity], candidates, self.config,
                                          self._schema_examples(question, topics))
@@ -384,7 +395,7 @@ class RCRAnswerer:
         with meter.stage("relations"):
             names = [r.name for r in self.candidates(question.text)]
         with meter.stage("paths"):
-            paths, raw = self.generate_paths(question.text, entity, names, [e.label for e in linked])
+            paths, raw = self.generate_paths(question.text, entity, names, [e.label for e in linked], topic_ids)
         with meter.stage("walk"):
             g = path_guided_subgraph(self.store, topic_ids, paths, self.retriever, substitutions=cfg.substitutions,
                                      frontier_cap=cfg.frontier_cap, edge_cap=cfg.edge_cap,
@@ -416,6 +427,7 @@ class RCRAnswerer:
             "evidence_triples": len(g.triples),
             "path_reply": raw,
             "path_prompt": "schema" if self.schema_prompt else "rcr",
+            "path_grammar": "graph" if self.graph_grammar else "relations",
             "answer_reply": answer_raw,
             "answered_by": "support" if self.answer_by_support else "llm",
             "k_s": cfg.substitutions,

@@ -8,7 +8,9 @@ the worked examples of training questions. Two prompt formats (``RCRConfig.path_
   under :func:`schema_path_grammar`: the prompt the shipped path generator (and any ``sgr llm tune`` model) was
   tuned on, so RCR asks tuned weights what they learnt to answer.
 
-Both grammars admit only the retrieved candidate relations.
+Two grammars for the reply (``RCRConfig.path_grammar``): ``relations`` admits any path over the retrieved candidate
+relations (RCR §4.2); ``graph`` admits only the relation paths that exist from the linked topics, the ones the
+retriever ranks first, as SGR decodes its schema call (:func:`graph_schema_paths`; schema format only).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from sgr.core.text import gbnf_literal
 
 #: how the relation-path stage asks (``RCRConfig.path_prompt``)
 PATH_PROMPTS = ("auto", "rcr", "schema")
+#: what the path reply may hold (``RCRConfig.path_grammar``)
+PATH_GRAMMARS = ("auto", "relations", "graph")
 
 #: The relation-path prompt of RCR App. A.3 (Figure 3), verbatim; ``{paths_line}`` is the one addition needed to
 #: get several paths from one call without beam search.
@@ -134,6 +138,36 @@ def schema_relation_paths(llm: Any, question: str, topics: Sequence[str], candid
     ok = set(candidates)
     paths = [p for p in parse_schema_reply(text)[0] if len(p) <= config.max_hops and all(r in ok for r in p)]
     return paths[:config.beam], text
+
+
+def graph_schema_paths(llm: Any, store: Any, retriever: Any, question: str, topic_ids: Sequence[str],
+                       topics: Sequence[str], config: Any, shots: Sequence[Any] = ()) -> tuple[list[tuple[str, ...]], str]:
+    """The relation-path call in SGR's schema format under SGR's graph grammar: only the relation paths that exist
+    from ``topic_ids`` (:func:`sgr.methods.sgr.trie.relation_paths`, up to ``config.max_hops`` entity hops), the
+    ``config.graph_paths`` the retriever ranks first for the question (:func:`sgr.methods.sgr.trie.prefilter`), so
+    every path walks to an end; up to ``config.beam`` of them, and the raw reply."""
+    from sgr.methods.sgr.exemplars import mask_entity
+    from sgr.methods.sgr.prompts import parse_schema_reply, schema_prompt
+    from sgr.methods.sgr.trie import path_grammar, prefilter, relation_paths
+
+    full = relation_paths(store, list(topic_ids), max_hops=config.max_hops, max_relations=2 * config.max_hops)
+    if not len(full):
+        return [], ""
+    masked = mask_entity(question, topics[0] if topics else None)
+    trie = prefilter(full, lambda names: retriever.score_of(masked, names), config.graph_paths)
+    text = llm.complete(schema_prompt(question, topics, shots), stage="rcr-paths",
+                        grammar=path_grammar(trie, config.beam, constraints=False), max_tokens=config.path_tokens)
+    return [p for p in parse_schema_reply(text)[0] if p in trie][:config.beam], text
+
+
+def uses_graph_grammar(path_grammar: str, schema_prompt: bool) -> bool:
+    """Whether the path reply is decoded under the graph grammar (``path_grammar``: ``graph``, or ``auto`` with the
+    schema prompt); ConfigError for an unknown value or ``graph`` without the schema prompt."""
+    if path_grammar not in PATH_GRAMMARS:
+        raise ConfigError(f"rcr: option path_grammar must be one of {', '.join(PATH_GRAMMARS)}, not {path_grammar!r}")
+    if path_grammar == "graph" and not schema_prompt:
+        raise ConfigError("rcr: path_grammar graph needs the schema prompt (path_prompt schema, or tuned weights)")
+    return path_grammar == "graph" or (path_grammar == "auto" and schema_prompt)
 
 
 def uses_schema_prompt(path_prompt: str, model_name: str | None) -> bool:

@@ -131,6 +131,34 @@ def test_answers_by_support_rank_endpoints_by_the_paths_reaching_them_without_an
     assert pred.answers[0].paths[0].nodes == ["Jamaica", "Jamaican Creole English Language"]
 
 
+def test_the_graph_grammar_admits_only_paths_that_exist_at_the_topic(tiny_graph, retriever) -> None:
+    # the reply names a relation the graph holds but not at Jamaica: the graph grammar would not have admitted it
+    llm = scripted_llm("path: location.country.languages_spoken\npath: language.human_language.countries_spoken_in")
+    sent = []
+    real = llm.complete
+    llm.complete = lambda msgs, **kw: sent.append(kw) or real(msgs, **kw)
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(examples=0, path_prompt="schema", path_grammar="graph",
+                                                            answer="support"))
+    pred = rcr.answer(Question(id="q1", text="what does jamaican people speak", topic_entities=["Jamaica"]))
+    assert pred.error is None, pred.error
+    grammar = sent[0]["grammar"]
+    assert "location.country.currency_used" in grammar and "countries_spoken_in" not in grammar
+    assert pred.extra["relation_paths"] == [["location.country.languages_spoken"]]
+    assert pred.extra["path_grammar"] == "graph" and not pred.extra["substitutions"]
+    assert {a.text for a in pred.answers} == {"Jamaican English", "Jamaican Creole English Language"}
+
+
+def test_the_real_model_writes_paths_that_exist_at_the_topic(tiny_graph, retriever, local_llm) -> None:
+    from sgr.methods.rcr.paths import graph_schema_paths
+    from sgr.methods.sgr.trie import relation_paths
+
+    there = relation_paths(tiny_graph, ["Jamaica"], max_hops=2, max_relations=4)
+    paths, raw = graph_schema_paths(local_llm, tiny_graph, retriever, "what does jamaican people speak", ["Jamaica"],
+                                    ["Jamaica"], RCRConfig(beam=3, max_hops=2))
+    assert raw.strip(), "the model returned nothing"
+    assert 1 <= len(paths) <= 3 and all(p in there for p in paths)
+
+
 @pytest.mark.neo4j
 def test_an_unknown_answer_mode_is_refused(tiny_graph, retriever) -> None:
     from sgr.core.errors import ConfigError

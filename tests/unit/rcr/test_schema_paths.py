@@ -7,7 +7,7 @@ import pytest
 
 from sgr.core.errors import ConfigError
 from sgr.methods.rcr.method import RCRConfig
-from sgr.methods.rcr.paths import schema_path_grammar, schema_relation_paths, uses_schema_prompt
+from sgr.methods.rcr.paths import schema_path_grammar, schema_relation_paths, uses_graph_grammar, uses_schema_prompt
 from sgr.methods.sgr.prompts import SCHEMA_SYSTEM
 from tests.helpers import scripted_llm
 
@@ -39,3 +39,12 @@ def test_the_schema_prompt_is_used_for_tuned_weights_or_when_asked() -> None:
     assert uses_schema_prompt("schema", "gpt-4o-mini") and not uses_schema_prompt("rcr", "x-tuned-1")
     with pytest.raises(ConfigError, match="path_prompt"):
         uses_schema_prompt("beam", "x")
+
+
+def test_the_graph_grammar_goes_with_the_schema_prompt_and_an_unknown_one_is_refused() -> None:
+    assert uses_graph_grammar("auto", True) and not uses_graph_grammar("auto", False)
+    assert uses_graph_grammar("graph", True) and not uses_graph_grammar("relations", True)
+    with pytest.raises(ConfigError, match="needs the schema prompt"):
+        uses_graph_grammar("graph", False)
+    with pytest.raises(ConfigError, match="path_grammar must be one of auto, relations, graph"):
+        uses_graph_grammar("trie", True)
