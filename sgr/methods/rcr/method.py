@@ -15,7 +15,8 @@ Four stages per question, each timed by :class:`sgr.methods.base.UsageMeter` (``
    training format — their gold paths among their own candidates (gold relations plus retrieved ones, §4.2.2).
    With tuned weights served — the shipped path generator or an ``sgr llm tune`` model — the stage asks in the
    format they were tuned on instead (``path_prompt``, :mod:`sgr.methods.rcr.paths`): SGR's schema prompt, its
-   ``path: r1 > r2`` reply under a grammar over the same retrieved candidates.
+   ``path: r1 > r2`` reply decoded as SGR decodes it, under the grammar of the relation paths that exist from the
+   linked topics (``path_grammar``; ``relations``: a grammar over the same retrieved candidates instead).
 3. ``walk`` — **path-guided subgraph retrieval** (§4.3, eq. 5): each path is followed from the topic entity; at
    step ``t`` the frontier ``E_{t−1}`` is expanded along ``r_t`` (edges are walked in either stored direction). When
    no frontier entity has an ``r_t`` edge, ``r_t`` is replaced by the ``K_s`` relations most similar to it (cosine
@@ -77,7 +78,7 @@ class RCRConfig:
     ``path_grammar``: ``relations`` — the reply may combine any retrieved candidate relations (§4.2); ``graph`` —
     only relation paths that exist from the linked topics, as SGR decodes its schema call (schema prompt only);
     ``auto`` — ``graph`` with the schema prompt, else ``relations`` (chosen on dev questions:
-    bench/experiments/rcr-qa.md)."""
+    bench/experiments/models.md)."""
 
     candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
     beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
