@@ -141,7 +141,8 @@ def schema_relation_paths(llm: Any, question: str, topics: Sequence[str], candid
 
 
 def graph_schema_paths(llm: Any, store: Any, retriever: Any, question: str, topic_ids: Sequence[str],
-                       topics: Sequence[str], config: Any, shots: Sequence[Any] = ()) -> tuple[list[tuple[str, ...]], str]:
+                       topics: Sequence[str], config: Any,
+                       shots: Sequence[Any] = ()) -> tuple[list[tuple[str, ...]], str]:
     """The relation-path call in SGR's schema format under SGR's graph grammar: only the relation paths that exist
     from ``topic_ids`` (:func:`sgr.methods.sgr.trie.relation_paths`, up to ``config.max_hops`` entity hops), the
     ``config.graph_paths`` the retriever ranks first for the question (:func:`sgr.methods.sgr.trie.prefilter`), so
