@@ -137,8 +137,8 @@ def test_the_graph_grammar_admits_only_paths_that_exist_at_the_topic(tiny_graph,
     sent = []
     real = llm.complete
     llm.complete = lambda msgs, **kw: sent.append(kw) or real(msgs, **kw)
-    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(examples=0, path_prompt="schema", path_grammar="graph",
-                                                            answer="support"))
+    cfg = RCRConfig(examples=0, path_prompt="schema", path_grammar="graph", answer="support")
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, cfg)
     pred = rcr.answer(Question(id="q1", text="what does jamaican people speak", topic_entities=["Jamaica"]))
     assert pred.error is None, pred.error
     grammar = sent[0]["grammar"]
