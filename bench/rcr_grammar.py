@@ -20,12 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.models import RCR_SAMPLE  # noqa: E402
 from bench.record import write_result  # noqa: E402
 from sgr.core.config import sgr_home  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 
-SAMPLE = 200  # bench/models.py's RCR_SAMPLE
 GRAMMARS = ("relations", "graph")
 
 
@@ -41,7 +41,7 @@ def main() -> None:
     details: dict[str, dict] = {}
     for ds, uri in (("webqsp", args.webqsp_uri), ("metaqa-1hop", args.metaqa_uri)):
         for grammar in GRAMMARS:
-            res = run_eval(RunConfig(dataset=ds, method="rcr", sample=SAMPLE, seed=0, out=runs / f"{ds}-{grammar}",
+            res = run_eval(RunConfig(dataset=ds, method="rcr", sample=RCR_SAMPLE, seed=0, out=runs / f"{ds}-{grammar}",
                                      hops=2 if ds == "webqsp" else None, ceiling=False,
                                      options={"path_grammar": grammar}),
                            store_factory=lambda u=uri: GraphStore(u), progress=sys.stderr.isatty())
