@@ -4,11 +4,11 @@
 
 ``rcr`` with the weights ``sgr llm serve`` serves (the shipped path generator by default), on the samples of
 ``bench/models.py rcr`` (WebQSP test and MetaQA 1-hop test, 200 each, seed 0; report only: the default was chosen on
-dev questions, ``bench/experiments/models.md``), once per ``path_grammar``: ``relations`` (any path over the K_r
-retrieved relations, RCR §4.2) and ``graph`` (only the relation paths that exist from the linked topics). The runs
-resume from ``--runs-dir``. Writes ``bench/results/rcr_grammar.json``: summary keys
-``rcr/<dataset>/<grammar>/hits1_strict``, ``…/f1``, ``…/questions``, and ``rcr/<dataset>/hits1_strict`` for the
-default (``graph`` with tuned weights).
+dev questions, ``bench/experiments/models.md``), once per arm (:data:`ARMS`): ``relations`` (any path over the K_r
+retrieved relations, RCR §4.2), ``graph-max`` (only the relation paths that exist from the linked topics, up to
+``max_hops`` deep) and ``graph`` (the same, as deep as SGR goes for the question: the default with tuned weights).
+The runs resume from ``--runs-dir``. Writes ``bench/results/rcr_grammar.json``: summary keys
+``rcr/<dataset>/<arm>/hits1_strict``, ``…/f1``, ``…/questions``, and ``rcr/<dataset>/hits1_strict`` for the default.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from sgr.core.config import sgr_home  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 
-GRAMMARS = ("relations", "graph")
+#: arm → RCR options; ``graph`` is the default with tuned weights
+ARMS = {"relations": {"path_grammar": "relations"}, "graph-max": {"path_grammar": "graph", "path_depth": "max"},
+        "graph": {"path_grammar": "graph"}}
 
 
 def main() -> None:
@@ -40,16 +42,15 @@ def main() -> None:
     summary: dict[str, float] = {}
     details: dict[str, dict] = {}
     for ds, uri in (("webqsp", args.webqsp_uri), ("metaqa-1hop", args.metaqa_uri)):
-        for grammar in GRAMMARS:
-            res = run_eval(RunConfig(dataset=ds, method="rcr", sample=RCR_SAMPLE, seed=0, out=runs / f"{ds}-{grammar}",
-                                     hops=2 if ds == "webqsp" else None, ceiling=False,
-                                     options={"path_grammar": grammar}),
+        for arm, options in ARMS.items():
+            res = run_eval(RunConfig(dataset=ds, method="rcr", sample=RCR_SAMPLE, seed=0, out=runs / f"{ds}-{arm}",
+                                     hops=2 if ds == "webqsp" else None, ceiling=False, options=dict(options)),
                            store_factory=lambda u=uri: GraphStore(u), progress=sys.stderr.isatty())
             o = res.metrics["overall"]
-            summary[f"rcr/{ds}/{grammar}/hits1_strict"] = round(o["hits1_strict"], 4)
-            summary[f"rcr/{ds}/{grammar}/f1"] = round(o["f1"], 4)
-            summary[f"rcr/{ds}/{grammar}/questions"] = o["n"]
-            details[f"{ds}/{grammar}"] = {"overall": o, "cost": res.metrics.get("cost"), "run_dir": str(res.run_dir)}
+            summary[f"rcr/{ds}/{arm}/hits1_strict"] = round(o["hits1_strict"], 4)
+            summary[f"rcr/{ds}/{arm}/f1"] = round(o["f1"], 4)
+            summary[f"rcr/{ds}/{arm}/questions"] = o["n"]
+            details[f"{ds}/{arm}"] = {"overall": o, "cost": res.metrics.get("cost"), "run_dir": str(res.run_dir)}
         summary[f"rcr/{ds}/hits1_strict"] = summary[f"rcr/{ds}/graph/hits1_strict"]
     write_result(args.out, {"summary": summary, "runs": details})
     print(summary)

@@ -40,14 +40,14 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from sgr.core.errors import ConfigError, EntityNotFound
+from sgr.core.errors import EntityNotFound
 from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
-from sgr.graph.store import GraphStore, quote_identifier
+from sgr.graph.store import CVT, GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.base import UsageMeter, accepts, llm_cache_option, parse_options
-from sgr.methods.rcr.paths import (PATHS_LINE, RELATION_PATH_PROMPT, PathExample, PathExamplePool,  # noqa: F401
-                                   generate_relation_paths, graph_schema_paths, parse_relation_paths,
-                                   path_messages, relation_path_grammar, schema_path_grammar,
+from sgr.methods.rcr.paths import (PATH_DEPTHS, PATHS_LINE, RELATION_PATH_PROMPT, PathExample,  # noqa: F401
+                                   PathExamplePool, check_option, generate_relation_paths, graph_schema_paths,
+                                   parse_relation_paths, path_messages, relation_path_grammar, schema_path_grammar,
                                    schema_relation_paths, uses_graph_grammar, uses_schema_prompt)
 from sgr.retrieval.relations import CosineRelationRetriever, ScoredRelation, load_retriever
 
@@ -73,12 +73,12 @@ class RCRConfig:
     and ``sgr llm tune``'s models were tuned on, with as many worked examples as their provenance names; ``auto`` —
     ``schema`` when the model is tuned weights (:func:`sgr.llm.server.is_tuned`), else ``rcr``. ``answer``: ``llm`` —
     the model picks the answers among G_q's endpoints (§4.4); ``support`` — no call: the endpoints in the order of
-    the number of walked relation paths that reach them, then of the first path (the beam's order) that does;
-    ``auto`` — ``support`` with the schema prompt (tuned weights learnt to write paths, not to answer), else ``llm``.
-    ``path_grammar``: ``relations`` — the reply may combine any retrieved candidate relations (§4.2); ``graph`` —
-    only relation paths that exist from the linked topics, as SGR decodes its schema call (schema prompt only);
-    ``auto`` — ``graph`` with the schema prompt, else ``relations`` (chosen on dev questions:
-    bench/experiments/models.md)."""
+    the number of walked relation paths that reach them, then of the first path (the beam's order) that does, then
+    of the relations that link them to the topics (:func:`topic_links`); ``auto`` — ``support`` with the schema
+    prompt (tuned weights learnt to write paths, not to answer), else ``llm``. ``path_grammar``: ``relations`` —
+    the reply may combine any retrieved candidate relations (§4.2); ``graph`` — only relation paths that exist from
+    the linked topics, as SGR decodes its schema call (schema prompt only); ``auto`` — ``graph`` with the schema
+    prompt, else ``relations`` (chosen on dev questions: bench/experiments/models.md)."""
 
     candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
     beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
@@ -96,6 +96,7 @@ class RCRConfig:
     path_prompt: str = "auto"  # rcr (App. A.3) | schema (SGR's, what the shipped generator learnt) | auto (see below)
     path_grammar: str = "auto"  # relations (any path over the K_r candidates) | graph (paths at the topics) | auto
     graph_paths: int = 150  # the paths at the topics the graph grammar admits, the retriever's first
+    path_depth: str = "question"  # the graph grammar's depth: question (SGR's hop model, ≤ max_hops) | max (max_hops)
     answer: str = "auto"  # llm (§4.4's answer call) | support (no call; see below) | auto (see below)
 
 
@@ -156,23 +157,29 @@ class EvidenceSubgraph:
         return out
 
     def paths_to(self, node: str, walk: int, limit: int = 3) -> list[ReasoningPath]:
-        """Up to ``limit`` reasoning paths topic → … → ``node`` along walk ``walk``."""
+        """Up to ``limit`` reasoning paths topic → … → ``node`` along walk ``walk``. A walk that comes back to a node
+        it passed (a relation, then its inverse: school → alumni's CVTs → school) is shown with the loop erased: the
+        path from the node's first visit, which is a path of the graph too."""
         steps = len(self.walks[walk].steps)
         partial: list[tuple[list[str], list[str], list[str]]] = [([node], [], [])]
         for t in range(steps - 1, -1, -1):
             nxt: list[tuple[list[str], list[str], list[str]]] = []
             for nodes, rels, dirs in partial:
                 for prev, rel, d in self.back.get((walk, t, nodes[0]), [])[:limit]:
-                    if prev in nodes:
-                        continue
-                    nxt.append(([prev, *nodes], [rel, *rels], [d, *dirs]))
+                    if prev in nodes:  # erase the loop prev → … → prev
+                        i = nodes.index(prev)
+                        cand = (nodes[i:], rels[i:], dirs[i:])
+                    else:
+                        cand = ([prev, *nodes], [rel, *rels], [d, *dirs])
+                    if cand not in nxt:
+                        nxt.append(cand)
                     if len(nxt) >= limit:
                         break
                 if len(nxt) >= limit:
                     break
             partial = nxt
         return [ReasoningPath(nodes=n, relations=r, directions=d, names=[self.names.get(x) for x in n],
-                              source="rcr") for n, r, d in partial if n and n[0] in self.topics]
+                              source="rcr") for n, r, d in partial if len(n) > 1 and n[0] in self.topics]
 
 
 def relations_at(store: GraphStore, ids: Sequence[str]) -> list[str]:
@@ -187,6 +194,21 @@ def follow(store: GraphStore, ids: Sequence[str], relation: str, cap: int) -> li
         f"UNWIND $ids AS i MATCH (h:Entity {{id: i}})-[r:{quote_identifier(relation)}]-(t:Entity) "
         "RETURN h.id AS h, t.id AS t, t.name AS name, startNode(r) = h AS out LIMIT $cap",
         {"ids": list(ids), "cap": int(cap)})
+
+
+def topic_links(store: GraphStore, topics: Sequence[str], ids: Sequence[str]) -> dict[str, int]:
+    """How many distinct relations link each entity of ``ids`` to the ``topics``: the types of the edges between them,
+    and the (r1, r2) pairs through a CVT node (Japan – currency_used – yen; Turkey – official_language and
+    languages_spoken – Turkish)."""
+    if not ids or not topics:
+        return {}
+    rows = store.read(
+        "UNWIND $ids AS i MATCH (e:Entity {id: i}) "
+        "CALL (e) { MATCH (t:Entity)-[r]-(e) WHERE t.id IN $topics RETURN count(DISTINCT type(r)) AS direct } "
+        f"CALL (e) {{ MATCH (t:Entity)-[r1]-(:{CVT})-[r2]-(e) WHERE t.id IN $topics "
+        "RETURN count(DISTINCT [type(r1), type(r2)]) AS via } "
+        "RETURN e.id AS id, direct + via AS links", {"ids": list(ids), "topics": list(topics)})
+    return {r["id"]: int(r["links"]) for r in rows}
 
 
 def path_guided_subgraph(store: GraphStore, topics: Sequence[str], paths: Sequence[Sequence[str]], retriever: Any,
@@ -268,8 +290,8 @@ class RCRAnswerer:
         self.retriever: CosineRelationRetriever = (retriever if retriever is not None
                                                    else load_retriever(store, self.config.relation_model))
         self.schema_prompt = uses_schema_prompt(self.config.path_prompt, getattr(llm, "name", None))
-        if self.config.answer not in ANSWER_MODES:
-            raise ConfigError(f"rcr: option answer must be one of {', '.join(ANSWER_MODES)}, not {self.config.answer!r}")
+        check_option("answer", self.config.answer, ANSWER_MODES)
+        check_option("path_depth", self.config.path_depth, PATH_DEPTHS)
         self.answer_by_support = self.config.answer == "support" or (self.config.answer == "auto" and self.schema_prompt)
         self.graph_grammar = uses_graph_grammar(self.config.path_grammar, self.schema_prompt)
         self.schema_shots = 0
@@ -338,8 +360,9 @@ class RCRAnswerer:
         named = {n: g.names.get(n) for n in paths_of if paths_of[n] and g.names.get(n)}
         if not named:
             return [], ""
-        if self.answer_by_support:
-            by_support = sorted(named, key=lambda n: (-len(ends[n]), min(ends[n]), named[n] or ""))
+        if self.answer_by_support:  # ties broken by how many relations link the endpoint to the topics
+            links = topic_links(self.store, g.topics, sorted(named))
+            by_support = sorted(named, key=lambda n: (-len(ends[n]), min(ends[n]), -links.get(n, 0), named[n] or ""))
             return [(n, paths_of[n]) for n in by_support[:cfg.max_answers]], ""
         # support = number of walks reaching the endpoint: the order in which paths are shown
         order = sorted(named, key=lambda n: (-len(ends[n]), named[n] or ""))

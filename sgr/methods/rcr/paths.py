@@ -10,7 +10,8 @@ the worked examples of training questions. Two prompt formats (``RCRConfig.path_
 
 Two grammars for the reply (``RCRConfig.path_grammar``): ``relations`` admits any path over the retrieved candidate
 relations (RCR §4.2); ``graph`` admits only the relation paths that exist from the linked topics, the ones the
-retriever ranks first, as SGR decodes its schema call (:func:`graph_schema_paths`; schema format only).
+retriever ranks first, as SGR decodes its schema call (:func:`graph_schema_paths`; schema format only), as deep as
+SGR goes for the question (``path_depth``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from sgr.core.text import gbnf_literal
 PATH_PROMPTS = ("auto", "rcr", "schema")
 #: what the path reply may hold (``RCRConfig.path_grammar``)
 PATH_GRAMMARS = ("auto", "relations", "graph")
+#: how deep the graph grammar's paths go (``RCRConfig.path_depth``)
+PATH_DEPTHS = ("question", "max")
 
 #: The relation-path prompt of RCR App. A.3 (Figure 3), verbatim; ``{paths_line}`` is the one addition needed to
 #: get several paths from one call without beam search.
@@ -50,6 +53,13 @@ RELATION_PATH_PROMPT = (
     "{paths_line}"
 )
 PATHS_LINE = "- Give up to {beam} different paths, one per line, the most likely first.\n"
+
+def check_option(name: str, value: str, choices: Sequence[str]) -> str:
+    """``value`` when it is one of ``choices``; else a one-line ConfigError naming RCR's option ``name``."""
+    if value not in choices:
+        raise ConfigError(f"rcr: option {name} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
 
 # ---------------------------------------------------------------------------------------------
 # stage 2: relation paths
@@ -140,18 +150,32 @@ def schema_relation_paths(llm: Any, question: str, topics: Sequence[str], candid
     return paths[:config.beam], text
 
 
+def grammar_depth(config: Any, question: str, topic: str | None) -> int:
+    """The entity hops of the graph grammar's paths (``config.path_depth``): ``question`` — as deep as SGR goes for
+    this question (:func:`sgr.methods.sgr.subgraph.question_depth`: two, or three when the hop model reads three),
+    the depth at which SGR decodes the tuned weights' schema call, never beyond ``config.max_hops``; ``max`` —
+    ``config.max_hops``. ConfigError for another value."""
+    if check_option("path_depth", config.path_depth, PATH_DEPTHS) == "max":
+        return config.max_hops
+    from sgr.methods.sgr.config import ExpansionConfig
+    from sgr.methods.sgr.subgraph import question_depth
+
+    return min(config.max_hops, question_depth(ExpansionConfig(), question, topic))
+
+
 def graph_schema_paths(llm: Any, store: Any, retriever: Any, question: str, topic_ids: Sequence[str],
                        topics: Sequence[str], config: Any,
                        shots: Sequence[Any] = ()) -> tuple[list[tuple[str, ...]], str]:
     """The relation-path call in SGR's schema format under SGR's graph grammar: only the relation paths that exist
-    from ``topic_ids`` (:func:`sgr.methods.sgr.trie.relation_paths`, up to ``config.max_hops`` entity hops), the
+    from ``topic_ids`` (:func:`sgr.methods.sgr.trie.relation_paths`, up to :func:`grammar_depth` entity hops), the
     ``config.graph_paths`` the retriever ranks first for the question (:func:`sgr.methods.sgr.trie.prefilter`), so
     every path walks to an end; up to ``config.beam`` of them, and the raw reply."""
     from sgr.methods.sgr.exemplars import mask_entity
     from sgr.methods.sgr.prompts import parse_schema_reply, schema_prompt
     from sgr.methods.sgr.trie import path_grammar, prefilter, relation_paths
 
-    full = relation_paths(store, list(topic_ids), max_hops=config.max_hops, max_relations=2 * config.max_hops)
+    depth = grammar_depth(config, question, topics[0] if topics else None)
+    full = relation_paths(store, list(topic_ids), max_hops=depth, max_relations=2 * depth)
     if not len(full):
         return [], ""
     masked = mask_entity(question, topics[0] if topics else None)
@@ -164,8 +188,7 @@ def graph_schema_paths(llm: Any, store: Any, retriever: Any, question: str, topi
 def uses_graph_grammar(path_grammar: str, schema_prompt: bool) -> bool:
     """Whether the path reply is decoded under the graph grammar (``path_grammar``: ``graph``, or ``auto`` with the
     schema prompt); ConfigError for an unknown value or ``graph`` without the schema prompt."""
-    if path_grammar not in PATH_GRAMMARS:
-        raise ConfigError(f"rcr: option path_grammar must be one of {', '.join(PATH_GRAMMARS)}, not {path_grammar!r}")
+    check_option("path_grammar", path_grammar, PATH_GRAMMARS)
     if path_grammar == "graph" and not schema_prompt:
         raise ConfigError("rcr: path_grammar graph needs the schema prompt (path_prompt schema, or tuned weights)")
     return path_grammar == "graph" or (path_grammar == "auto" and schema_prompt)
@@ -176,8 +199,7 @@ def uses_schema_prompt(path_prompt: str, model_name: str | None) -> bool:
     weights, :func:`sgr.llm.server.is_tuned`)."""
     from sgr.llm.server import is_tuned
 
-    if path_prompt not in PATH_PROMPTS:
-        raise ConfigError(f"rcr: option path_prompt must be one of {', '.join(PATH_PROMPTS)}, not {path_prompt!r}")
+    check_option("path_prompt", path_prompt, PATH_PROMPTS)
     return path_prompt == "schema" or (path_prompt == "auto" and bool(model_name) and is_tuned(model_name))
 
 

@@ -131,6 +131,45 @@ def test_answers_by_support_rank_endpoints_by_the_paths_reaching_them_without_an
     assert pred.answers[0].paths[0].nodes == ["Jamaica", "Jamaican Creole English Language"]
 
 
+def test_ties_in_support_go_to_the_endpoint_more_relations_link_to_the_topic(tiny_graph, retriever) -> None:
+    from sgr.methods.rcr.method import topic_links
+
+    extra = GraphBatch()
+    extra.add_triple("Jamaica", "location.country.official_language", "Jamaican English")
+    extra.add_triple("Racers Track Club", "sports.sports_team.roster", "m.0roster1")  # the CVT's inverse edge
+    write_graph(tiny_graph, extra)
+    assert topic_links(tiny_graph, ["Jamaica"], ["Jamaican English", "Jamaican Creole English Language"]) == {
+        "Jamaican English": 2, "Jamaican Creole English Language": 1}
+    # through the roster CVT: (teams, roster_team.team) and (teams, sports_team.roster)
+    assert topic_links(tiny_graph, ["Usain Bolt"], ["Racers Track Club"]) == {"Racers Track Club": 2}
+    # one path reaches both languages: the official one (two relations to Jamaica) goes first, not the first name
+    llm = scripted_llm("(location.country.languages_spoken)")
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(candidates=20, examples=0, answer="support"))
+    pred = rcr.answer(Question(id="q1", text="what does jamaican people speak", topic_entities=["Jamaica"]))
+    assert [a.text for a in pred.answers] == ["Jamaican English", "Jamaican Creole English Language"]
+
+
+def test_a_walk_that_comes_back_to_a_node_answers_with_the_loop_erased(tiny_graph) -> None:
+    # Bolt -teams-> roster -team-> Racers -roster-> roster -team-> Racers: a relation, then its inverse, then the
+    # relation again (what a 4-relation path in the graph grammar can be); the endpoint keeps the path without the loop
+    extra = GraphBatch()
+    extra.add_triple("Racers Track Club", "sports.sports_team.roster", "m.0roster1")
+    write_graph(tiny_graph, extra)
+    retriever = CosineRelationRetriever([v["name"] for v in tiny_graph.relation_vocabulary()])
+    path = ("sports.pro_athlete.teams", "sports.sports_team_roster.team", "sports.sports_team.roster",
+            "sports.sports_team_roster.team")
+    g = path_guided_subgraph(tiny_graph, ["Usain Bolt"], [path], retriever)
+    assert list(g.endpoints()) == ["Racers Track Club"]
+    (p,) = g.paths_to("Racers Track Club", 0)
+    assert p.nodes == ["Usain Bolt", "m.0roster1", "Racers Track Club"]
+    assert p.relations == ["sports.pro_athlete.teams", "sports.sports_team_roster.team"]
+    llm = scripted_llm("(" + ", ".join(path) + ")")
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(candidates=20, examples=0, max_hops=4, answer="support"))
+    pred = rcr.answer(Question(id="q3", text="who did usain bolt run for", topic_entities=["Usain Bolt"]))
+    assert pred.error is None, pred.error
+    assert [a.text for a in pred.answers] == ["Racers Track Club"]
+
+
 def test_the_graph_grammar_admits_only_paths_that_exist_at_the_topic(tiny_graph, retriever) -> None:
     # the reply names a relation the graph holds but not at Jamaica: the graph grammar would not have admitted it
     llm = scripted_llm("path: location.country.languages_spoken\npath: language.human_language.countries_spoken_in")
@@ -164,11 +203,13 @@ def test_the_real_model_writes_paths_that_exist_at_the_topic(tiny_graph, retriev
 
 
 @pytest.mark.neo4j
-def test_an_unknown_answer_mode_is_refused(tiny_graph, retriever) -> None:
+def test_an_unknown_answer_mode_or_path_depth_is_refused(tiny_graph, retriever) -> None:
     from sgr.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="answer must be one of auto, llm, support"):
         RCRAnswerer(tiny_graph, scripted_llm("x"), retriever, RCRConfig(examples=0, answer="vote"))
+    with pytest.raises(ConfigError, match="path_depth must be one of question, max"):
+        RCRAnswerer(tiny_graph, scripted_llm("x"), retriever, RCRConfig(examples=0, path_depth="deep"))
 
 
 def test_rcr_reports_an_unknown_topic_entity(tiny_graph, retriever) -> None:

@@ -48,3 +48,20 @@ def test_the_graph_grammar_goes_with_the_schema_prompt_and_an_unknown_one_is_ref
         uses_graph_grammar("graph", False)
     with pytest.raises(ConfigError, match="path_grammar must be one of auto, relations, graph"):
         uses_graph_grammar("trie", True)
+
+
+def test_the_graph_grammar_goes_as_deep_as_sgr_goes_for_the_question(monkeypatch) -> None:
+    import sgr.methods.sgr.subgraph as subgraph
+    from sgr.methods.rcr.paths import grammar_depth
+
+    class Hops:  # the hop model's P(h | q): three hops for "the films that share actors with X"
+        def distribution(self, q: str) -> dict[int, float]:
+            return {1: 0.1, 2: 0.2, 3: 0.7} if "share actors" in q else {1: 0.6, 2: 0.3, 3: 0.1}
+
+    monkeypatch.setattr(subgraph, "load_hop_model", lambda: Hops())
+    deep, near = "what genres do the films that share actors with Heat have", "what genre is Heat"
+    assert grammar_depth(RCRConfig(), deep, "Heat") == 3 and grammar_depth(RCRConfig(), near, "Heat") == 2
+    assert grammar_depth(RCRConfig(max_hops=2), deep, "Heat") == 2  # never beyond max_hops
+    assert grammar_depth(RCRConfig(path_depth="max"), near, "Heat") == 3
+    with pytest.raises(ConfigError, match="path_depth must be one of question, max"):
+        grammar_depth(RCRConfig(path_depth="deep"), near, "Heat")
