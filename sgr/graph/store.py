@@ -417,6 +417,22 @@ class GraphStore:
                          {"ids": list(ids), "cap": HUB_EDGE_SAMPLE})
         return {r["id"]: r["types"] for r in rows}
 
+    def topic_links(self, topics: Sequence[str], ids: Sequence[str]) -> dict[str, int]:
+        """How many distinct relations link each entity of ``ids`` to the entities ``topics``: the types of the edges
+        between them, and the (r1, r2) pairs through a CVT among the entity's first :data:`HUB_EDGE_SAMPLE` edges
+        (Japan – currency_used – yen; Turkey – official_language and languages_spoken – Turkish). Entities linked by
+        none are left out."""
+        if not ids or not topics:
+            return {}
+        rows = self.read(
+            "UNWIND $ids AS i MATCH (e:Entity {id: i}) "
+            "CALL (e) { MATCH (t:Entity)-[r]-(e) WHERE t.id IN $topics RETURN count(DISTINCT type(r)) AS direct } "
+            f"CALL (e) {{ MATCH (e)-[r2]-(c:{CVT}) WITH r2, c LIMIT $cap MATCH (c)-[r1]-(t:Entity) "
+            "WHERE t.id IN $topics RETURN count(DISTINCT [type(r1), type(r2)]) AS via } "
+            "WITH e, direct + via AS links WHERE links > 0 RETURN e.id AS id, links",
+            {"ids": list(ids), "topics": list(topics), "cap": HUB_EDGE_SAMPLE})
+        return {r["id"]: int(r["links"]) for r in rows}
+
     def relation_vocabulary(self) -> list[dict[str, str]]:
         """The ``(:Relation {name, text})`` nodes, sorted by name."""
         return self.read("MATCH (r:Relation) RETURN r.name AS name, r.text AS text ORDER BY name")

@@ -42,7 +42,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from sgr.core.errors import EntityNotFound
 from sgr.core.text import gbnf_literal, normalize, parse_answer_lines
-from sgr.graph.store import CVT, GraphStore, quote_identifier
+from sgr.graph.store import GraphStore, quote_identifier
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.methods.base import UsageMeter, accepts, llm_cache_option, parse_options
 from sgr.methods.rcr.paths import (PATH_DEPTHS, PATHS_LINE, RELATION_PATH_PROMPT, PathExample,  # noqa: F401
@@ -74,11 +74,12 @@ class RCRConfig:
     ``schema`` when the model is tuned weights (:func:`sgr.llm.server.is_tuned`), else ``rcr``. ``answer``: ``llm`` —
     the model picks the answers among G_q's endpoints (§4.4); ``support`` — no call: the endpoints in the order of
     the number of walked relation paths that reach them, then of the first path (the beam's order) that does, then
-    of the relations that link them to the topics (:func:`topic_links`); ``auto`` — ``support`` with the schema
-    prompt (tuned weights learnt to write paths, not to answer), else ``llm``. ``path_grammar``: ``relations`` —
-    the reply may combine any retrieved candidate relations (§4.2); ``graph`` — only relation paths that exist from
-    the linked topics, as SGR decodes its schema call (schema prompt only); ``auto`` — ``graph`` with the schema
-    prompt, else ``relations`` (chosen on dev questions: bench/experiments/models.md)."""
+    of the relations that link them to the topics (:meth:`~sgr.graph.store.GraphStore.topic_links`); ``auto`` —
+    ``support`` with the schema prompt (tuned weights learnt to write paths, not to answer), else ``llm``.
+    ``path_grammar``: ``relations`` — the reply may combine any retrieved candidate relations (§4.2); ``graph`` —
+    only relation paths that exist from the linked topics, as SGR decodes its schema call (schema prompt only);
+    ``auto`` — ``graph`` with the schema prompt, else ``relations`` (chosen on dev questions:
+    bench/experiments/models.md)."""
 
     candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
     beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
@@ -194,21 +195,6 @@ def follow(store: GraphStore, ids: Sequence[str], relation: str, cap: int) -> li
         f"UNWIND $ids AS i MATCH (h:Entity {{id: i}})-[r:{quote_identifier(relation)}]-(t:Entity) "
         "RETURN h.id AS h, t.id AS t, t.name AS name, startNode(r) = h AS out LIMIT $cap",
         {"ids": list(ids), "cap": int(cap)})
-
-
-def topic_links(store: GraphStore, topics: Sequence[str], ids: Sequence[str]) -> dict[str, int]:
-    """How many distinct relations link each entity of ``ids`` to the ``topics``: the types of the edges between them,
-    and the (r1, r2) pairs through a CVT node (Japan – currency_used – yen; Turkey – official_language and
-    languages_spoken – Turkish)."""
-    if not ids or not topics:
-        return {}
-    rows = store.read(
-        "UNWIND $ids AS i MATCH (e:Entity {id: i}) "
-        "CALL (e) { MATCH (t:Entity)-[r]-(e) WHERE t.id IN $topics RETURN count(DISTINCT type(r)) AS direct } "
-        f"CALL (e) {{ MATCH (t:Entity)-[r1]-(:{CVT})-[r2]-(e) WHERE t.id IN $topics "
-        "RETURN count(DISTINCT [type(r1), type(r2)]) AS via } "
-        "RETURN e.id AS id, direct + via AS links", {"ids": list(ids), "topics": list(topics)})
-    return {r["id"]: int(r["links"]) for r in rows}
 
 
 def path_guided_subgraph(store: GraphStore, topics: Sequence[str], paths: Sequence[Sequence[str]], retriever: Any,
@@ -361,7 +347,7 @@ class RCRAnswerer:
         if not named:
             return [], ""
         if self.answer_by_support:  # ties broken by how many relations link the endpoint to the topics
-            links = topic_links(self.store, g.topics, sorted(named))
+            links = self.store.topic_links(g.topics, sorted(named))
             by_support = sorted(named, key=lambda n: (-len(ends[n]), min(ends[n]), -links.get(n, 0), named[n] or ""))
             return [(n, paths_of[n]) for n in by_support[:cfg.max_answers]], ""
         # support = number of walks reaching the endpoint: the order in which paths are shown

@@ -190,12 +190,13 @@ class SGRAnswerer:
                 keep = [(p, v) for p, v in zip(*self.vote_paths(result, cands)) if v.answer not in linked]
                 vote_paths, votes, held = self.constrain_votes(result, [p for p, _ in keep], [v for _, v in keep])
         proposed = [tuple(p.relations) for p in (result.schema.model_paths if result.schema else [])]
+        answers = sorted({c.key for c in cands} | {v.answer for v in votes})  # equal v: the graph's links, then ω
         inputs = DecisionInputs(sources=list(dict.fromkeys(c.source for c in cands)),
                                 candidates=[CandidateIn(c.key, c.text, c.source, _pattern(c), c.gamma, c.delta,
                                                         c.delta_source) for c in cands],
                                 votes=votes, model_patterns=proposed, validated=validated,
                                 same_relation=self.inverses.names_of(r for c in cands for r in _pattern(c)),
-                                joined=JOIN_KIND in held)
+                                joined=JOIN_KIND in held, links=self.store.topic_links(sorted(linked), answers))
         params = self.decision_params()
         decision = decide(inputs, params)
         if votes and not any(decision.valid) and (not cfg.lazy_verification  # nothing valid: the paths decide
@@ -595,6 +596,5 @@ make_sgr, make_sgr_direct, make_sgr_verify, make_sgr_no_schema, make_cypher_only
     accepts(SGRConfig, FACTORY_OPTIONS)(functools.partial(create, variant))
     for variant in ("sgr", "sgr-direct", "sgr-verify", "sgr-no-schema", "cypher-only", "sgr-compiled"))
 make_llm_only = accepts(NoOptions)(functools.partial(create, "llm-only"))
-
 
 __all__ = ["SGRAnswerer", "SGRResult", "LLMOnlyAnswerer", "SGRConfig", "config_from_options", "create", "SgrError"]

@@ -33,8 +33,11 @@ How A_v and the vote combine (``integrate``):
   meets each entity the question names ("what group fought in the Battle of Vicksburg that was based in
   Montgomery?": G_q's compiled path from Vicksburg reaches 13 people, none of them meets Montgomery; the walks that
   do vote the Confederate States of America). Candidates of
-  equal v (the ends of one path share its δ and, often, γ) are ordered by the paths' support (eq. 18), so the
-  vote ranks the answers of a set that validation cannot tell apart (not their names). The answer is the whole
+  equal v (the ends of one path share its δ and, often, γ) are ordered by how many relations link them to the
+  linked entities (``links``, :meth:`sgr.graph.store.GraphStore.topic_links`: Turkey is linked to *Turkish
+  Language* by ``languages_spoken`` and ``official_language``, to *Arabic Language* by one), then by the paths'
+  support (eq. 18), so the graph and the vote rank the answers of a set that validation cannot tell apart (not
+  their names; chosen on dev questions, ``bench/experiments/sgr-cwq.md``). The answer is the whole
   answer set of the relation path that won: the candidates of the other sources whose relation path is the same
   one — compared under the graph's inverse names (``same_relation``, :mod:`sgr.graph.inverses`), whichever way
   each step runs — follow A_v, each valid with that path's δ and its own γ. A slice of Freebase stores one fact
@@ -107,6 +110,7 @@ class DecisionInputs:
     validated: bool = True
     same_relation: dict[str, str] = field(default_factory=dict)  # relation → the name its inverse pair is read as
     joined: bool = False  # the votes are the walks that met another linked entity (C_q's join held on P_q)
+    links: dict[str, int] = field(default_factory=dict)  # answer → the relations linking it to V_q (ties)
 
     def relation_path(self, relations: Pattern) -> Pattern:
         """``relations`` with each paired relation read under one name of its pair (``same_relation``)."""
@@ -122,6 +126,7 @@ class DecisionInputs:
                                                       *(v.relations for v in votes)]))
         pid = {p: i for i, p in enumerate(patterns)}
         names: dict[str, str] = {}
+        keys = {c.key for c in cands} | {v.answer for v in votes}
         for key, text in [(c.key, c.text) for c in cands] + [(v.answer, v.text) for v in votes]:
             if text != key:
                 names.setdefault(key, text)
@@ -132,7 +137,8 @@ class DecisionInputs:
                 "votes": [[v.answer, pid[v.relations], round(v.rho, _ROUND), round(v.eta, _ROUND), v.origin,
                            v.rho_source] for v in votes],
                 "votes_total": len(self.votes), "candidates_total": len(self.candidates),
-                "same_relation": self.same_relation, "joined": self.joined}
+                "same_relation": self.same_relation, "joined": self.joined,
+                "links": {k: n for k, n in self.links.items() if n and k in keys}}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DecisionInputs":
@@ -140,6 +146,7 @@ class DecisionInputs:
         names = d.get("names", {})
         return cls(sources=list(d["sources"]), validated=bool(d.get("validated", True)),
                    same_relation=dict(d.get("same_relation", {})), joined=bool(d.get("joined", False)),
+                   links={k: int(n) for k, n in d.get("links", {}).items()},
                    model_patterns=[patterns[i] for i in d.get("model_patterns", [])],
                    candidates=[CandidateIn(k, names.get(k, k), s, patterns[p], g, dl, ds)
                                for k, s, p, g, dl, ds in d["candidates"]],
@@ -233,8 +240,9 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
     if not params.integrate:
         paths_say = _path_support(votes, omegas) if params.collaborative else {}
 
-        def order(i: int) -> tuple[float, float, str]:  # by v; equal v (one path's ends) by the paths, then by name
-            return -round(v[i], 9), -paths_say.get(cands[i].key, 0.0), cands[i].text
+        def order(i: int) -> tuple[float, int, float, str]:  # by v; equal v (one path's ends) by the relations
+            # linking the answer to V_q, then by the paths, then by name
+            return -round(v[i], 9), -inputs.links.get(cands[i].key, 0), -paths_say.get(cands[i].key, 0.0), cands[i].text
 
         joined = paths_say if params.join_first and inputs.joined and params.collaborative else None  # voted answers
         for src in trust_order(inputs, params.plan_trust, params.graph_first):
@@ -262,7 +270,7 @@ def decide(inputs: DecisionInputs, params: DecisionParams) -> Decision:
             a.score += omegas[i]
             a.votes.append(i)
             a.model_support += omegas[i] if vote_is_model(i) else 0.0
-    ranked = sorted(tally.values(), key=lambda a: (-a.score, a.text))
+    ranked = sorted(tally.values(), key=lambda a: (-a.score, -inputs.links.get(a.key, 0), a.text))
     chosen = [a for a in ranked if a.score >= params.answer_ratio * ranked[0].score and a.score > 0] if ranked else []
     if not chosen:
         return _finish([], ranked, None, None, cands, v, valid, omegas)

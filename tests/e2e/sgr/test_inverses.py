@@ -78,3 +78,25 @@ def test_sgr_grounds_an_answer_reached_through_the_inverse_name_on_stored_edges(
     inputs = DecisionInputs.from_dict(result.prediction.extra["decision"]["inputs"])
     assert inputs.same_relation and set(inputs.same_relation.values()) <= {ACTOR, IN}
     assert inputs.relation_path((CAST, ROLES)) == inputs.relation_path((CAST, ACTOR)) == (CAST, ACTOR)
+
+
+def test_answers_of_one_path_go_first_to_the_one_more_relations_link_to_the_entity(clean_store):
+    """The decision reads from the store how many relations link each answer to the linked entity (edges and CVT
+    pairs), and among one path's ends the best linked goes first: not the first name, Arabic."""
+    from sgr.core.types import Question
+    from tests.helpers import compiled_run
+
+    spoken, official = "location.country.languages_spoken", "location.country.official_language"
+    batch = GraphBatch()
+    for lang in ["Arabic Language", "Kurdish languages", "Turkish Language"]:
+        batch.add_triple("Turkey", spoken, lang)
+    batch.add_triple("Turkey", official, "Turkish Language")
+    batch.add_triple("Turkey", "location.statistical_region.religions", "m.0rel1")  # a CVT to a religion
+    batch.add_triple("m.0rel1", "location.religion_percentage.religion", "Islam")
+    write_graph(clean_store, batch)
+    result = compiled_run(clean_store, Question(id="q", text="what language do people speak in turkey?",
+                                                topic_entities=["Turkey"]), hops=1)
+    inputs = DecisionInputs.from_dict(result.prediction.extra["decision"]["inputs"])
+    assert inputs.links["Turkish Language"] == 2 and inputs.links["Arabic Language"] == 1
+    assert clean_store.topic_links(["Turkey"], ["Islam", "Arabic Language"]) == {"Islam": 1, "Arabic Language": 1}
+    assert result.prediction.answers[0].text == "Turkish Language"

@@ -53,6 +53,25 @@ def test_answers_of_equal_v_are_ranked_by_the_paths_support_not_by_name():
     assert [a.key for a in alone.answers] == ["zz", "asia", "europe"]  # no paths vote: by name
 
 
+def test_answers_of_equal_v_go_first_to_the_one_more_relations_link_to_the_entities():
+    # one path's ends, equal v: "turkish" is linked to the question's entity by two relations (official_language,
+    # languages_spoken), "arabic" by one; the vote reaches "arabic" twice
+    inputs = DecisionInputs(["compiled"], [cand("arabic", "compiled", 1.0, 0.9), cand("turkish", "compiled", 1.0, 0.9),
+                                           cand("zz", "compiled", 1.0, 0.95)],
+                            votes=[vote("arabic", 0.5, 1.0), vote("arabic", 0.5, 1.0), vote("turkish", 0.5, 1.0)],
+                            links={"turkish": 2, "arabic": 1, "zz": 0})
+    d = decide(inputs, DecisionParams(mu=0.5, epsilon=0.5))
+    assert [a.key for a in d.answers] == ["zz", "turkish", "arabic"]  # v first (zz: 0.975), then the links
+    unlinked = decide(dataclasses.replace(inputs, links={}), DecisionParams(mu=0.5, epsilon=0.5))
+    assert [a.key for a in unlinked.answers] == ["zz", "arabic", "turkish"]  # then the paths' support
+    # the vote: equal support, the linked answer first
+    tied = DecisionInputs(["compiled"], [], votes=[vote("arabic", 0.5, 1.0), vote("turkish", 0.5, 1.0)],
+                          links={"turkish": 1})
+    assert [a.key for a in decide(tied, DecisionParams()).answers] == ["turkish", "arabic"]
+    again = DecisionInputs.from_dict(json.loads(json.dumps(inputs.to_dict())))
+    assert again.links == {"turkish": 2, "arabic": 1}  # replays with them; an answer linked by none is left out
+
+
 def test_the_answer_is_the_whole_answer_set_of_the_winning_relation_path():
     # "who founded the kkk": the model's path reaches 2 founders under one name, G_q's compiled path all of them
     # under its inverse; the compiled ends of that path join the answer with the model's δ, if γ lets them
