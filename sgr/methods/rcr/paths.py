@@ -54,6 +54,7 @@ RELATION_PATH_PROMPT = (
 )
 PATHS_LINE = "- Give up to {beam} different paths, one per line, the most likely first.\n"
 
+
 def check_option(name: str, value: str, choices: Sequence[str]) -> str:
     """``value`` when it is one of ``choices``; else a one-line ConfigError naming RCR's option ``name``."""
     if value not in choices:
