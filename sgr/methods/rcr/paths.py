@@ -175,11 +175,12 @@ def graph_schema_paths(llm: Any, store: Any, retriever: Any, question: str, topi
     from sgr.methods.sgr.prompts import parse_schema_reply, schema_prompt
     from sgr.methods.sgr.trie import path_grammar, prefilter, relation_paths
 
-    depth = grammar_depth(config, question, topics[0] if topics else None)
+    topic = topics[0] if topics else None
+    depth = grammar_depth(config, question, topic)
     full = relation_paths(store, list(topic_ids), max_hops=depth, max_relations=2 * depth)
     if not len(full):
         return [], ""
-    masked = mask_entity(question, topics[0] if topics else None)
+    masked = mask_entity(question, topic)
     trie = prefilter(full, lambda names: retriever.score_of(masked, names), config.graph_paths)
     text = llm.complete(schema_prompt(question, topics, shots), stage="rcr-paths",
                         grammar=path_grammar(trie, config.beam, constraints=False), max_tokens=config.path_tokens)
