@@ -119,10 +119,9 @@ class SGRConfig(ExpansionConfig):
       (after a trusted plan): a tuned path generator writes the path of a WebQSP-like question well but stops a hop
       short of compositions, where G_q's ranker (fitted on CWQ dev) goes on. Chosen on CWQ dev questions no model
       trained on (two samples of 100: +4 each with the shipped weights) and MetaQA dev (no change); the packaged
-      model's answers hardly change (``bench/experiments/models.md``). Where one of the model's paths asks for more
-      relations than G_q's, that path goes first: G_q's answers are then most often the bridge it goes on from, or
-      a shortcut beside the asked relation (:func:`sgr.methods.sgr.decision.longer_sources`;
-      ``bench/experiments/cwq-misses.md``, ``bench/experiments/sgr-cwq.md``).
+      model's answers hardly change (``bench/experiments/models.md``). Where one of the model's paths continues
+      G_q's (its relations, then more), that path goes first: G_q's answers are the bridge it goes on from
+      (:func:`sgr.methods.sgr.decision.continuing_sources`; ``bench/experiments/cwq-misses.md``).
     * ``join_first = True`` — when C_q's join holds on the voting paths (some walks meet another linked entity, and
       only those vote) and the trusted source's top answer is none of theirs, the joined paths decide
       (:mod:`sgr.methods.sgr.decision`): a conjunction's answer meets every entity the question names. Chosen on

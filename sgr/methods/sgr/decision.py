@@ -329,12 +329,12 @@ def _path_support(votes: list[VoteIn], omegas: list[float]) -> dict[str, float]:
 def trust_order(inputs: DecisionInputs, plan_trust: float, graph_first: bool = False) -> list[str]:
     """The sources in their order of trust: plans whose δ (question similarity) reaches ``plan_trust`` first (the
     others are never valid, :func:`decide`); with ``graph_first``, G_q's compiled best path next, before the model's
-    own paths and Cypher — after those of the model's paths that ask for more relations than it does
-    (:func:`longer_sources`); then the rest as given."""
+    own paths and Cypher — after those of the model's paths that continue it (:func:`continuing_sources`); then the
+    rest as given."""
     trusted = [s for s in inputs.sources if s.startswith("plan")
                and any(c.source == s and c.delta >= plan_trust for c in inputs.candidates)]
     if graph_first and "compiled" in inputs.sources:
-        trusted += [*longer_sources(inputs, "compiled"), "compiled"]  # model sources: none is a plan
+        trusted += [*continuing_sources(inputs, "compiled"), "compiled"]  # model sources: none is a plan
     return trusted + [s for s in inputs.sources if s not in trusted]
 
 
@@ -344,19 +344,17 @@ def source_path(inputs: DecisionInputs, source: str) -> Pattern:
     return next((inputs.relation_path(c.relations) for c in inputs.candidates if c.source == source), ())
 
 
-def longer_sources(inputs: DecisionInputs, base: str) -> list[str]:
-    """The model's path sources (``model1`` …) whose relation path has more relations than ``base``'s. G_q's ranker
-    favours short paths, so where the model, which reads the question, writes a longer path that holds in the graph,
-    G_q's answers are most often a composition's bridge or a shortcut beside the asked relation: "the team that won
-    the 1970 finals" → its championships (the model's path continues G_q's), "the prime minister where the Kwama
-    language is spoken" (G_q: the country's official language; the model: the country's governing officials through
-    their CVT), "the wife of the person who said …" (G_q: his children; the model: his spouse through the marriage
-    CVT). The model's path must still be valid on its own (:func:`decide`). Chosen on dev runs replayed
-    (``bench/experiments/sgr-cwq.md``): first only for paths that continue ``base``'s, then for every longer one."""
+def continuing_sources(inputs: DecisionInputs, base: str) -> list[str]:
+    """The model's path sources (``model1`` …) whose relation path continues ``base``'s: starts with all of its
+    relations (each read under ``same_relation``) and has more. ``base``'s answers are then the nodes such a path
+    goes on from — a composition's bridge ("the team that won the 1970 finals" → its championships), which G_q's
+    ranker stops at when a shorter path scores higher; the longer path asks the question's last relation.
+    Chosen on CWQ dev (``cwq_dev_eval`` and ``cwq_dev_select``, stored decision inputs replayed)."""
     stem = source_path(inputs, base)
     if not stem:
         return []
-    return [s for s in inputs.sources if s.startswith("model") and len(source_path(inputs, s)) > len(stem)]
+    return [s for s in inputs.sources if s.startswith("model")
+            and len(path := source_path(inputs, s)) > len(stem) and path[:len(stem)] == stem]
 
 
 def _finish(answers: list[DecidedAnswer], tally: list[DecidedAnswer], route: str | None, stage: str | None,

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from sgr.methods.sgr.decision import (CandidateIn, DecisionInputs, DecisionParams, VoteIn, decide, longer_sources,
+from sgr.methods.sgr.decision import (CandidateIn, DecisionInputs, DecisionParams, VoteIn, continuing_sources, decide,
                                      rho_can_change, trust_order)
 
 R, Q = ("r",), ("q",)
@@ -254,37 +254,18 @@ def test_a_model_path_that_continues_gs_best_path_answers_before_it():
     assert trust_order(inputs, params.plan_trust, graph_first=True) == ["model1", "compiled", "model2"]
     d = decide(inputs, params)
     assert [a.key for a in d.answers] == ["finals_1973"] and d.stage == "model1"
-    # a model path as long as G_q's does not go first, whether it ends where G_q's does or elsewhere
-    assert longer_sources(inputs, "model1") == []
+    # a model path that only shares a relation elsewhere, or ends where G_q's does, does not continue it
+    assert continuing_sources(inputs, "model2") == []
     same = dataclasses.replace(inputs, candidates=[cand("knicks", "model1", 1.0, 0.6, team),
                                                    cand("knicks", "compiled", 1.0, 0.5, won)])
-    assert longer_sources(same, "compiled") == []
-    # the longer path must still be valid on its own (here γ < gamma_min): then G_q's path answers
+    assert continuing_sources(same, "compiled") == []
+    # the continuing path must still be valid on its own (here v < ε): then G_q's path answers
     vetoed = dataclasses.replace(inputs, candidates=[dataclasses.replace(inputs.candidates[0], gamma=0.1,
                                                                          delta_source="model-path"),
                                                      *inputs.candidates[1:]])
     assert decide(vetoed, params).stage == "compiled"
     # without graph_first the model's paths come first as given
     assert trust_order(inputs, params.plan_trust, graph_first=False) == ["model1", "model2", "compiled"]
-
-
-def test_a_longer_model_path_beside_gs_best_path_answers_before_it():
-    # "the wife of the person who said …": G_q's best path ends at his children; the model's leaves the same
-    # person for his spouse through the marriage CVT — a path with more relations that does not continue G_q's
-    said, children = "quotation.author", "person.children"
-    spouse = (said, "person.spouse_s", "marriage.spouse")
-    inputs = DecisionInputs(["model1", "compiled"],
-                            [cand("deborah", "model1", 0.4, 0.8, spouse),
-                             cand("francis", "compiled", 1.0, 0.5, (said, children))],
-                            model_patterns=[spouse])
-    params = DecisionParams(mu=0.5, epsilon=0.5, gamma_min=0.3)
-    assert longer_sources(inputs, "compiled") == ["model1"]
-    d = decide(inputs, params)
-    assert [a.key for a in d.answers] == ["deborah"] and d.stage == "model1"
-    # a model path of G_q's length keeps G_q's first
-    short = dataclasses.replace(inputs, candidates=[cand("deborah", "model1", 0.4, 0.8, (said, "person.spouse_s")),
-                                                    inputs.candidates[1]], model_patterns=[(said, "person.spouse_s")])
-    assert decide(short, params).stage == "compiled"
 
 
 def test_when_the_join_held_on_the_paths_they_outvote_a_source_whose_answer_meets_no_second_entity():
