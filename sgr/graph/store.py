@@ -422,16 +422,24 @@ class GraphStore:
         between them, and the (r1, r2) pairs through a CVT among the entity's first :data:`HUB_EDGE_SAMPLE` edges
         (Japan – currency_used – yen; Turkey – official_language and languages_spoken – Turkish). Entities linked by
         none are left out."""
+        return {i: links for i, (links, _met) in self.topic_meetings(topics, ids).items()}
+
+    def topic_meetings(self, topics: Sequence[str], ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """``(links, met)`` of each entity of ``ids`` that the entities ``topics`` link to: ``links`` as
+        :meth:`topic_links` counts them, ``met`` the number of distinct entities of ``topics`` among them — by an edge
+        or through a CVT, as a conjunction's answer meets each entity the question names."""
         if not ids or not topics:
             return {}
         rows = self.read(
             "UNWIND $ids AS i MATCH (e:Entity {id: i}) "
-            "CALL (e) { MATCH (t:Entity)-[r]-(e) WHERE t.id IN $topics RETURN count(DISTINCT type(r)) AS direct } "
+            "CALL (e) { MATCH (t:Entity)-[r]-(e) WHERE t.id IN $topics "
+            "RETURN count(DISTINCT type(r)) AS direct, collect(DISTINCT t.id) AS near } "
             f"CALL (e) {{ MATCH (e)-[r2]-(c:{CVT}) WITH r2, c LIMIT $cap MATCH (c)-[r1]-(t:Entity) "
-            "WHERE t.id IN $topics RETURN count(DISTINCT [type(r1), type(r2)]) AS via } "
-            "WITH e, direct + via AS links WHERE links > 0 RETURN e.id AS id, links",
+            "WHERE t.id IN $topics RETURN count(DISTINCT [type(r1), type(r2)]) AS via, collect(DISTINCT t.id) AS far } "
+            "WITH e, direct + via AS links, size(near + [t IN far WHERE NOT t IN near]) AS met WHERE links > 0 "
+            "RETURN e.id AS id, links, met",
             {"ids": list(ids), "topics": list(topics), "cap": HUB_EDGE_SAMPLE})
-        return {r["id"]: int(r["links"]) for r in rows}
+        return {r["id"]: (int(r["links"]), int(r["met"])) for r in rows}
 
     def relation_vocabulary(self) -> list[dict[str, str]]:
         """The ``(:Relation {name, text})`` nodes, sorted by name."""

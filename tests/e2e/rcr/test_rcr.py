@@ -147,6 +147,31 @@ def test_ties_in_support_go_to_the_endpoint_more_relations_link_to_the_topic(tin
     assert [a.text for a in pred.answers] == ["Jamaican English", "Jamaican Creole English Language"]
 
 
+def test_an_endpoint_that_meets_two_linked_topics_goes_before_better_supported_ones(tiny_graph) -> None:
+    # "which caribbean country uses the jamaican dollar?": two relations from the Caribbean reach Barbados and Cuba,
+    # one reaches Jamaica; only Jamaica also meets the second topic (its currency), so the join puts it first
+    extra = GraphBatch()
+    for country in ("Jamaica", "Barbados", "Cuba"):
+        extra.add_triple("Caribbean", "location.location.contains", country)
+    for country in ("Barbados", "Cuba"):
+        extra.add_triple("Caribbean", "base.locations.continents.countries_within", country)
+    write_graph(tiny_graph, extra)
+    topics = ["Caribbean", "Jamaican dollar"]
+    assert tiny_graph.topic_meetings(topics, ["Jamaica", "Barbados", "Spain"]) == {
+        "Jamaica": (3, 2), "Barbados": (2, 1)}  # (relations linking it to the topics, topics it meets); Spain: none
+    assert tiny_graph.topic_meetings(["Usain Bolt"], ["Racers Track Club"]) == {"Racers Track Club": (1, 1)}  # a CVT
+    retriever = CosineRelationRetriever([v["name"] for v in tiny_graph.relation_vocabulary()])
+    llm = scripted_llm("(location.location.contains)\n(base.locations.continents.countries_within)")
+    rcr = RCRAnswerer(tiny_graph, llm, retriever, RCRConfig(candidates=20, beam=4, examples=0, answer="support",
+                                                            substitutions=0))
+    pred = rcr.answer(Question(id="q4", text="which caribbean country uses the jamaican dollar", topic_entities=topics))
+    assert pred.error is None, pred.error
+    assert [a.text for a in pred.answers] == ["Jamaica", "Barbados", "Cuba"]
+    # one topic linked: no join, the support decides
+    alone = rcr.answer(Question(id="q5", text="which caribbean country", topic_entities=["Caribbean"]))
+    assert [a.text for a in alone.answers][:2] == ["Barbados", "Cuba"]
+
+
 def test_a_walk_that_comes_back_to_a_node_answers_with_the_loop_erased(tiny_graph) -> None:
     # Bolt -teams-> roster -team-> Racers -roster-> roster -team-> Racers: a relation, then its inverse, then the
     # relation again (what a 4-relation path in the graph grammar can be); the endpoint keeps the path without the loop
