@@ -75,8 +75,7 @@ class RCRConfig:
     the model picks the answers among G_q's endpoints (§4.4); ``support`` — no call: those that meet two or more
     linked topics first, then in the order of the number of walked relation paths that reach them, of the first path
     (the beam's order) that does, and of the relations that link them to the topics (:func:`support_order`);
-    ``auto`` —
-    ``support`` with the schema prompt (tuned weights learnt to write paths, not to answer), else ``llm``.
+    ``auto`` — ``support`` with the schema prompt (tuned weights learnt to write paths, not to answer), else ``llm``.
     ``path_grammar``: ``relations`` — the reply may combine any retrieved candidate relations (§4.2); ``graph`` —
     only relation paths that exist from the linked topics, as SGR decodes its schema call (schema prompt only);
     ``auto`` — ``graph`` with the schema prompt, else ``relations`` (chosen on dev questions:
