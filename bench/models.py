@@ -33,7 +33,7 @@ Steps (each keeps its figures in ``$SGR_HOME/bench/models/<step>.json``; ``summa
 * ``fresh-clone`` — ``git clone`` of HEAD into a new folder, a new ``SGR_HOME`` (no cache of any kind), then what set-up
   does for the models (``sgr models materialise``), ``sgr llm serve`` (its default) and ``bench/sgr.py --methods sgr
   --datasets webqsp,metaqa-3hop`` there; ``fresh_clone/<dataset>/sgr/hits1_strict`` beside ``committed/…`` (the
-  README's default row: ``bench/results/sgr_ties.json``, ``bench/sgr.py --methods sgr`` with the shipped models
+  README's default row: ``bench/results/sgr_hops.json``, ``bench/sgr.py --methods sgr`` with the shipped models
   at one commit, read again by ``summary``).
 * ``summary`` — writes the results file.
 """
@@ -61,7 +61,7 @@ from sgr.graph.store import GraphStore  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: the committed figures a fresh clone must reproduce: the README's default `sgr` row (the shipped models)
-COMMITTED = RESULTS / "sgr_ties.json"
+COMMITTED = RESULTS / "sgr_hops.json"
 #: the from-graph tuning runs: the same settings for graph-only and dev-tuned
 FROM_GRAPH_TUNE = {"method": "lora", "lora_rank": 16, "lora_alpha": 16, "epochs": 4, "batch_size": 16, "lr": 5e-4,
                    "patience": 2, "val_fraction": 0.05, "threads": 4, "seed": 0, "eval_n": 40, "examples": 0}
