@@ -87,19 +87,22 @@ def path_hops(path: list[str], cvt: set[str]) -> int:
 
 
 def masked_as_asked(store: GraphStore, questions: list[str]) -> list[str]:
-    """Each question with its topic masked as ``sgr ask`` masks it before reading P(h | q): linked from the text
-    (:meth:`sgr.retrieval.entities.EntityLinker.link_question`, ties broken by the relation retriever's scores, as
-    :meth:`sgr.methods.sgr.answerer.SGRAnswerer.link` does), the first entity's label replaced by ``X``
-    (:func:`~sgr.methods.sgr.exemplars.mask_entity`); unchanged when nothing links."""
-    from sgr.methods.sgr.schema import bracket_mentions
-    from sgr.retrieval.relations import load_retriever, sgr_retriever
+    """Each question with its topic masked as ``sgr ask`` masks it before reading P(h | q): linked from the text by
+    the answerer's own :meth:`~sgr.methods.sgr.answerer.SGRAnswerer.link` (``sgr-compiled``: no model is asked),
+    the first entity's label replaced by ``X`` (:func:`~sgr.methods.sgr.exemplars.mask_entity`); unchanged when
+    nothing links."""
+    from sgr.core.errors import EntityNotFound
+    from sgr.core.types import Question
+    from sgr.methods.base import MethodContext
+    from sgr.methods.registry import create_method
 
-    retriever, linker = sgr_retriever(store) or load_retriever(store, "cosine"), EntityLinker(store)
+    answerer = create_method("sgr-compiled", MethodContext(store=store, options={}))
     out = []
     for n, q in enumerate(questions, 1):
-        scores = {r.name: r.score for r in retriever.retrieve(q, 50)}
-        linked = linker.link_question(q, bracket_mentions(q), relation_scores=scores)
-        out.append(mask_entity(q, linked[0].label) if linked else q)
+        try:
+            out.append(mask_entity(q, answerer.link(Question(id=str(n), text=q))[0].label))
+        except EntityNotFound:
+            out.append(q)
         if n % 500 == 0:
             print(f"webqsp train: {n}/{len(questions)} linked and masked", flush=True)
     return out
