@@ -136,9 +136,11 @@ SUPERLATIVES = {"largest": ("max", _SIZE), "biggest": ("max", _SIZE), "smallest"
                 "least populous": ("min", "population"), "least populated": ("min", "population")}
 POPULOUS = re.compile(r"\b(most|least) (populous|populated)\b", re.I)
 #: The ordinal and superlative words the schema rule finds: those the translation acts on plus most/least/best/worst
-#: (longest first, so "most recent" is found before "most").
+#: and greatest/fewest, which rank by a quantity the question names and which sgr reports unchecked when no condition
+#: can rank by it (checked on: CWQ dev, "the greatest occupancy capacity", "the fewest postgraduates"); longest
+#: first, so "most recent" is found before "most".
 ORDINAL_WORDS = sorted(EARLIEST | LATEST | {w for w in SUPERLATIVES if " " not in w}
-                       | {"most", "least", "best", "worst"}, key=lambda w: (-len(w), w))
+                       | {"most", "least", "best", "worst", "greatest", "fewest"}, key=lambda w: (-len(w), w))
 ORDINAL = re.compile(r"\b(" + "|".join(map(re.escape, ORDINAL_WORDS)) + r"|\d+(?:st|nd|rd|th))\b", re.I)
 #: The ordinal values the model's schema grammar may write (``constraint: ordinal = …``).
 GRAMMAR_ORDINALS = ("first", "last", "earliest", "latest", "largest", "smallest", "oldest", "youngest")
@@ -147,10 +149,11 @@ COMPARISON = re.compile(r"\b(more than|less than|fewer than|greater than|larger 
                         r"younger than|before|after|since|until|over|under|at least|at most)\b", re.I)
 #: Count cues (C_q kind ``count``).
 COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.I)
-#: "the largest/fewest number of X" ranks answers by a quantity: a superlative, not a count of the answers
-#: (CWQ dev: "which school … has the largest number of undergraduates?" answered "1").
-RANKED_NUMBER = re.compile(r"\b(largest|smallest|highest|lowest|greatest|biggest|fewest|most|least|maximum|minimum)"
-                           r"\s+number\s+of\b", re.I)
+#: "the largest/fewest number of X" and "the number of smallest X" rank answers by a quantity: a superlative, not a
+#: count of the answers (CWQ dev: "which school … has the largest number of undergraduates?" answered "1", "… the
+#: university that has number of smallest postgraduates?" answered "2").
+_RANKING = r"(largest|smallest|highest|lowest|greatest|biggest|fewest|most|least|maximum|minimum)"
+RANKED_NUMBER = re.compile(rf"\b{_RANKING}\s+number\s+of\b|\bnumber\s+of\s+(?:the\s+)?{_RANKING}\b", re.I)
 _LENGTHS = "height|elevation|length"
 #: The word after a compared number → what it measures ("more than 5 million people" → population).
 UNITS = {"people": "population", "inhabitants": "population", "residents": "population", "population": "population",
@@ -193,6 +196,14 @@ WORD_SUFFIXES = ("ors", "ers", "ing", "ed", "or", "er", "es", "s")
 #: there and back. Checked on: bench/data/movies_dev.jsonl and MetaQA dev (``2hop_dev.tsv``, the first 300).
 CO_WORDS = frozenset({"with", "other", "together", "both", "same", "share", "shared", "co-star", "co-stars", "costar",
                       "costars"})
+
+
+def asks_for_others(text: str) -> bool:
+    """Whether ``text`` has a word of :data:`CO_WORDS` (or one starting "co-"): the question may ask for the others
+    around one node, so a path that walks its last relation back is one it may want."""
+    return any(w in CO_WORDS or w.startswith("co-") for w in re.findall(r"[a-z][a-z-]*", text.lower()))
+
+
 #: "... starred who": a question that ends with its wh-word asks for a person too. Checked on: MetaQA dev.
 WHO_LAST = re.compile(r"\b(who|whom)\s*\??\s*$", re.I)
 #: The word that joins a relation to the entity ("acted *by* X", "the director *of* X", "share actors *with* X"): that

@@ -15,17 +15,20 @@ question is the answer path of a one-hop question and the trap of a composition)
 hand-set sum; the hidden layer lets the weight of a term depend on the hop prior and the path's shape
 (``bench/experiments/path-ranker.md`` has both side by side).
 
-φ (:data:`FEATURES`) holds the terms of :meth:`sgr.methods.sgr.subgraph.SubgraphBuilder` (relation scores: mean,
-first, last, weakest; cos(q, text(P)); the order of the model's relations; alignment with the other linked entities;
-an end named in the question; the type check), the path's shape (entity hops, CVT steps) and P(h(P) | q) of the hop
-model (:mod:`sgr.retrieval.hops`), the size of its answer set, whether it ends on another linked entity, and whether
-it ends on the kind of entity the question only describes (``described_end``/``described_sim``: "where did *the
-author* that published X grow up?" — composition's bridge, :func:`sgr.core.lexicon.described_nouns`), and how
-strongly a word of the question goes with its last relation in dev questions' gold paths (``lex_last``: "what did …
-*do*" → ``profession``, :mod:`sgr.methods.sgr.word_relations`). The target is whether the path reaches a gold
-answer. ``bench/path_ranker.py`` builds the examples from CWQ dev (on WebQSP train bases) and MetaQA dev, fits the
-weights (scikit-learn), checks them on held-out dev questions and writes ``sgr/assets/path_ranker.json``; without
-that file G_q keeps the hand-set sum.
+φ (:data:`FEATURES`) holds the terms of :meth:`sgr.methods.sgr.subgraph.SubgraphBuilder` (relation scores: mean, first,
+last, weakest; cos(q, text(P)); the order of the model's relations; alignment with the other linked entities; an end
+named in the question; the type check), the path's shape (entity hops, CVT steps) and P(h(P) | q) of the hop model
+(:mod:`sgr.retrieval.hops`), the size of its answer set, whether it ends on another linked entity, and whether it ends
+on the kind of entity the question only describes (``described_end``/``described_sim``: "where did *the author* that
+published X grow up?" — composition's bridge, :func:`sgr.core.lexicon.described_nouns`), and how strongly a word of the
+question goes with its last relation in dev questions' gold paths (``lex_last``: "what did … *do*" → ``profession``,
+:mod:`sgr.methods.sgr.word_relations`), and whether its last relation walks back the one before it (``walks_back``: to
+the others around one node, "films that share a director with X"; either name of an inverse pair) where the question
+has a word that asks for others or not (``walks_back_unasked``, :func:`sgr.core.lexicon.asks_for_others`: Germany's
+currency's *other countries* answer no question about Germany's currency). The target is whether the path reaches a
+gold answer. ``bench/path_ranker.py`` builds the examples from CWQ dev (on WebQSP train bases) and MetaQA dev, fits the
+weights (scikit-learn), checks them on held-out dev questions and writes ``sgr/assets/path_ranker.json``; without that
+file G_q keeps the hand-set sum.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ DEEP_ASSET = "path_ranker_deep.json"
 #: φ(P, q), in order (module docstring).
 FEATURES = ("rel_mean", "rel_first", "rel_last", "rel_min", "path_sim", "order", "alignment", "named_end",
             "type_check", "hops1", "hops2", "hops3", "cvt_steps", "p_hops", "p_hops_gap", "log_answers",
-            "ends_on_linked", "described_end", "described_sim", "lex_last")
+            "ends_on_linked", "described_end", "described_sim", "lex_last", "walks_back", "walks_back_unasked")
 
 #: s(P): the path ranker is an :class:`~sgr.core.mlp.MLPScorer` over :data:`FEATURES`
 PathRanker = MLPScorer

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sgr.core.lexicon import described_nouns, singular
+from sgr.core.lexicon import asks_for_others, described_nouns, singular
 from sgr.core.text import normalize as normalise
 from sgr.graph.inverses import NO_INVERSES, InverseRelations
 from sgr.methods.sgr.config import ExpansionConfig
@@ -272,6 +272,7 @@ class SubgraphBuilder:
         described = described_nouns(schema.question)  # composition's bridge nouns ("the author that …")
         lexicon = load_word_relations()
         qwords = asking_words(schema.question, linked_names(seeds))  # the words that ask for r_last
+        others_asked = asks_for_others(schema.question)  # "other", "share", "co-star": a walk back may be asked for
         fetched, queries, truncated = 0, 0, False
         for seed in seeds:
             states = [_State((), 0, {seed.id: [[seed.id]]}, False)]
@@ -332,7 +333,7 @@ class SubgraphBuilder:
                 for c, psim in zip(children, path_sims):
                     sp = SchemaPath(seed.id, c.steps, c.hops, c.frontier)
                     self._score(sp, schema, rel_scores, float(psim), other_entities - {seed.id}, qnorm, names, cfg,
-                                ranker, hop_dist, described, word_scores)
+                                ranker, hop_dist, described, word_scores, inverses, others_asked)
                     c.score = sp.score
                     if not c.in_cvt:
                         finished.append((c, sp))
@@ -363,7 +364,8 @@ class SubgraphBuilder:
                others: set[str], qnorm: str, names: dict[str, str | None], cfg: ExpansionConfig,
                ranker: PathRanker | None = None, hop_dist: dict[int, float] | None = None,
                described: set[str] | frozenset[str] = frozenset(),
-               word_scores: dict[str, float] | None = None) -> None:
+               word_scores: dict[str, float] | None = None, inverses: InverseRelations = NO_INVERSES,
+               others_asked: bool = False) -> None:
         """s(P) of one schema path: the learned ranker over its terms (:mod:`sgr.methods.sgr.path_ranker`) when one is
         given, else the hand-set sum of the module docstring; ``sp.parts`` records every term either way."""
         rels = sp.relations
@@ -419,6 +421,9 @@ class SubgraphBuilder:
                     "log_answers": math.log1p(len(sp.walks)), "ends_on_linked": float(bool(others & set(sp.walks))),
                     "described_end": float(bool(described & role_words)), "described_sim": described_sim,
                     "lex_last": (word_scores or {}).get(rels[-1], 0.0) if rels else 0.0}
+        canon = inverses.canonical(rels)  # the last relation walks back the one before it (either name of a pair)
+        sp.parts["walks_back"] = float(len(canon) >= 2 and canon[-1] == canon[-2])
+        sp.parts["walks_back_unasked"] = sp.parts["walks_back"] * (not others_asked)
         if ranker is not None:  # fitted without a model's order (dev runs had no schema stage): it lifts as in
             learned = ranker.score(sp.parts)  # relevance, s = (1 − α)·s_learned + α·order(P)
             sp.score = (1 - cfg.order_weight) * learned + cfg.order_weight * order if schema.ordered else learned

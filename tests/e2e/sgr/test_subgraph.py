@@ -102,3 +102,18 @@ def test_g_q_reads_the_word_that_asks_for_the_last_relation(metaqa_graph, questi
                 masked_question=question.replace("A Dirty Shame", "X"))
     one = {sp.relations[-1]: sp.parts["lex_last"] for sp in g.schema_paths if len(sp.relations) == 1}
     assert len(one) > 1 and one[relation] > 0 and one[relation] == max(one.values()), one
+
+
+def test_g_q_marks_the_paths_that_walk_back_and_whether_the_question_asks_for_others(metaqa_graph):
+    """A path whose last relation walks back the one before it ends on the others around one node: "who co-starred
+    with X" asks for them (``walks_back_unasked`` 0), "what genre is X" does not (1); other paths are 0 in both."""
+    b, retr = builder(metaqa_graph)
+    seeds = EntityLinker(metaqa_graph).link_given(["A Dirty Shame"])
+    for question, asked in (("who co-starred in A Dirty Shame", True), ("what genre is A Dirty Shame", False)):
+        g = b.build(QuestionSchema(question, relations=retr.retrieve(question, 10)), seeds, ExpansionConfig(hops=2),
+                    masked_question=question.replace("A Dirty Shame", "X"))
+        back = [sp for sp in g.schema_paths if sp.parts["walks_back"]]
+        assert back and all(sp.relations[-1] == sp.relations[-2] for sp in back), question
+        assert all(sp.parts["walks_back_unasked"] == (0.0 if asked else 1.0) for sp in back), question
+        assert not any(sp.parts["walks_back"] or sp.parts["walks_back_unasked"] for sp in g.schema_paths
+                       if len(sp.relations) < 2)

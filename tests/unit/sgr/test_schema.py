@@ -27,8 +27,16 @@ def test_rule_constraints_find_type_time_ordinal_count():
 
 
 def test_the_largest_number_of_ranks_answers_it_does_not_count_them():
-    kinds = [c.kind for c in rule_constraints("which school he attended has the largest number of undergraduates?")]
-    assert "count" not in kinds and "ordinal" in kinds
+    for q in ("which school he attended has the largest number of undergraduates?",
+              "which university he attended has number of smallest postgraduates?"):
+        kinds = [c.kind for c in rule_constraints(q)]
+        assert "count" not in kinds and "ordinal" in kinds, q
+
+
+def test_greatest_and_fewest_ask_for_a_ranking():
+    for q, word in (("which venue does X play at that has the greatest occupancy capacity?", "greatest"),
+                    ("which of the schools X attended is the university with the fewest postgraduates?", "fewest")):
+        assert ("ordinal", word) in {(c.kind, c.value) for c in rule_constraints(q)}
 
 
 def test_constraint_words_inside_entity_names_are_not_constraints():
@@ -118,3 +126,11 @@ def test_schema_prompt_puts_worked_examples_before_the_question() -> None:
     assert msgs[0].content == SCHEMA_SYSTEM and msgs[-1].content == schema_user("which films did Y write", ["Y"])
     assert parse_schema_reply(msgs[2].content)[0] == [("starred_actors", "directed_by")]
     assert schema_prompt("which films did Y write", ["Y"]) == [msgs[0], msgs[-1]]  # zero-shot: what tuning sees
+
+
+def test_asks_for_others_reads_the_words_that_ask_for_the_others_around_a_node():
+    from sgr.core.lexicon import asks_for_others
+
+    assert asks_for_others("which films share a director with X") and asks_for_others("who co-starred in X")
+    assert asks_for_others("what other movies did X direct")
+    assert not asks_for_others("what currency is used in germany?") and not asks_for_others("Who cooked X")
