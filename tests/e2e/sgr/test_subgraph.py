@@ -106,7 +106,7 @@ def test_g_q_reads_the_word_that_asks_for_the_last_relation(metaqa_graph, questi
 
 def test_g_q_marks_the_paths_that_walk_back_and_whether_the_question_asks_for_others(metaqa_graph):
     """A path whose last relation walks back the one before it ends on the others around one node: "who co-starred
-    with X" asks for them (``walks_back_unasked`` 0), "what genre is X" does not (1); other paths are 0 in both."""
+    in X" asks for them (``walks_back_unasked`` 0), "what genre is X" does not (1); other paths are 0 in both."""
     b, retr = builder(metaqa_graph)
     seeds = EntityLinker(metaqa_graph).link_given(["A Dirty Shame"])
     for question, asked in (("who co-starred in A Dirty Shame", True), ("what genre is A Dirty Shame", False)):
