@@ -198,10 +198,16 @@ CO_WORDS = frozenset({"with", "other", "together", "both", "same", "share", "sha
                       "costars"})
 
 
+def is_co_word(word: str) -> bool:
+    """Whether a lower-case ``word`` asks for the others around one node: one of :data:`CO_WORDS`, or one starting
+    "co-" ("co-wrote")."""
+    return word in CO_WORDS or word.startswith("co-")
+
+
 def asks_for_others(text: str) -> bool:
-    """Whether ``text`` has a word of :data:`CO_WORDS` (or one starting "co-"): the question may ask for the others
-    around one node, so a path that walks its last relation back is one it may want."""
-    return any(w in CO_WORDS or w.startswith("co-") for w in re.findall(r"[a-z][a-z-]*", text.lower()))
+    """Whether ``text`` has a word that asks for the others around one node (:func:`is_co_word`), so a path that walks
+    its last relation back is one it may want."""
+    return any(is_co_word(w) for w in re.findall(r"[a-z][a-z-]*", text.lower()))
 
 
 #: "... starred who": a question that ends with its wh-word asks for a person too. Checked on: MetaQA dev.

@@ -47,8 +47,8 @@ from cypher.compile import CompiledQuery, PropertyQuery, PropertyStep
 from cypher.repair import CypherGeneration
 from cypher.validate import relationship_types_in
 from sgr.core.errors import ConfigError, CypherError, EntityNotFound, LLMError
-from sgr.core.lexicon import (ASKED, BINDING_WORDS, CO_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES,
-                              LATEST, WHEN, WHO, WHO_LAST, WORKED_WITH)
+from sgr.core.lexicon import (ASKED, BINDING_WORDS, COMPARE, COMPARE_OPS, COUNT, EARLIEST, EXTREMES, LATEST, WHEN,
+                              WHO, WHO_LAST, WORKED_WITH, is_co_word)
 from sgr.core.types import Answer, Prediction, Question, ReasoningPath
 from sgr.graph.profile import NUMBER_TYPES, GraphProfile, profile_for
 from sgr.graph.store import GraphStore, quote_identifier
@@ -136,7 +136,7 @@ def read_schema(question: str, entities: list[LinkedEntity], aligner: KeyAligner
             s.extreme = (w, EXTREMES[w], i)
         if s.extreme:
             break
-    s.co = any(w in CO_WORDS or w.startswith("co-") for i, w in enumerate(lower) if i not in inside)
+    s.co = any(is_co_word(w) for i, w in enumerate(lower) if i not in inside)
     s.worked_with = bool(WORKED_WITH.search(outside))
     s.asks_time = bool(WHEN.search(question)) and not s.count
     s.asks_person = bool(WHO.search(question) or WHO_LAST.search(question))
