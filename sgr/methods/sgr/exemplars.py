@@ -33,6 +33,9 @@ from sgr.methods.sgr.prompts import WorkedExample, schema_target
 
 _BRACKET = re.compile(r"\[([^\]]+)\]")
 
+#: Places a plan's cosine is rounded to (:meth:`ExemplarPool.nearest`): float32 unit vectors give it to about 1e-7.
+COSINE_DECIMALS = 6
+
 
 @dataclass
 class Exemplar:
@@ -158,23 +161,26 @@ class ExemplarPool:
         return self._matrix
 
     def nearest(self, question: str, k: int = 1, entity: str | None = None) -> list[tuple[Exemplar, float]]:
-        """The ``k`` most similar examples (never the question itself), best first, with their cosine (clipped to
-        [−1, 1]: two questions that are the same once their entities are masked give 1 plus float32 rounding, and
-        the cosine is a plan's δ and ρ)."""
+        """The ``k`` most similar examples (never the question itself), best first, with their cosine rounded to
+        :data:`COSINE_DECIMALS` places and clipped to [−1, 1] (the order is the unrounded cosines'). The cosine is a
+        plan's δ and ρ. Two questions that are the same once their entities are masked give 1 up to float32
+        rounding, above or below 1 depending on the batch that first embedded the text (so on whether the embedding
+        cache was warm); a plan with δ 1 and γ 0 has v = μ·1 + (1 − μ)·0 = ε exactly with the defaults, so a cosine
+        of 0.99999994 made it invalid on one machine and valid on another."""
         if not self.exemplars or k <= 0:
             return []
         from sgr.llm.encoders import embed_texts
 
         qv = embed_texts([mask_entity(question, entity)], self.encoder)[0]
-        sims = np.clip(self._embeddings() @ qv, -1.0, 1.0)
-        order = np.argsort(-sims)
+        sims = self._embeddings() @ qv
+        order = np.argsort(-sims)  # the order of the unrounded cosines, as before the rounding
         out: list[tuple[Exemplar, float]] = []
         norm_q = question.strip().lower()
         for i in order:
             ex = self.exemplars[int(i)]
             if ex.question.strip().lower() == norm_q:
                 continue
-            out.append((ex, float(sims[int(i)])))
+            out.append((ex, min(1.0, max(-1.0, round(float(sims[int(i)]), COSINE_DECIMALS)))))
             if len(out) >= k:
                 break
         return out
