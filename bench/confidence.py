@@ -11,16 +11,17 @@
    :func:`sgr.methods.sgr.trace.recorded_signals`) are recomputed from it by the code in use, so adding one needs no
    second run of the questions.
 2. **Fit**: the calibrator of (method, model) on those dev predictions and the unanswerable set's (step 4: dev
-   questions whose answers were taken out of the graph, so any answer there is wrong) — logistic weights on all of
-   them, the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
+   questions whose answers were taken out of the graph, so any answer there is wrong) — the scorer on all of them
+   (``--scorer``: boosted trees with :data:`sgr.methods.confidence.TREE_PARAMS`, the default, or logistic weights),
+   the isotonic map and the abstention threshold (the confidence that keeps ``--keep-correct`` of the correct
    answers) on the real dev questions' out-of-fold scores (not the unanswerable rows, :func:`fit`), folds split by
    CWQ base question — written to ``sgr/assets/calibration.json``. The dev figures are cross-fitted (each half,
    split the same way, scored by a calibrator fitted on the other), so they are not in-sample.
-   ``--signals compact`` reads :data:`sgr.methods.confidence.COMPACT_SIGNALS` only (for a small dev set); the L2
-   strength C is the best of :data:`C_GRID` by grouped 5-fold AUROC within each dataset on the rows being fitted
-   (``--c cv``, the default; each cross-fitted half chooses its own). ``--extra-dev DIR`` pools more finished dev
-   runs of the same method and model into the fit (reported as ``extra-dev``); ``--stored --model NAME`` fits and
-   reports from the run folders ``--runs-dir`` already holds, without a store or a served model.
+   ``--signals compact`` reads :data:`sgr.methods.confidence.COMPACT_SIGNALS` only (for a small dev set); the
+   logistic part's L2 strength C is the best of :data:`C_GRID` by grouped 5-fold AUROC within each dataset on the
+   rows being fitted (``--c cv``, the default; each cross-fitted half chooses its own). ``--extra-dev DIR`` pools
+   more finished dev runs of the same method and model into the fit (reported as ``extra-dev``); ``--stored --model
+   NAME`` fits and reports from the run folders ``--runs-dir`` already holds, without a store or a served model.
 3. **Report**: CWQ dev and MetaQA dev from the dev runs, cross-fitted; WebQSP (``--webqsp-sample`` of the test set:
    report only) and MetaQA test (``--metaqa`` per hop), scored with the fitted calibrator from their stored
    signals.
@@ -67,7 +68,7 @@ from sgr.evaluation.metrics.calibration import auroc, calibration_summary  # noq
 from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
-from sgr.methods.confidence import (COMPACT_SIGNALS, SIGNALS, Calibrator, calibration_key,  # noqa: E402
+from sgr.methods.confidence import (COMPACT_SIGNALS, SIGNALS, TREE_PARAMS, Calibrator, calibration_key,  # noqa: E402
                                     fit_calibrator,
                                     save_calibrators)
 from sgr.methods.sgr.config import SGRConfig  # noqa: E402
@@ -165,13 +166,14 @@ UNANSWERABLE_TAG = "#unanswerable"
 
 
 def fit(rows: list, keep: float, prov: dict[str, Any], signals: tuple[str, ...] = SIGNALS, c: float = 1.0,
-        k: int = 5) -> Calibrator:
+        k: int = 5, trees: dict[str, Any] | None = None) -> Calibrator:
     """Logistic weights on all ``rows``, the isotonic map and threshold on the real dev questions' out-of-fold scores
     (grouped ``k`` folds, :func:`folds`): the unanswerable sets teach the ranking what "the graph cannot answer" looks
     like, but their share of the rows is the benchmark's choice, so they do not set what a confidence means (with
     them, WebQSP train's ECE was 0.23)."""
     return fit_calibrator([s for _, s, _ in rows], [int(y) for _, _, y in rows], folds(rows, k, 0),
-                          iso=[not q.endswith(UNANSWERABLE_TAG) for q, _, _ in rows], c=c, keep_correct=keep,
+                          iso=[not q.endswith(UNANSWERABLE_TAG) for q, _, _ in rows], c=c, trees=trees,
+                          keep_correct=keep,
                           signals=signals, provenance=prov)
 
 
@@ -317,6 +319,8 @@ def main() -> None:
                     "questions, pooled into the fit (its questions already in the dev runs are left out)")
     ap.add_argument("--signals", choices=("all", "compact"), default="all",
                     help="the signals the calibrator reads: all of SIGNALS, or COMPACT_SIGNALS for a small dev set")
+    ap.add_argument("--scorer", choices=("trees", "logistic"), default="trees",
+                    help="the calibrator's first part: boosted trees (TREE_PARAMS; the default) or logistic weights")
     ap.add_argument("--c", default="cv", help="the logistic part's L2 strength, or 'cv' (default): the best of "
                     f"{C_GRID} by grouped cross-validation on the dev rows")
     ap.add_argument("--metaqa-dev", type=int, default=150, help="MetaQA dev questions per hop for fitting")
@@ -393,15 +397,18 @@ def main() -> None:
     # 2. fit (and cross-fit for the dev figures; each half chooses its own C)
     signals = COMPACT_SIGNALS if args.signals == "compact" else SIGNALS
 
+    trees = TREE_PARAMS if args.scorer == "trees" else None
+
     def fitted(rows: list) -> tuple[Calibrator, dict[str, Any]]:
-        c, tried = choose_c(rows, signals) if args.c == "cv" else (float(args.c), {})
-        prov = {"fitted_by": "python bench/confidence.py", "method": m, "model": model,
+        c, tried = (None, {}) if trees else choose_c(rows, signals) if args.c == "cv" else (float(args.c), {})
+        prov = {"scorer": args.scorer, "tree_params": trees, "fitted_by": "python bench/confidence.py", "method": m,
+                "model": model,
                 "data": {"cwq-dev": len(dev_cwq), "metaqa-dev": len(dev_mqa), "webqsp-train": len(dev_wq),
                          "extra-dev": len(extra),
                          "cwq-dev-unanswerable": len(gone), "webqsp-train-unanswerable": len(gone_wq)},
                 "extra_dev": [str(f) for f in args.extra_dev], "keep_correct": args.keep_correct,
                 "signals": args.signals, "c": c, "c_cv_auroc": tried}
-        return fit(rows, args.keep_correct, prov, signals, c), prov
+        return fit(rows, args.keep_correct, prov, signals, c or 1.0, trees=trees), prov
 
     final, prov = fitted(dev)
     a, b = halves(dev, seed=1)
@@ -411,7 +418,8 @@ def main() -> None:
     def crossed(qid: str) -> Calibrator:
         return cal_b if qid in in_a else cal_a
 
-    summary: dict[str, Any] = {"threshold": round(final.threshold, 4), "calibrated_for": key, "c": prov["c"],
+    summary: dict[str, Any] = {"threshold": round(final.threshold, 4), "calibrated_for": key, "scorer": args.scorer,
+                               "c": prov["c"],
                                "signals": len(signals)}
     details: dict[str, Any] = {}
     # 3. report

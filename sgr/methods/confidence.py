@@ -14,11 +14,15 @@ score of its paths' last relation), and whether the graph names relations Freeba
 (:func:`sgr.methods.sgr.trace.evidence_signals`); for other methods the answer scores' margin and the path length
 (:func:`generic_signals`). A :class:`Calibrator` maps them to P(top answer correct):
 
-    p = iso(σ(w · z(signals) + b))
+    p = iso(σ(b + Σ_t f_t(signals)))      or      p = iso(σ(w · z(signals) + b))
 
-logistic regression over the standardised signals (scikit-learn), then isotonic regression of its cross-fitted output
-on the dev predictions (:func:`fit_calibrator`), so p is calibrated (reliability diagram on the diagonal), not only
-ranked.
+gradient-boosted trees over the signals (:class:`sgr.core.trees.BoostedTrees`, :data:`TREE_PARAMS`; what the shipped
+calibrator reads) or logistic regression over the standardised signals (:class:`sgr.core.logistic.LogisticScorer`),
+then isotonic regression of its cross-fitted output on the dev predictions (:func:`fit_calibrator`), so p is
+calibrated (reliability diagram on the diagonal), not only ranked. The trees were chosen on dev runs: cross-fitted,
+they ranked right answers above wrong ones better than the logistic part on CWQ dev, WebQSP train and MetaQA dev
+alike, and abstained on more unanswerable questions at the same share of correct answers kept
+(bench/experiments/confidence.md).
 Calibrators are fitted per method and model on dev runs (``bench/confidence.py``: CWQ dev, MetaQA dev) and shipped
 in ``sgr/assets/calibration.json`` with their provenance and abstention threshold; a method or model without one gets
 no confidence (``None``), and nothing abstains on an uncalibrated number.
@@ -45,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from sgr.core.logistic import LogisticScorer, asset_file
+from sgr.core.trees import BoostedTrees
 from sgr.core.types import Prediction
 
 ASSET = "calibration.json"
@@ -80,6 +85,13 @@ REASON_SIGNALS = {
     "unchecked": ("unchecked", "relaxed"),
     "linking": ("link_given", "link_score"),
 }
+#: the boosted trees' parameters (scikit-learn's ``HistGradientBoostingClassifier``), chosen on the dev runs by the
+#: mean of the cross-fitted AUROCs of CWQ dev, WebQSP train and MetaQA dev among depth 2–4, 100–400 trees, learning
+#: rate 0.025–0.1, 20 or 50 rows a leaf (bench/experiments/confidence.md)
+TREE_PARAMS = {"max_depth": 3, "max_iter": 400, "learning_rate": 0.025, "min_samples_leaf": 20,
+               "l2_regularization": 1.0}
+#: what a calibrator's first part can be
+Scorer = LogisticScorer | BoostedTrees
 
 
 def generic_signals(pred: Prediction) -> dict[str, float]:
@@ -102,32 +114,32 @@ def prediction_signals(pred: Prediction) -> dict[str, float]:
 
 @dataclass
 class Calibrator:
-    """P(top answer correct | signals) (module docstring) and the default abstention threshold: a logistic scorer
-    over :data:`SIGNALS`, its output mapped by isotonic regression (``iso_x`` increasing raw probabilities, ``iso_y``
-    the calibrated ones, interpolated between)."""
+    """P(top answer correct | signals) (module docstring) and the default abstention threshold: boosted trees or a
+    logistic scorer over :data:`SIGNALS`, its output mapped by isotonic regression (``iso_x`` increasing raw
+    probabilities, ``iso_y`` the calibrated ones, interpolated between)."""
 
-    logistic: LogisticScorer
+    scorer: Scorer
     iso_x: np.ndarray
     iso_y: np.ndarray
     threshold: float = 0.0
 
     @property
     def provenance(self) -> dict[str, Any]:
-        return self.logistic.provenance
+        return self.scorer.provenance
 
     def contributions(self, signals: Mapping[str, float]) -> dict[str, float]:
         """Each signal's part of the logit: which signals pulled the confidence down."""
-        return self.logistic.contributions(signals)
+        return self.scorer.contributions(signals)
 
     def raw(self, signals: Mapping[str, float]) -> float:
-        return self.logistic.score(signals)
+        return self.scorer.score(signals)
 
     def probability(self, signals: Mapping[str, float]) -> float:
         r = self.raw(signals)
         return float(np.interp(r, self.iso_x, self.iso_y)) if len(self.iso_x) else r
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.logistic.to_dict(), "iso_x": self.iso_x.round(6).tolist(), "iso_y": self.iso_y.round(6).tolist(),
+        return {**self.scorer.to_dict(), "iso_x": self.iso_x.round(6).tolist(), "iso_y": self.iso_y.round(6).tolist(),
                 "threshold": round(self.threshold, 4)}
 
     @classmethod
@@ -135,32 +147,41 @@ class Calibrator:
         unknown = [s for s in d["features"] if s not in SIGNALS]
         if unknown:
             raise ValueError(f"calibrator reads unknown signals {unknown}")
-        return cls(LogisticScorer.from_dict(d), np.asarray(d["iso_x"], dtype=np.float64),
+        scorer = BoostedTrees.from_dict(d) if d.get("kind") == "boosted_trees" else LogisticScorer.from_dict(d)
+        return cls(scorer, np.asarray(d["iso_x"], dtype=np.float64),
                    np.asarray(d["iso_y"], dtype=np.float64), float(d.get("threshold", 0.0)))
 
 
 def fit_calibrator(rows: Sequence[Mapping[str, float]], labels: Sequence[int], folds: Sequence[int], *,
-                   iso: Sequence[bool] | None = None, c: float = 1.0, signals: Sequence[str] = SIGNALS,
-                   keep_correct: float = 0.95, provenance: dict[str, Any] | None = None) -> Calibrator:
-    """Logistic weights on all ``rows``; the isotonic map on their *out-of-fold* scores, each row scored by the weights
-    fitted without its fold (``folds``: one fold index per row), over the rows ``iso`` marks (default: all); and the
-    threshold that keeps ``keep_correct`` of those rows' correct answers. Cross-fitting lets both parts see every row
-    (scikit-learn's ``CalibratedClassifierCV(ensemble=False)`` does the same); fitting them on two halves left the map a
-    quarter of the data in each cross-fitted half, and calibrated worse (bench/experiments/confidence.md)."""
+                   iso: Sequence[bool] | None = None, c: float = 1.0, trees: Mapping[str, Any] | None = None,
+                   signals: Sequence[str] = SIGNALS, keep_correct: float = 0.95,
+                   provenance: dict[str, Any] | None = None) -> Calibrator:
+    """The scorer fitted on all ``rows`` (boosted trees with the parameters ``trees``, :data:`TREE_PARAMS`; without
+    them logistic weights of L2 strength ``c``); the isotonic map on their *out-of-fold* scores, each row scored by
+    the scorer fitted without its fold (``folds``: one fold index per row), over the rows ``iso`` marks (default:
+    all); and the threshold that keeps ``keep_correct`` of those rows' correct answers. Cross-fitting lets both parts
+    see every row (scikit-learn's ``CalibratedClassifierCV(ensemble=False)`` does the same); fitting them on two
+    halves left the map a quarter of the data in each cross-fitted half, and calibrated worse
+    (bench/experiments/confidence.md)."""
     from sklearn.isotonic import IsotonicRegression
+
+    def scorer(part: Sequence[Mapping[str, float]], ys: Sequence[int], prov: dict[str, Any] | None = None) -> Scorer:
+        if trees is not None:
+            return BoostedTrees.fit(signals, part, ys, params=trees, provenance=prov)
+        return LogisticScorer.fit(signals, part, ys, c=c, provenance=prov)
 
     n = len(rows)
     oof = np.zeros(n)
     for k in sorted(set(folds)):
         train = [i for i in range(n) if folds[i] != k]
-        part = LogisticScorer.fit(signals, [rows[i] for i in train], [labels[i] for i in train], c=c)
+        part = scorer([rows[i] for i in train], [labels[i] for i in train])
         for i in range(n):
             if folds[i] == k:
                 oof[i] = part.score(rows[i])
     keep = np.ones(n, dtype=bool) if iso is None else np.asarray(iso, dtype=bool)
     raw, y = oof[keep], np.asarray(labels, dtype=np.float64)[keep]
     ir = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(raw, y)
-    cal = Calibrator(LogisticScorer.fit(signals, rows, labels, c=c, provenance=provenance),
+    cal = Calibrator(scorer(rows, labels, provenance),
                      np.asarray(ir.X_thresholds_, dtype=np.float64), np.asarray(ir.y_thresholds_, dtype=np.float64))
     correct = np.sort(np.interp(raw, cal.iso_x, cal.iso_y)[y == 1])
     if len(correct):

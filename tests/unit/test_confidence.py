@@ -1,5 +1,7 @@
 """Calibrated confidence and abstention without a server (sgr/methods/confidence.py, the calibration metrics)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,43 @@ def test_calibrator_is_monotone_in_its_evidence_and_round_trips():
     assert low.threshold < cal.threshold
     with pytest.raises(ValueError, match="unknown signals"):
         conf.Calibrator.from_dict(cal.to_dict() | {"features": ["gq_top", "made_up"]})
+
+
+def test_boosted_trees_read_back_score_as_scikit_learn_does():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from sgr.core.trees import BoostedTrees
+
+    rows, y = _data()
+    names = ("gq_top", "vote_margin")
+    params = {"max_depth": 3, "max_iter": 30, "learning_rate": 0.1, "min_samples_leaf": 20}
+    trees = BoostedTrees.fit(names, rows, y, params=params)
+    again = BoostedTrees.from_dict(json.loads(json.dumps(trees.to_dict())), names)
+    x = np.asarray([[r[n] for n in names] for r in rows])
+    clf = HistGradientBoostingClassifier(**params, early_stopping=False, random_state=0).fit(x, y)
+    assert np.allclose([again.score(r) for r in rows], clf.predict_proba(x)[:, 1], atol=1e-12)
+    # a feature's part is read by occlusion: at its mean it has none, and the parts explain a high and a low score
+    assert trees.contributions({"gq_top": float(trees.mean[0]), "vote_margin": float(trees.mean[1])}) == {
+        "gq_top": 0.0, "vote_margin": 0.0}
+    assert trees.contributions({"gq_top": 0.02, "vote_margin": 0.5})["gq_top"] < 0
+    assert trees.contributions({"gq_top": 0.98, "vote_margin": 0.5})["gq_top"] > 0
+    with pytest.raises(ValueError, match="refit"):
+        BoostedTrees.from_dict(trees.to_dict(), ("gq_top",))
+
+
+def test_a_calibrator_of_boosted_trees_rises_with_its_evidence_and_round_trips():
+    rows, y = _data(n=1200)
+    signals = ("gq_top", "vote_margin")
+    cal = conf.fit_calibrator(rows, y, [i % 5 for i in range(len(rows))], signals=signals, trees=conf.TREE_PARAMS)
+    assert cal.to_dict()["kind"] == "boosted_trees"
+    # the isotonic map is monotone in the trees' score; the trees need not be in each signal, but the evidence
+    # that decides correctness moves the confidence from low to high
+    assert all(b >= a for a, b in zip(cal.iso_y, cal.iso_y[1:]))
+    ps = [cal.probability({"gq_top": g, "vote_margin": 0.5}) for g in np.linspace(0.05, 0.95, 10)]
+    assert ps[-1] - ps[0] > 0.5 and np.corrcoef(ps, np.arange(10))[0, 1] > 0.9
+    again = conf.Calibrator.from_dict(json.loads(json.dumps(cal.to_dict())))
+    assert again.probability(rows[0]) == pytest.approx(cal.probability(rows[0]))
+    assert again.scorer.names == signals and 0.0 < cal.threshold < 1.0
 
 
 def _pred(confidence, answers=("Japanese yen",), threshold=0.4, error=None):

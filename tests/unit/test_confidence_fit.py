@@ -63,7 +63,7 @@ def test_choose_c_picks_from_the_grid_and_the_fit_stays_monotone():
     cal = bc.fit(rows, 0.95, {}, signals, c)
     ps = [cal.probability({"answered": 1.0, "gq_top": g}) for g in np.linspace(0, 1, 11)]
     assert all(b >= a - 1e-12 for a, b in zip(ps, ps[1:])) and ps[-1] > ps[0]
-    assert conf.Calibrator.from_dict(cal.to_dict()).logistic.names == signals
+    assert conf.Calibrator.from_dict(cal.to_dict()).scorer.names == signals
 
 
 def test_signal_sets_agree():
