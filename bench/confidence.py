@@ -466,7 +466,10 @@ def main() -> None:
     if not args.no_write_model:
         save_calibrators({key: final})
         print(f"wrote the calibrator {key}")
-    write_result(args.out, {"summary": summary, "details": details, "calibrator": final.to_dict(),
+    shipped = final.to_dict()
+    if "trees" in shipped:  # the nodes are in the asset; the record names their number
+        shipped["trees"] = f"{len(shipped['trees'])} trees, in sgr/assets/calibration.json under {key}"
+    write_result(args.out, {"summary": summary, "details": details, "calibrator": shipped,
                             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}})
     print(json.dumps(summary, indent=1))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -133,9 +134,18 @@ def asset_file(name: str) -> Path:
     return Path(str(resources.files("sgr") / "assets" / name))
 
 
+#: a list of numbers only, as ``json.dumps(indent=…)`` writes it: one number a line
+_NUMBER_LIST = re.compile(r"\[\s+(-?[0-9][0-9.eE+-]*(?:,\s+-?[0-9][0-9.eE+-]*)*)\s+\]")
+
+
+def json_text(d: Mapping[str, Any]) -> str:
+    """``d`` as indented JSON, each list of numbers on one line (a saved scorer's weights, a tree's nodes)."""
+    return _NUMBER_LIST.sub(lambda m: "[" + " ".join(m.group(1).split()) + "]", json.dumps(d, indent=1)) + "\n"
+
+
 def save_json(d: Mapping[str, Any], path: Path) -> Path:
-    """A saved scorer's file: ``d`` as indented JSON at ``path``; returns it."""
-    path.write_text(json.dumps(d, indent=1) + "\n", encoding="utf-8")
+    """A saved scorer's file: ``d`` as :func:`json_text` at ``path``; returns it."""
+    path.write_text(json_text(d), encoding="utf-8")
     return path
 
 

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from sgr.core.logistic import LogisticScorer, asset_file
+from sgr.core.logistic import LogisticScorer, asset_file, json_text
 from sgr.core.trees import BoostedTrees
 from sgr.core.types import Prediction
 
@@ -220,7 +220,7 @@ def save_calibrators(calibrators: Mapping[str, Calibrator], path: Path | str | N
     p = Path(path or asset_path())
     data = json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {"calibrators": {}}
     data.setdefault("calibrators", {}).update({k: c.to_dict() for k, c in calibrators.items()})
-    p.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    p.write_text(json_text(data), encoding="utf-8")
     _calibrators.cache_clear()
     return p
 
