@@ -102,7 +102,8 @@ class BoostedTrees(FeatureScorer):
     def fit(cls, names: Sequence[str], rows: Sequence[Mapping[str, float]], labels: Sequence[int], *,
             params: Mapping[str, Any], provenance: dict[str, Any] | None = None) -> "BoostedTrees":
         """Gradient-boosted trees (scikit-learn's ``HistGradientBoostingClassifier`` with ``params``, seed 0, no early
-        stopping) read back into :class:`Tree` s."""
+        stopping) read back into :class:`Tree` s from its fitted predictors (private attributes: the unit test that
+        compares the scores with scikit-learn's fails if a version moves them)."""
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         names = tuple(names)
