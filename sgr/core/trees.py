@@ -3,7 +3,7 @@
     p = σ(b + Σ_t f_t(x)),   f_t a regression tree of depth ≤ d (gradient boosting on the log-loss)
 
 A logistic score (:mod:`sgr.core.logistic`) gives each feature one weight whatever the others say; trees let a
-feature mean more beside another (a vote's share where the path also fits the question). Fitted by scikit-learn's
+feature count for more or less depending on the others. Fitted by scikit-learn's
 ``HistGradientBoostingClassifier``; saved as JSON (each tree's nodes: feature, threshold, children, leaf value) and
 evaluated here with numpy, so reading a saved scorer needs no scikit-learn, and gives what scikit-learn gives.
 
@@ -44,8 +44,7 @@ class Tree:
 
     def to_dict(self) -> dict[str, list]:
         # thresholds unrounded: a split can sit exactly on a value the fitting rows hold
-        return {"feature": self.feature.tolist(), "threshold": self.threshold.tolist(), "left": self.left.tolist(),
-                "right": self.right.tolist(), "value": self.value.tolist()}
+        return {f: getattr(self, f).tolist() for f in NODE_FIELDS}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Sequence[float]]) -> "Tree":
