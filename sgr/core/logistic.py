@@ -23,6 +23,11 @@ from typing import Any
 import numpy as np
 
 
+def feature_matrix(names: Sequence[str], rows: Sequence[Mapping[str, float]]) -> np.ndarray:
+    """One row a mapping, one column a feature of ``names`` in order (a missing or None value is 0)."""
+    return np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in rows], dtype=np.float64)
+
+
 class FeatureScorer:
     """What every saved scorer shares: its features by name, in order, and a JSON file (:meth:`to_dict`)."""
 
@@ -81,7 +86,7 @@ class LogisticScorer(FeatureScorer):
         from sklearn.linear_model import LogisticRegression
 
         names = tuple(names)
-        x = np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in rows], dtype=np.float64)
+        x = feature_matrix(names, rows)
         mean, scale = x.mean(axis=0), x.std(axis=0)
         scale[scale < 1e-9] = 1.0
         clf = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / scale, np.asarray(labels),
@@ -102,10 +107,10 @@ def fit_listwise(names: Sequence[str], groups: Sequence[Sequence[Mapping[str, fl
 
     names = tuple(names)
     flat = [r for g in groups for r in g]
-    x_all = np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in flat], dtype=np.float64)
+    x_all = feature_matrix(names, flat)
     mean, scale = x_all.mean(axis=0), x_all.std(axis=0)
     scale[scale < 1e-9] = 1.0
-    kept = [(np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in g], dtype=np.float64) - mean) / scale
+    kept = [(feature_matrix(names, g) - mean) / scale
             for g, ys in zip(groups, labels) if any(ys) and not all(ys)]
     pos = [np.asarray(ys, dtype=bool) for g, ys in zip(groups, labels) if any(ys) and not all(ys)]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sgr.core.logistic import FeatureScorer, check_features, load_scorer
+from sgr.core.logistic import FeatureScorer, check_features, feature_matrix, load_scorer
 
 
 @dataclass
@@ -74,7 +74,7 @@ def fit_listwise_mlp(names: Sequence[str], groups: Sequence[Sequence[Mapping[str
     from sklearn.linear_model import LogisticRegression
 
     names = tuple(names)
-    mats = [np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in g], dtype=np.float64) for g in groups]
+    mats = [feature_matrix(names, g) for g in groups]
     x_all = np.concatenate(mats) if mats else np.zeros((0, len(names)))
     mean, scale = x_all.mean(axis=0), x_all.std(axis=0)
     scale[scale < 1e-9] = 1.0

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sgr.core.logistic import FeatureScorer, check_features
+from sgr.core.logistic import FeatureScorer, check_features, feature_matrix
 
 #: a tree's node arrays, as saved (``feature`` −1 marks a leaf)
 NODE_FIELDS = ("feature", "threshold", "left", "right", "value")
@@ -106,7 +106,7 @@ class BoostedTrees(FeatureScorer):
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         names = tuple(names)
-        x = np.asarray([[float(r.get(n, 0.0) or 0.0) for n in names] for r in rows], dtype=np.float64)
+        x = feature_matrix(names, rows)
         clf = HistGradientBoostingClassifier(**params, early_stopping=False, random_state=0).fit(x, np.asarray(labels))
         trees = []
         for (pred,) in clf._predictors:  # one tree an iteration for a binary task
