@@ -71,14 +71,16 @@ from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.confidence import (COMPACT_SIGNALS, SIGNALS, TREE_PARAMS, Calibrator, calibration_key,  # noqa: E402
                                     fit_calibrator,
                                     save_calibrators)
-from sgr.methods.sgr.config import SGRConfig  # noqa: E402
+from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig  # noqa: E402
 from sgr.methods.sgr.trace import recorded_signals  # noqa: E402
 
 
-def model_name(method: str) -> str | None:
-    from sgr.methods.sgr.config import NEEDS_LLM
+#: the methods whose answers come from the served model, so that their calibrator is that model's
+MODEL_METHODS = NEEDS_LLM | {"rcr", "rcr-ks0", "rcr-ks2"}
 
-    if method not in NEEDS_LLM:
+
+def model_name(method: str) -> str | None:
+    if method not in MODEL_METHODS:
         return None
     from sgr.llm.client import shared_llm
 
@@ -350,9 +352,7 @@ def main() -> None:
     if "given_topics" in method_options(args.method):  # link from the text, as `sgr ask` without --topic does
         options.setdefault("given_topics", "false")
     runs = args.runs_dir or sgr_home() / "bench-runs" / "confidence"
-    from sgr.methods.sgr.config import NEEDS_LLM
-
-    if args.stored and args.model is None and args.method in NEEDS_LLM:
+    if args.stored and args.model is None and args.method in MODEL_METHODS:
         ap.error(f"--stored: give --model, the model that answered {args.method}'s runs")
     model = args.model if args.stored else model_name(args.method)
     key = calibration_key(args.method, model)

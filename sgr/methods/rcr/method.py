@@ -32,6 +32,7 @@ That is two LLM calls per question, as in the paper (§2.2: "only two LLM calls 
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 from collections.abc import Sequence
@@ -212,6 +213,29 @@ def support_order(store: GraphStore, topics: Sequence[str], named: dict[str, str
         return -(met if met >= 2 else 0), -len(ends[n]), min(ends[n]), -links, named[n] or ""
 
     return sorted(named, key=key)
+
+
+def answer_signals(g: EvidenceSubgraph, ranked: Sequence[tuple[str, Sequence[ReasoningPath]]],
+                   linked: Sequence[Any], relation_scores: dict[str, float]) -> dict[str, float]:
+    """The numbers RCR's confidence is calibrated on (:mod:`sgr.methods.confidence`), under SGR's names for the same
+    quantities: the share of the walked relation paths that reach the top answer and its lead over the next answer's
+    (``vote_share``, ``vote_margin``, ``ev_votes_top``), how the topic was linked (``link_score``, ``link_given``), and
+    how well the top answer's path matches the question: the relation retriever's mean and last scores of its
+    relations (``gq_rel_mean``, ``gq_rel_last``; ``relation_scores`` holds them)."""
+    ends = g.endpoints()
+    support = [len(ends.get(node, ())) for node, _ in ranked]
+    rels = list(ranked[0][1][0].relations) if ranked and ranked[0][1] else []
+    first = linked[0] if linked else None
+    return {
+        "vote_share": support[0] / max(1, len(g.walks)) if support else 0.0,
+        "vote_margin": (support[0] - support[1]) / support[0] if len(support) > 1 and support[0] else
+        float(bool(support)),
+        "ev_votes_top": math.log1p(support[0]) if support else 0.0,
+        "link_given": float(first is not None and first.method in ("given", "mid")),
+        "link_score": float(first.score) if first is not None else 0.0,
+        "gq_rel_mean": sum(relation_scores.get(r, 0.0) for r in rels) / len(rels) if rels else 0.0,
+        "gq_rel_last": relation_scores.get(rels[-1], 0.0) if rels else 0.0,
+    }
 
 
 def path_guided_subgraph(store: GraphStore, topics: Sequence[str], paths: Sequence[Sequence[str]], retriever: Any,
@@ -439,6 +463,9 @@ class RCRAnswerer:
                     seen.add(key)
                     pred.paths.append(p)
         pred.route = "substituted" if any(w.substituted for w in g.walks) else "exact"
+        top_relations = [r for p in (ranked[0][1][:1] if ranked else []) for r in p.relations]
+        pred.extra["signals"] = answer_signals(g, ranked, linked,
+                                               self.retriever.score_of(question.text, top_relations))
         if not pred.answers:
             pred.error = ("the answer generator chose no endpoint" if answer_raw
                           else "no relation path reached a named entity")
