@@ -17,7 +17,8 @@
    answers) on the real dev questions' out-of-fold scores (not the unanswerable rows, :func:`fit`), folds split by
    CWQ base question — written to ``sgr/assets/calibration.json``. The dev figures are cross-fitted (each half,
    split the same way, scored by a calibrator fitted on the other), so they are not in-sample.
-   ``--signals compact`` reads :data:`sgr.methods.confidence.COMPACT_SIGNALS` only (for a small dev set); the
+   ``--signals compact`` reads :data:`sgr.methods.confidence.COMPACT_SIGNALS` only (for a small dev set; else the
+   method's own, :func:`sgr.methods.confidence.method_signals`); the
    logistic part's L2 strength C is the best of :data:`C_GRID` by grouped 5-fold AUROC within each dataset on the
    rows being fitted (``--c cv``, the default; each cross-fitted half chooses its own). ``--extra-dev DIR`` pools
    more finished dev runs of the same method and model into the fit (reported as ``extra-dev``); ``--stored --model
@@ -69,8 +70,7 @@ from sgr.evaluation.predictions import read_predictions  # noqa: E402
 from sgr.evaluation.runner import RunConfig, run_eval  # noqa: E402
 from sgr.graph.store import GraphStore  # noqa: E402
 from sgr.methods.confidence import (COMPACT_SIGNALS, SIGNALS, TREE_PARAMS, Calibrator, calibration_key,  # noqa: E402
-                                    fit_calibrator,
-                                    save_calibrators)
+                                    fit_calibrator, method_signals, save_calibrators)
 from sgr.methods.sgr.config import NEEDS_LLM, SGRConfig  # noqa: E402
 from sgr.methods.sgr.trace import recorded_signals  # noqa: E402
 
@@ -320,7 +320,8 @@ def main() -> None:
                     help="a finished run folder of the same method and model on more CWQ dev or MetaQA dev "
                     "questions, pooled into the fit (its questions already in the dev runs are left out)")
     ap.add_argument("--signals", choices=("all", "compact"), default="all",
-                    help="the signals the calibrator reads: all of SIGNALS, or COMPACT_SIGNALS for a small dev set")
+                    help="the signals the calibrator reads: all the method's (method_signals), or COMPACT_SIGNALS for a "
+                    "small dev set")
     ap.add_argument("--scorer", choices=("trees", "logistic"), default="trees",
                     help="the calibrator's first part: boosted trees (TREE_PARAMS; the default) or logistic weights")
     ap.add_argument("--c", default="cv", help="the logistic part's L2 strength, or 'cv' (default): the best of "
@@ -395,7 +396,7 @@ def main() -> None:
     unanswerable = [(q + UNANSWERABLE_TAG, sig, 0.0) for q, sig in gone + gone_wq if sig.get("answered")]
     dev = dev_cwq + dev_mqa + dev_wq + extra + unanswerable
     # 2. fit (and cross-fit for the dev figures; each half chooses its own C)
-    signals = COMPACT_SIGNALS if args.signals == "compact" else SIGNALS
+    signals = COMPACT_SIGNALS if args.signals == "compact" else method_signals(m)
 
     trees = TREE_PARAMS if args.scorer == "trees" else None
 

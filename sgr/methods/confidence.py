@@ -60,6 +60,11 @@ SIGNALS = ("answered", "top_score", "score_margin", "log_answers", "path_length"
            "link_given", "link_score", "unchecked", "relaxed", "gq_path_sim", "gq_rel_mean", "gq_rel_last",
            "gq_type_check", "ev_votes_top", "ev_vote_share", "ev_omega_top", "ev_rival_gap", "dotted_names",
            "ev_sources", "ev_lex_last")
+#: what RCR's calibrator reads besides :data:`SIGNALS`, chosen on its dev runs: whether two or more entities were
+#: linked and the answer meets fewer than two of them, and the question's length (bench/experiments/confidence.md)
+RCR_SIGNALS = SIGNALS + ("ev_unjoined", "q_words")
+#: the signals a method's calibrator is fitted on, where they are not :data:`SIGNALS`
+METHOD_SIGNALS = {"rcr": RCR_SIGNALS, "rcr-ks0": RCR_SIGNALS, "rcr-ks2": RCR_SIGNALS}
 #: the few signals a calibrator fitted on a small dev set reads (``bench/confidence.py --signals compact``): with a
 #: few hundred dev answers, all of :data:`SIGNALS` overfit (the shipped path generator's first fit, CWQ dev
 #: cross-fitted AUROC 0.49); these are the ones that separate right from wrong answers on CWQ dev and MetaQA dev
@@ -144,7 +149,7 @@ class Calibrator:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Calibrator":
-        unknown = [s for s in d["features"] if s not in SIGNALS]
+        unknown = [s for s in d["features"] if s not in SIGNALS and s not in RCR_SIGNALS]
         if unknown:
             raise ValueError(f"calibrator reads unknown signals {unknown}")
         scorer = BoostedTrees.from_dict(d) if d.get("kind") == "boosted_trees" else LogisticScorer.from_dict(d)
@@ -200,6 +205,11 @@ def _calibrators(path: str) -> dict[str, Calibrator]:
         return {}
     data = json.loads(p.read_text(encoding="utf-8"))
     return {k: Calibrator.from_dict(v) for k, v in (data.get("calibrators") or {}).items()}
+
+
+def method_signals(method: str) -> tuple[str, ...]:
+    """The signals ``method``'s calibrator is fitted on (:data:`METHOD_SIGNALS`, else :data:`SIGNALS`)."""
+    return METHOD_SIGNALS.get(method, SIGNALS)
 
 
 def calibration_key(method: str, model: str | None) -> str:

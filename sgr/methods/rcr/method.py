@@ -80,7 +80,9 @@ class RCRConfig:
     ``path_grammar``: ``relations`` — the reply may combine any retrieved candidate relations (§4.2); ``graph`` —
     only relation paths that exist from the linked topics, as SGR decodes its schema call (schema prompt only);
     ``auto`` — ``graph`` with the schema prompt, else ``relations`` (chosen on dev questions:
-    bench/experiments/models.md)."""
+    bench/experiments/models.md). ``given_topics``: off, the topics are linked from the question's text alone, as
+    ``sgr ask`` without ``--topic`` does; ``bench/confidence.py`` calibrates RCR so (a calibrator fitted on given
+    topics reads every answer linked from the text as suspect)."""
 
     candidates: int = 30  # K_r, relations retrieved and shown to the LLM [200; a 135M model's context is short]
     beam: int = 4  # paths per question [4 on WebQSP, 6 on CWQ]
@@ -100,6 +102,7 @@ class RCRConfig:
     graph_paths: int = 150  # the paths at the topics the graph grammar admits, the retriever's first
     path_depth: str = "question"  # the graph grammar's depth: question (SGR's hop model, ≤ max_hops) | max (max_hops)
     answer: str = "auto"  # llm (§4.4's answer call) | support (no call; see below) | auto (see below)
+    given_topics: bool = True  # link the given topics (a dataset's, --topic); off: from the text, as `sgr ask` does
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,12 +219,16 @@ def support_order(store: GraphStore, topics: Sequence[str], named: dict[str, str
 
 
 def answer_signals(g: EvidenceSubgraph, ranked: Sequence[tuple[str, Sequence[ReasoningPath]]],
-                   linked: Sequence[Any], relation_scores: dict[str, float]) -> dict[str, float]:
+                   linked: Sequence[Any], relation_scores: dict[str, float], question: str = "",
+                   met: int = 0) -> dict[str, float]:
     """The numbers RCR's confidence is calibrated on (:mod:`sgr.methods.confidence`), under SGR's names for the same
     quantities: the share of the walked relation paths that reach the top answer and its lead over the next answer's
-    (``vote_share``, ``vote_margin``, ``ev_votes_top``), how the topic was linked (``link_score``, ``link_given``), and
-    how well the top answer's path matches the question: the relation retriever's mean and last scores of its
-    relations (``gq_rel_mean``, ``gq_rel_last``; ``relation_scores`` holds them)."""
+    (``vote_share``, ``vote_margin``, ``ev_votes_top``), how the topic was linked (``link_score``, ``link_given``), how
+    well the top answer's path matches the question: the relation retriever's mean and last scores of its relations
+    (``gq_rel_mean``, ``gq_rel_last``; ``relation_scores`` holds them), whether two or more entities were linked and
+    the top answer meets fewer than two of them (``ev_unjoined``; ``met`` is how many it meets,
+    :meth:`~sgr.graph.store.GraphStore.topic_meetings`), and the question's length in words / 10 (``q_words``: on dev
+    questions RCR's answers to long, compositional ones are right less often at the same walks)."""
     ends = g.endpoints()
     support = [len(ends.get(node, ())) for node, _ in ranked]
     rels = list(ranked[0][1][0].relations) if ranked and ranked[0][1] else []
@@ -235,6 +242,8 @@ def answer_signals(g: EvidenceSubgraph, ranked: Sequence[tuple[str, Sequence[Rea
         "link_score": float(first.score) if first is not None else 0.0,
         "gq_rel_mean": sum(relation_scores.get(r, 0.0) for r in rels) / len(rels) if rels else 0.0,
         "gq_rel_last": relation_scores.get(rels[-1], 0.0) if rels else 0.0,
+        "ev_unjoined": float(len({e.id for e in linked}) > 1 and met < 2) if support else 0.0,
+        "q_words": len(question.split()) / 10,
     }
 
 
@@ -428,7 +437,7 @@ class RCRAnswerer:
     def _link(self, question: Question) -> list[Any]:
         from sgr.methods.sgr.schema import bracket_mentions
 
-        topics = list(question.topic_entities) or list(question.topic_mids)
+        topics = (list(question.topic_entities) or list(question.topic_mids)) if self.config.given_topics else []
         linked = self.linker.link_question(question.text, bracket_mentions(question.text), topics=topics)
         if not linked:
             raise EntityNotFound(f"no graph node matches the question's entities "
@@ -464,8 +473,10 @@ class RCRAnswerer:
                     pred.paths.append(p)
         pred.route = "substituted" if any(w.substituted for w in g.walks) else "exact"
         top_relations = [r for p in (ranked[0][1][:1] if ranked else []) for r in p.relations]
-        pred.extra["signals"] = answer_signals(g, ranked, linked,
-                                               self.retriever.score_of(question.text, top_relations))
+        top, topics = (ranked[0][0] if ranked else None), list(dict.fromkeys(topic_ids))
+        met = self.store.topic_meetings(topics, [top]).get(top, (0, 0))[1] if top and len(topics) > 1 else 0
+        pred.extra["signals"] = answer_signals(g, ranked, linked, self.retriever.score_of(question.text, top_relations),
+                                               question.text, met)
         if not pred.answers:
             pred.error = ("the answer generator chose no endpoint" if answer_raw
                           else "no relation path reached a named entity")

@@ -36,6 +36,16 @@ def test_the_walks_that_reach_the_top_answer_its_lead_and_the_linking() -> None:
     assert s["ev_votes_top"] == pytest.approx(math.log1p(2))
     assert s["link_score"] == pytest.approx(0.8) and s["link_given"] == 0.0
     assert s["gq_rel_mean"] == pytest.approx(0.6) and s["gq_rel_last"] == pytest.approx(0.6)
+    assert s["ev_unjoined"] == 0.0  # one entity linked: nothing to join
+
+
+def test_an_answer_that_meets_one_of_two_linked_entities_is_unjoined_and_the_question_length_counts() -> None:
+    linked = [LinkedEntity(mention="japan", id="Japan", name="Japan", score=0.8, method="exact"),
+              LinkedEntity(mention="asia", id="Asia", name="Asia", score=0.6, method="exact")]
+    question = "what currency is used in the asian country called japan"  # 10 words
+    assert answer_signals(graph(), ranked("Yen"), linked, {}, question, met=1)["ev_unjoined"] == 1.0
+    s = answer_signals(graph(), ranked("Yen"), linked, {}, question, met=2)
+    assert s["ev_unjoined"] == 0.0 and s["q_words"] == pytest.approx(1.0)
 
 
 def test_a_lone_answer_leads_fully_and_a_given_topic_counts_as_given() -> None:
