@@ -53,7 +53,8 @@ from sgr.core.trees import BoostedTrees
 from sgr.core.types import Prediction
 
 ASSET = "calibration.json"
-#: every signal a calibrator may read (a method gives those it has; a missing one is 0)
+#: the signals a calibrator reads unless its method has its own (:data:`METHOD_SIGNALS`; a method gives those it has,
+#: a missing one is 0)
 SIGNALS = ("answered", "top_score", "score_margin", "log_answers", "path_length", "v_top", "delta_top",
            "gamma_top", "valid_any", "route_direct", "route_collaborative", "source_model", "source_plan",
            "source_compiled", "source_graph", "vote_share", "vote_margin", "gq_top", "gq_margin", "rho_top",
@@ -65,6 +66,8 @@ SIGNALS = ("answered", "top_score", "score_margin", "log_answers", "path_length"
 RCR_SIGNALS = SIGNALS + ("ev_unjoined", "q_words")
 #: the signals a method's calibrator is fitted on, where they are not :data:`SIGNALS`
 METHOD_SIGNALS = {"rcr": RCR_SIGNALS, "rcr-ks0": RCR_SIGNALS, "rcr-ks2": RCR_SIGNALS}
+#: every signal some method's calibrator may read (a saved calibrator that reads another is refused)
+KNOWN_SIGNALS = frozenset(SIGNALS).union(*METHOD_SIGNALS.values())
 #: the few signals a calibrator fitted on a small dev set reads (``bench/confidence.py --signals compact``): with a
 #: few hundred dev answers, all of :data:`SIGNALS` overfit (the shipped path generator's first fit, CWQ dev
 #: cross-fitted AUROC 0.49); these are the ones that separate right from wrong answers on CWQ dev and MetaQA dev
@@ -149,7 +152,7 @@ class Calibrator:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Calibrator":
-        unknown = [s for s in d["features"] if s not in SIGNALS and s not in RCR_SIGNALS]
+        unknown = [s for s in d["features"] if s not in KNOWN_SIGNALS]
         if unknown:
             raise ValueError(f"calibrator reads unknown signals {unknown}")
         scorer = BoostedTrees.from_dict(d) if d.get("kind") == "boosted_trees" else LogisticScorer.from_dict(d)

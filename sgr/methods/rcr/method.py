@@ -201,15 +201,15 @@ def follow(store: GraphStore, ids: Sequence[str], relation: str, cap: int) -> li
         {"ids": list(ids), "cap": int(cap)})
 
 
-def support_order(store: GraphStore, topics: Sequence[str], named: dict[str, str | None],
+def support_order(meets: dict[str, tuple[int, int]], named: dict[str, str | None],
                   ends: dict[str, list[int]]) -> list[str]:
     """The endpoints ``named`` in the order of ``answer="support"`` (:class:`RCRConfig`): first those that meet two
-    or more of the linked ``topics`` (by an edge or through a CVT; a conjunction's answer meets each entity the question
+    or more of the linked topics (by an edge or through a CVT; a conjunction's answer meets each entity the question
     names — "what Oceania country is the birthplace of Vicki Buck?"), the more the earlier; then by the number of
     walked relation paths that reach them (``ends``), by the first of those paths (the beam's order), by how many
-    relations link them to the topics (:meth:`~sgr.graph.store.GraphStore.topic_meetings`), and by name. The join
-    was chosen on CWQ dev questions no weights trained on (``bench/experiments/models.md``)."""
-    meets = store.topic_meetings(topics, sorted(named))
+    relations link them to the topics, and by name. ``meets`` holds each endpoint's (links, topics met) as
+    :meth:`~sgr.graph.store.GraphStore.topic_meetings` reads them. The join was chosen on CWQ dev questions no weights
+    trained on (``bench/experiments/models.md``)."""
 
     def key(n: str) -> tuple[int, int, int, int, str]:
         links, met = meets.get(n, (0, 0))
@@ -219,19 +219,19 @@ def support_order(store: GraphStore, topics: Sequence[str], named: dict[str, str
 
 
 def answer_signals(g: EvidenceSubgraph, ranked: Sequence[tuple[str, Sequence[ReasoningPath]]],
-                   linked: Sequence[Any], relation_scores: dict[str, float], question: str = "",
+                   linked: Sequence[Any], path_scores: Sequence[float], question: str = "",
                    met: int = 0) -> dict[str, float]:
     """The numbers RCR's confidence is calibrated on (:mod:`sgr.methods.confidence`), under SGR's names for the same
     quantities: the share of the walked relation paths that reach the top answer and its lead over the next answer's
     (``vote_share``, ``vote_margin``, ``ev_votes_top``), how the topic was linked (``link_score``, ``link_given``), how
     well the top answer's path matches the question: the relation retriever's mean and last scores of its relations
-    (``gq_rel_mean``, ``gq_rel_last``; ``relation_scores`` holds them), whether two or more entities were linked and
+    (``gq_rel_mean``, ``gq_rel_last``; ``path_scores`` holds them in the path's order), whether two or more entities
+    were linked and
     the top answer meets fewer than two of them (``ev_unjoined``; ``met`` is how many it meets,
     :meth:`~sgr.graph.store.GraphStore.topic_meetings`), and the question's length in words / 10 (``q_words``: on dev
     questions RCR's answers to long, compositional ones are right less often at the same walks)."""
     ends = g.endpoints()
     support = [len(ends.get(node, ())) for node, _ in ranked]
-    rels = list(ranked[0][1][0].relations) if ranked and ranked[0][1] else []
     first = linked[0] if linked else None
     return {
         "vote_share": support[0] / max(1, len(g.walks)) if support else 0.0,
@@ -240,8 +240,8 @@ def answer_signals(g: EvidenceSubgraph, ranked: Sequence[tuple[str, Sequence[Rea
         "ev_votes_top": math.log1p(support[0]) if support else 0.0,
         "link_given": float(first is not None and first.method in ("given", "mid")),
         "link_score": float(first.score) if first is not None else 0.0,
-        "gq_rel_mean": sum(relation_scores.get(r, 0.0) for r in rels) / len(rels) if rels else 0.0,
-        "gq_rel_last": relation_scores.get(rels[-1], 0.0) if rels else 0.0,
+        "gq_rel_mean": sum(path_scores) / len(path_scores) if path_scores else 0.0,
+        "gq_rel_last": float(path_scores[-1]) if path_scores else 0.0,
         "ev_unjoined": float(len({e.id for e in linked}) > 1 and met < 2) if support else 0.0,
         "q_words": len(question.split()) / 10,
     }
@@ -383,8 +383,10 @@ class RCRAnswerer:
         return generate_relation_paths(self.llm, question, entity, candidates, self.config,
                                        self._example_turns(question))
 
-    def generate_answers(self, question: str, g: EvidenceSubgraph) -> tuple[list[tuple[str, list[ReasoningPath]]], str]:
-        """Ranked (endpoint id, its paths) chosen by the LLM from G_q's endpoints (§4.4), and the raw reply."""
+    def generate_answers(self, question: str, g: EvidenceSubgraph
+                         ) -> tuple[list[tuple[str, list[ReasoningPath]]], str, dict[str, tuple[int, int]] | None]:
+        """Ranked (endpoint id, its paths) chosen by the LLM from G_q's endpoints (§4.4), the raw reply, and the
+        endpoints' topic meetings when the support order read them (:func:`support_order`; None otherwise)."""
         cfg = self.config
         ends = g.endpoints()
         paths_of: dict[str, list[ReasoningPath]] = {}
@@ -395,9 +397,10 @@ class RCRAnswerer:
                     paths_of.setdefault(node, []).append(path)
         named = {n: g.names.get(n) for n in paths_of if paths_of[n] and g.names.get(n)}
         if not named:
-            return [], ""
+            return [], "", None
         if self.answer_by_support:
-            return [(n, paths_of[n]) for n in support_order(self.store, g.topics, named, ends)[:cfg.max_answers]], ""
+            meets = self.store.topic_meetings(g.topics, sorted(named))
+            return [(n, paths_of[n]) for n in support_order(meets, named, ends)[:cfg.max_answers]], "", meets
         # support = number of walks reaching the endpoint: the order in which paths are shown
         order = sorted(named, key=lambda n: (-len(ends[n]), named[n] or ""))
         lines: list[str] = []
@@ -418,7 +421,7 @@ class RCRAnswerer:
             for n in by_name.get(normalize(line), []):
                 if n not in ranked:
                     ranked.append(n)
-        return [(n, paths_of[n]) for n in ranked[:cfg.max_answers]], text
+        return [(n, paths_of[n]) for n in ranked[:cfg.max_answers]], text, None
 
     # -- Answerer ----------------------------------------------------------------------------
     def answer(self, question: Question) -> Prediction:
@@ -459,7 +462,7 @@ class RCRAnswerer:
                                      frontier_cap=cfg.frontier_cap, edge_cap=cfg.edge_cap,
                                      topic_names={e.id: e.name for e in linked})
         with meter.stage("answer"):
-            ranked, answer_raw = self.generate_answers(question.text, g)
+            ranked, answer_raw, meets = self.generate_answers(question.text, g)
 
         n = len(ranked)
         pred.answers = [Answer(text=g.names.get(node) or node, id=node, score=float(n - i), paths=ps)
@@ -473,10 +476,13 @@ class RCRAnswerer:
                     pred.paths.append(p)
         pred.route = "substituted" if any(w.substituted for w in g.walks) else "exact"
         top_relations = [r for p in (ranked[0][1][:1] if ranked else []) for r in p.relations]
+        scores = self.retriever.score_of(question.text, top_relations)
         top, topics = (ranked[0][0] if ranked else None), list(dict.fromkeys(topic_ids))
-        met = self.store.topic_meetings(topics, [top]).get(top, (0, 0))[1] if top and len(topics) > 1 else 0
-        pred.extra["signals"] = answer_signals(g, ranked, linked, self.retriever.score_of(question.text, top_relations),
-                                               question.text, met)
+        if meets is None and top and len(topics) > 1:  # the support order did not read them
+            meets = self.store.topic_meetings(topics, [top])
+        met = (meets or {}).get(top, (0, 0))[1] if top and len(topics) > 1 else 0
+        pred.extra["signals"] = answer_signals(g, ranked, linked, [scores[r] for r in top_relations], question.text,
+                                               met)
         if not pred.answers:
             pred.error = ("the answer generator chose no endpoint" if answer_raw
                           else "no relation path reached a named entity")
